@@ -1,0 +1,220 @@
+// Follows every target of the browser: auto-attach with waitForDebuggerOnStart at the browser level
+// and again on every page and iframe session (SPEC §6.3), so out-of-process iframes and dedicated
+// workers are caught before their first line runs. Each new target is set up by the observer and
+// only then resumed. Speaks CDP; knows nothing of telemetry events.
+
+import type { Protocol } from 'devtools-protocol';
+import type { Logger } from 'pino';
+import type { CdpConnection, CommandName, CommandParams, CommandResult } from './cdp-connection.ts';
+
+/** One attached target and its flattened CDP session. */
+export class AttachedTarget {
+  /** The page target that contains this one (itself for a page); none for service/shared workers. */
+  readonly tab: AttachedTarget | undefined;
+  url: string;
+  title: string;
+  private detached = false;
+
+  constructor(
+    private readonly connection: CdpConnection,
+    readonly sessionId: string,
+    readonly targetId: string,
+    readonly type: string,
+    info: Protocol.Target.TargetInfo,
+    /** The target whose session auto-attached this one; undefined when attached at browser level. */
+    readonly parent: AttachedTarget | undefined,
+    /** Attached while paused by waitForDebuggerOnStart (a brand-new target with no history). */
+    readonly wasWaiting: boolean,
+  ) {
+    this.url = info.url;
+    this.title = info.title;
+    if (type === 'page') this.tab = this;
+    else if (type === 'iframe' || type === 'worker') this.tab = parent?.tab;
+    else this.tab = undefined;
+  }
+
+  get isDetached(): boolean {
+    return this.detached;
+  }
+
+  markDetached(): void {
+    this.detached = true;
+  }
+
+  /** A command on this target's session. May fail when the target goes away meanwhile. */
+  send<M extends CommandName>(method: M, params?: CommandParams<M>): Promise<CommandResult<M>> {
+    return this.connection.send(method, params, this.sessionId);
+  }
+}
+
+export interface TargetObserver {
+  /**
+   * Set up a freshly attached target before it runs: send every setup command now and return
+   * their promises without awaiting them (a paused service worker answers `Runtime.enable` only
+   * after it is resumed, CHROMIUM-NOTES "Deadlock").
+   */
+  setUpTarget(target: AttachedTarget): Array<Promise<unknown>>;
+  targetDetached(target: AttachedTarget): void;
+  /** Every `Target.targetCreated` (discovery), before the target is attached. */
+  targetCreated(info: Protocol.Target.TargetInfo): void;
+  /** Setup of a target failed in a way that loses telemetry. */
+  setupFailed(target: AttachedTarget, step: string, error: Error): void;
+}
+
+type AutoAttachFilter = Protocol.Target.TargetFilter;
+
+// The custom filter must exclude `tab` and end with `{}`; the two headless WebUI targets are
+// `browser_ui` (CHROMIUM-NOTES "Attaching to every target").
+const BROWSER_FILTER: AutoAttachFilter = [{ type: 'browser_ui', exclude: true }, { type: 'tab', exclude: true }, {}];
+// Service and shared workers are attached once at the browser level; page sessions would attach
+// the same service worker again for every page in its scope.
+const CHILD_FILTER: AutoAttachFilter = [
+  { type: 'service_worker', exclude: true },
+  { type: 'shared_worker', exclude: true },
+  { type: 'browser_ui', exclude: true },
+  { type: 'tab', exclude: true },
+  {},
+];
+
+export class TargetManager {
+  private readonly bySession = new Map<string, AttachedTarget>();
+  private readonly byTargetId = new Map<string, AttachedTarget>();
+  private readonly disposers: Array<() => void> = [];
+  private readonly pendingSetups = new Set<Promise<unknown>>();
+  private disposed = false;
+  /** Page targets in focus order, most recent last. */
+  private pageOrder: string[] = [];
+
+  constructor(
+    private readonly connection: CdpConnection,
+    private readonly observer: TargetObserver,
+    private readonly logger: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    const c = this.connection;
+    this.disposers.push(
+      c.on('Target.attachedToTarget', (params, parentSessionId) => this.onAttached(params, parentSessionId)),
+      c.on('Target.detachedFromTarget', (params) => this.onDetached(params.sessionId)),
+      c.on('Target.targetCreated', (params) => this.onTargetCreated(params.targetInfo)),
+      c.on('Target.targetInfoChanged', (params) => this.onTargetInfoChanged(params.targetInfo)),
+      c.on('Target.targetDestroyed', (params) => this.onTargetDestroyed(params.targetId)),
+    );
+    await c.send('Target.setDiscoverTargets', { discover: true, filter: BROWSER_FILTER });
+    // Attaches the targets that exist already (waitingForDebugger false, or true for targets an
+    // earlier connection left paused) and every later one, paused until set up.
+    await c.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: BROWSER_FILTER });
+  }
+
+  get(sessionId: string | undefined): AttachedTarget | undefined {
+    return sessionId === undefined ? undefined : this.bySession.get(sessionId);
+  }
+
+  byId(targetId: string): AttachedTarget | undefined {
+    return this.byTargetId.get(targetId);
+  }
+
+  all(): IterableIterator<AttachedTarget> {
+    return this.bySession.values();
+  }
+
+  /** The most recently opened or focused page target. */
+  activePage(): AttachedTarget | undefined {
+    for (let i = this.pageOrder.length - 1; i >= 0; i--) {
+      const target = this.byTargetId.get(this.pageOrder[i]!);
+      if (target) return target;
+    }
+    return undefined;
+  }
+
+  /** Resolves once every setup started so far has settled (used by tests and shutdown). */
+  async idle(): Promise<void> {
+    while (this.pendingSetups.size > 0) await Promise.allSettled([...this.pendingSetups]);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    for (const dispose of this.disposers.splice(0)) dispose();
+    for (const target of this.bySession.values()) target.markDetached();
+    this.bySession.clear();
+    this.byTargetId.clear();
+  }
+
+  private onAttached(params: Protocol.Target.AttachedToTargetEvent, parentSessionId: string | undefined): void {
+    if (this.disposed) return;
+    const { sessionId, targetInfo, waitingForDebugger } = params;
+    const duplicate = this.byTargetId.get(targetInfo.targetId);
+    if (duplicate) {
+      // The same worker reached through a second session: keep the first, release this one.
+      this.release(sessionId);
+      return;
+    }
+    const parent = parentSessionId === undefined ? undefined : this.bySession.get(parentSessionId);
+    const target = new AttachedTarget(this.connection, sessionId, targetInfo.targetId, targetInfo.type, targetInfo, parent, waitingForDebugger);
+    this.bySession.set(sessionId, target);
+    this.byTargetId.set(target.targetId, target);
+    if (target.type === 'page') this.pageOrder.push(target.targetId);
+
+    let setups: Array<Promise<unknown>>;
+    try {
+      setups = this.observer.setUpTarget(target);
+    } catch (err) {
+      setups = [];
+      this.observer.setupFailed(target, 'setup', err as Error);
+    }
+    if (target.type === 'page' || target.type === 'iframe') {
+      const autoAttach = target.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: CHILD_FILTER });
+      autoAttach.catch((err: Error) => {
+        if (!target.isDetached) this.observer.setupFailed(target, 'Target.setAutoAttach', err);
+      });
+      setups.push(autoAttach);
+    }
+    // Always resume, also when the setup failed: an unresumed popup freezes its opener's
+    // window.open() call. On a target that is not paused this is a no-op.
+    const resume = target.send('Runtime.runIfWaitingForDebugger');
+    setups.push(resume);
+    const all = Promise.allSettled(setups).then((results) => {
+      for (const result of results) {
+        if (result.status === 'rejected' && !target.isDetached) {
+          this.logger.debug({ target_id: target.targetId, target_type: target.type, err: String(result.reason) }, 'target setup command failed');
+        }
+      }
+    });
+    this.pendingSetups.add(all);
+    void all.finally(() => this.pendingSetups.delete(all));
+  }
+
+  private release(sessionId: string): void {
+    void this.connection
+      .send('Runtime.runIfWaitingForDebugger', undefined, sessionId)
+      .catch(() => undefined)
+      .then(() => this.connection.send('Target.detachFromTarget', { sessionId }))
+      .catch(() => undefined);
+  }
+
+  private onDetached(sessionId: string): void {
+    const target = this.bySession.get(sessionId);
+    if (!target) return;
+    this.bySession.delete(sessionId);
+    if (this.byTargetId.get(target.targetId) === target) this.byTargetId.delete(target.targetId);
+    target.markDetached();
+    if (target.type === 'page') this.pageOrder = this.pageOrder.filter((id) => id !== target.targetId);
+    this.observer.targetDetached(target);
+  }
+
+  private onTargetCreated(info: Protocol.Target.TargetInfo): void {
+    if (this.disposed) return;
+    this.observer.targetCreated(info);
+  }
+
+  private onTargetInfoChanged(info: Protocol.Target.TargetInfo): void {
+    const target = this.byTargetId.get(info.targetId);
+    if (!target) return;
+    target.url = info.url;
+    target.title = info.title;
+  }
+
+  private onTargetDestroyed(targetId: string): void {
+    this.pageOrder = this.pageOrder.filter((id) => id !== targetId);
+  }
+}

@@ -1,0 +1,694 @@
+// Flags + environment → one validated, typed Config (SPEC §2). Flags win over env vars.
+// Every bad value produces one clear line (ConfigError); main.ts prints it and exits 2.
+// The programmatic entry (startAgent) goes through resolveConfig: same defaults, same checks.
+
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { DEFAULT_LIMITS, type Limits } from './limits.ts';
+import {
+  defaultTelemetryConfig,
+  mergeTelemetryConfig,
+  validateTelemetryPatch,
+  type TelemetryConfig,
+  type TelemetryConfigPatch,
+} from './telemetry/telemetry-config.ts';
+
+export type Scope = 'telemetry:read' | 'telemetry:write' | 'computer' | 'fs' | 'browser:delete' | 'metrics:read' | '*';
+export const SCOPES: readonly Scope[] = ['telemetry:read', 'telemetry:write', 'computer', 'fs', 'browser:delete', 'metrics:read', '*'];
+
+export interface TokenGrant {
+  token: string;
+  scopes: Scope[];
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export interface Config {
+  /** `http://host:port` or `ws://...`; undefined = embedded mode. */
+  cdpUrl?: string;
+  /** Embedded mode: the Chromium binary; undefined = search PATH. */
+  chromePath?: string;
+  host: string;
+  port: number;
+  sessionId: string;
+  /** Grants from `--token` (all scopes) and `--tokens-file`. */
+  tokens: TokenGrant[];
+  /** True when no token was configured and one was generated (it is then printed). */
+  tokenGenerated: boolean;
+  telemetry: TelemetryConfig;
+  ringEvents: number;
+  ringBytes: number;
+  keepaliveMs: number;
+  logLevel: LogLevel;
+  screenshots: boolean;
+  limits: Limits;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Options of the programmatic entry: every Config field optional, plus `token` like `--token`. */
+export interface ConfigOptions extends Partial<Omit<Config, 'limits' | 'telemetry'>> {
+  /** Same as `--token`: a bearer token with every scope, added to `tokens`. */
+  token?: string;
+  limits?: Partial<Limits>;
+  telemetry?: TelemetryConfigPatch | TelemetryConfig;
+}
+
+export type CommandLine = { kind: 'run'; config: Config } | { kind: 'help'; text: string } | { kind: 'version' };
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 10001;
+export const DEFAULT_RING_EVENTS = 16384;
+export const DEFAULT_RING_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_KEEPALIVE_MS = 15000;
+export const KEEPALIVE_MS_MIN = 10;
+export const KEEPALIVE_MS_MAX = 3_600_000;
+
+// ---------------------------------------------------------------------------------------------
+// Value kinds: how one kind of setting is read from text (flags, env) and checked in code.
+
+/** A bad value; the message lacks the `--flag:` prefix, which the caller adds. */
+class BadValue extends Error {}
+
+interface ValueKind<T> {
+  /** Completes "expected ..." in error messages. */
+  expected: string;
+  /** Tokens are never echoed back. */
+  secret?: boolean;
+  /** Parse text from a flag or env var; undefined when it is not a valid value. */
+  fromText(text: string): T | undefined;
+  /** Check a value passed in code; undefined when it is not a valid value. */
+  fromValue(value: unknown): T | undefined;
+}
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const GiB = 1024 * MiB;
+const BYTE_SUFFIXES: Record<string, number> = { '': 1, kib: KiB, mib: MiB, gib: GiB };
+
+function integerKind(min: number, max: number, expected: string): ValueKind<number> {
+  const inRange = (n: number) => (Number.isSafeInteger(n) && n >= min && n <= max ? n : undefined);
+  return {
+    expected,
+    fromText: (text) => (/^\d+$/.test(text) ? inRange(Number(text)) : undefined),
+    fromValue: (value) => (typeof value === 'number' ? inRange(value) : undefined),
+  };
+}
+
+const positiveInteger = integerKind(1, Number.MAX_SAFE_INTEGER, 'a positive integer');
+
+/** Byte counts: a plain integer, or binary suffixes KiB/MiB/GiB (case-insensitive, `64MiB`). */
+const byteSize: ValueKind<number> = {
+  expected: 'a positive byte count: an integer, optionally with a KiB, MiB or GiB suffix (e.g. 64MiB)',
+  fromText(text) {
+    const match = /^(\d+)\s?([kmg]ib)?$/i.exec(text);
+    if (!match) return undefined;
+    const bytes = Number(match[1]) * BYTE_SUFFIXES[(match[2] ?? '').toLowerCase()]!;
+    return Number.isSafeInteger(bytes) && bytes >= 1 ? bytes : undefined;
+  },
+  fromValue: (value) => positiveInteger.fromValue(value),
+};
+
+function choiceKind<T>(choices: Record<string, T>, expected: string): ValueKind<T> {
+  return {
+    expected,
+    fromText: (text) => (Object.hasOwn(choices, text.toLowerCase()) ? choices[text.toLowerCase()] : undefined),
+    fromValue: (value) => (Object.values(choices).includes(value as T) ? (value as T) : undefined),
+  };
+}
+
+function stringKind(expected: string, valid: (s: string) => boolean, secret = false): ValueKind<string> {
+  const check = (value: unknown) => (typeof value === 'string' && valid(value) ? value : undefined);
+  return { expected, secret, fromText: check, fromValue: check };
+}
+
+/**
+ * http(s) must be exactly `scheme://host:port[/]` (it is resolved through /json/version);
+ * ws(s) is a browser websocket URL, any path.
+ */
+function isCdpUrl(text: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  if (url.username || url.password || url.hostname === '') return false;
+  if (url.protocol === 'ws:' || url.protocol === 'wss:') return true;
+  // The port must be written out: URL() drops a default port, so look at the text itself.
+  if (url.protocol === 'http:' || url.protocol === 'https:') return /^https?:\/\/(\[[^\]]+\]|[^/?#:@]+):\d+\/?$/i.test(text);
+  return false;
+}
+
+const kinds = {
+  cdpUrl: stringKind('an http(s)://host:port URL or a ws(s):// browser URL', isCdpUrl),
+  nonEmpty: stringKind('a non-empty string', (s) => s.length > 0),
+  host: stringKind('a host name or IP address without spaces', (s) => /^[^\s]+$/.test(s)),
+  port: integerKind(0, 65535, 'an integer from 0 to 65535'),
+  sessionId: stringKind('1 to 128 characters of A-Z a-z 0-9 _ -', (s) => /^[A-Za-z0-9_-]{1,128}$/.test(s)),
+  token: stringKind('a non-empty token of printable ASCII without spaces, at most 4096 characters', isTokenText, true),
+  keepaliveMs: integerKind(KEEPALIVE_MS_MIN, KEEPALIVE_MS_MAX, `an integer from ${KEEPALIVE_MS_MIN} to ${KEEPALIVE_MS_MAX}`),
+  logLevel: choiceKind(Object.fromEntries(LOG_LEVELS.map((l) => [l, l])) as Record<string, LogLevel>, `one of ${LOG_LEVELS.join(', ')}`),
+  onOff: choiceKind<boolean>({ on: true, off: false, true: true, false: false }, 'on, off, true or false'),
+  boolean: choiceKind<boolean>({ true: true, false: false }, 'a boolean'),
+};
+
+function isTokenText(s: string): boolean {
+  return /^[\x21-\x7e]{1,4096}$/.test(s);
+}
+
+/** Error text for a value that failed its kind; secrets are described, never shown. */
+function rejection(kind: ValueKind<unknown>, shown: unknown): string {
+  if (kind.secret) return `expected ${kind.expected} (the value is not shown)`;
+  return `expected ${kind.expected}, got ${show(shown)}`;
+}
+
+function show(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The settings table: one row per flag, used by the parser, resolveConfig and --help.
+
+interface Setting<T> {
+  flag: string;
+  env: string;
+  /** Placeholder in --help, e.g. `<port>`. */
+  arg: string;
+  default: string;
+  meaning: string;
+  kind: ValueKind<T>;
+}
+
+function formatBytes(n: number): string {
+  if (n % GiB === 0) return `${n / GiB}GiB`;
+  if (n % MiB === 0) return `${n / MiB}MiB`;
+  if (n % KiB === 0) return `${n / KiB}KiB`;
+  return String(n);
+}
+
+const SETTINGS = {
+  cdpUrl: {
+    flag: 'cdp-url', env: 'CDP_URL', arg: '<url>', default: 'none (embedded mode)',
+    meaning: 'Existing Chromium: http(s)://host:port (resolved through /json/version at every connect) or a ws(s):// browser URL. Absent: the agent launches and owns a headless Chromium.',
+    kind: kinds.cdpUrl,
+  },
+  chromePath: {
+    flag: 'chrome-path', env: 'CHROME_PATH', arg: '<path>', default: 'search PATH',
+    meaning: 'Chromium binary for embedded mode; by default the first of chromium, chromium-browser, google-chrome on PATH.',
+    kind: kinds.nonEmpty,
+  },
+  host: {
+    flag: 'host', env: 'HOST', arg: '<address>', default: DEFAULT_HOST,
+    meaning: 'Listen address.',
+    kind: kinds.host,
+  },
+  port: {
+    flag: 'port', env: 'PORT', arg: '<port>', default: String(DEFAULT_PORT),
+    meaning: 'Listen port, 0 to 65535; 0 picks a free one.',
+    kind: kinds.port,
+  },
+  sessionId: {
+    flag: 'session-id', env: 'SESSION_ID', arg: '<id>', default: 'random, 16 URL-safe characters',
+    meaning: 'The {id} this agent answers to (1 to 128 of A-Z a-z 0-9 _ -); any other id is 404.',
+    kind: kinds.sessionId,
+  },
+  token: {
+    flag: 'token', env: 'AGENT_TOKEN', arg: '<token>', default: 'generated, printed',
+    meaning: 'Bearer token with every scope (printable ASCII, no spaces). Combines with --tokens-file; when neither is set a random token is generated and printed.',
+    kind: kinds.token,
+  },
+  tokensFile: {
+    flag: 'tokens-file', env: 'AGENT_TOKENS_FILE', arg: '<path>', default: 'none',
+    meaning: `JSON array of {"token": "...", "scopes": [...]}; scopes: ${SCOPES.join(', ')} (* is all). Tokens must be unique.`,
+    kind: kinds.nonEmpty,
+  },
+  telemetry: {
+    flag: 'telemetry', env: 'TELEMETRY', arg: '<json|off>', default: '{"enabled":true}',
+    meaning: 'Initial telemetry config as JSON, e.g. {"browser":{"network":{"enabled":false}}}; omitted categories are on. "off" disables telemetry, "on" is the default.',
+    kind: kinds.nonEmpty,
+  },
+  ringEvents: {
+    flag: 'ring-events', env: 'RING_EVENTS', arg: '<count>', default: String(DEFAULT_RING_EVENTS),
+    meaning: 'Most events kept in the event log.',
+    kind: positiveInteger,
+  },
+  ringBytes: {
+    flag: 'ring-bytes', env: 'RING_BYTES', arg: '<size>', default: formatBytes(DEFAULT_RING_BYTES),
+    meaning: 'Most serialized bytes kept in the event log.',
+    kind: byteSize,
+  },
+  keepaliveMs: {
+    flag: 'keepalive-ms', env: 'KEEPALIVE_MS', arg: '<ms>', default: String(DEFAULT_KEEPALIVE_MS),
+    meaning: `SSE keepalive interval in milliseconds, ${KEEPALIVE_MS_MIN} to ${KEEPALIVE_MS_MAX}.`,
+    kind: kinds.keepaliveMs,
+  },
+  logLevel: {
+    flag: 'log-level', env: 'LOG_LEVEL', arg: '<level>', default: 'info',
+    meaning: `pino level: ${LOG_LEVELS.join(', ')}. Logs are JSON lines on stdout.`,
+    kind: kinds.logLevel,
+  },
+  screenshots: {
+    flag: 'screenshots', env: 'SCREENSHOTS', arg: '<on|off>', default: 'on',
+    meaning: 'off stops monitor_screenshot capture (true and false are accepted too).',
+    kind: kinds.onOff,
+  },
+} satisfies Record<string, Setting<unknown>>;
+
+const LIMIT_MEANINGS: Record<keyof Limits, string> = {
+  maxBodyBytes: 'Response body kept in network_response.',
+  maxBodyFetchBytes: 'Largest response body the agent asks Chromium for.',
+  maxPostDataBytes: 'post_data kept in network_request.',
+  maxConsoleTextBytes: 'Console text and each args item.',
+  maxConsoleArgs: 'Console args kept per message.',
+  maxHeaderValueBytes: 'Each header value.',
+  maxStackFrames: 'Frames kept in stack_trace (the parent chain counts too).',
+  maxEventDataBytes: 'Serialized data of one event.',
+  maxUploadBytes: 'write_file body.',
+};
+
+const LIMIT_KEYS = Object.keys(DEFAULT_LIMITS) as Array<keyof Limits>;
+
+/** Limits named `...Bytes` take byte sizes; the others are counts. Flag names follow the keys. */
+const LIMIT_SETTINGS = Object.fromEntries(
+  LIMIT_KEYS.map((key) => {
+    const words = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    const isBytes = key.endsWith('Bytes');
+    const setting: Setting<number> = {
+      flag: words,
+      env: words.replace(/-/g, '_').toUpperCase(),
+      arg: isBytes ? '<size>' : '<count>',
+      default: isBytes ? formatBytes(DEFAULT_LIMITS[key]) : String(DEFAULT_LIMITS[key]),
+      meaning: LIMIT_MEANINGS[key],
+      kind: isBytes ? byteSize : positiveInteger,
+    };
+    return [key, setting];
+  }),
+) as Record<keyof Limits, Setting<number>>;
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+
+/**
+ * Parse argv (without node and script) and env. `--help` and `--version` win over everything
+ * else on the line, even over errors, and do not read env. Throws ConfigError otherwise.
+ */
+export function parseCommandLine(argv: readonly string[], env: Record<string, string | undefined>): CommandLine {
+  const scanned = scanArgv(argv);
+  if (scanned.help) return { kind: 'help', text: helpText() };
+  if (scanned.version) return { kind: 'version' };
+  if (scanned.problem !== undefined) throw new ConfigError(scanned.problem);
+
+  /** Text and error label of one setting: the flag if given, else its env var if non-empty. */
+  const source = (setting: Setting<unknown>): { text: string; label: string } | undefined => {
+    const flagText = scanned.values.get(setting.flag);
+    if (flagText !== undefined) return { text: flagText, label: `--${setting.flag}` };
+    const envText = env[setting.env];
+    // An empty variable counts as unset (`FOO=` in a compose file or a Dockerfile).
+    if (envText !== undefined && envText !== '') return { text: envText, label: `${setting.env} (env)` };
+    return undefined;
+  };
+  const read = <T>(setting: Setting<T>): T | undefined => {
+    const from = source(setting);
+    if (!from) return undefined;
+    const value = setting.kind.fromText(from.text);
+    if (value === undefined) throw new ConfigError(`${from.label}: ${rejection(setting.kind, from.text)}`);
+    return value;
+  };
+  const withLabel = <T>(label: string, run: () => T): T => {
+    try {
+      return run();
+    } catch (err) {
+      if (err instanceof BadValue) throw new ConfigError(`${label}: ${err.message}`);
+      throw err;
+    }
+  };
+
+  const grants: TokenGrant[] = [];
+  const token = read(SETTINGS.token);
+  if (token !== undefined) grants.push({ token, scopes: ['*'] });
+  const tokensFile = source(SETTINGS.tokensFile);
+  if (tokensFile) {
+    const fileGrants = withLabel(tokensFile.label, () => loadTokensFile(tokensFile.text));
+    withLabel(tokensFile.label, () => addGrants(grants, fileGrants, ''));
+  }
+
+  const telemetryText = source(SETTINGS.telemetry);
+  const telemetry = telemetryText ? withLabel(telemetryText.label, () => parseTelemetryText(telemetryText.text)) : undefined;
+
+  const limits: Partial<Limits> = {};
+  for (const key of LIMIT_KEYS) {
+    const value = read(LIMIT_SETTINGS[key]);
+    if (value !== undefined) limits[key] = value;
+  }
+
+  return {
+    kind: 'run',
+    config: completeConfig({
+      cdpUrl: read(SETTINGS.cdpUrl),
+      chromePath: read(SETTINGS.chromePath),
+      host: read(SETTINGS.host),
+      port: read(SETTINGS.port),
+      sessionId: read(SETTINGS.sessionId),
+      grants,
+      tokenGenerated: false,
+      telemetry,
+      ringEvents: read(SETTINGS.ringEvents),
+      ringBytes: read(SETTINGS.ringBytes),
+      keepaliveMs: read(SETTINGS.keepaliveMs),
+      logLevel: read(SETTINGS.logLevel),
+      screenshots: read(SETTINGS.screenshots),
+      limits,
+    }),
+  };
+}
+
+/** The `run` path of parseCommandLine; throws ConfigError when `--help` or `--version` is given. */
+export function parseConfig(argv: readonly string[], env: Record<string, string | undefined>): Config {
+  const result = parseCommandLine(argv, env);
+  if (result.kind !== 'run') throw new ConfigError(`--${result.kind} does not produce a configuration`);
+  return result.config;
+}
+
+interface Scanned {
+  values: Map<string, string>;
+  help: boolean;
+  version: boolean;
+  /** The first syntax problem; reported only when neither --help nor --version was given. */
+  problem?: string;
+}
+
+const ALL_SETTINGS: Array<Setting<unknown>> = [...Object.values(SETTINGS), ...Object.values(LIMIT_SETTINGS)];
+const VALUE_FLAGS = new Set(ALL_SETTINGS.map((s) => s.flag));
+const SECRET_FLAGS = new Set(ALL_SETTINGS.filter((s) => s.kind.secret).map((s) => s.flag));
+
+function scanArgv(argv: readonly string[]): Scanned {
+  const scanned: Scanned = { values: new Map(), help: false, version: false };
+  const fail = (problem: string) => {
+    scanned.problem ??= problem;
+  };
+  let previousWasSecret = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf('=');
+    const name = arg.startsWith('--') && eq !== -1 ? arg.slice(0, eq) : arg;
+    if (name === '--help' || name === '-h' || name === '--version' || name === '-v') {
+      previousWasSecret = false;
+      if (name !== arg) fail(`${name}: takes no value`);
+      else if (name === '--help' || name === '-h') scanned.help = true;
+      else scanned.version = true;
+      continue;
+    }
+    if (!arg.startsWith('-') || arg === '-' || arg === '--') {
+      // A stray word right after a token may be the rest of it, split by the shell: never echo it.
+      fail(
+        previousWasSecret
+          ? 'unexpected argument after --token (this program takes only flags)'
+          : `unexpected argument ${show(arg)} (this program takes only flags; see --help)`,
+      );
+      previousWasSecret = false;
+      continue;
+    }
+    const flag = name.slice(2);
+    previousWasSecret = SECRET_FLAGS.has(flag);
+    if (!arg.startsWith('--') || !VALUE_FLAGS.has(flag)) {
+      fail(`unknown flag ${show(name)} (see --help)`);
+      continue;
+    }
+    let value: string;
+    if (eq !== -1) {
+      value = arg.slice(eq + 1);
+    } else {
+      const next = argv[i + 1];
+      // `--a --b` is a forgotten value, not the value "--b"; values starting with -- need `=`.
+      if (next === undefined || next.startsWith('--')) {
+        fail(`--${flag}: missing value (expected ${findSetting(flag).kind.expected})`);
+        continue;
+      }
+      value = next;
+      i++;
+    }
+    if (scanned.values.has(flag)) fail(`--${flag}: given more than once`);
+    else scanned.values.set(flag, value);
+  }
+  return scanned;
+}
+
+function findSetting(flag: string): Setting<unknown> {
+  return ALL_SETTINGS.find((s) => s.flag === flag)!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokens
+
+function loadTokensFile(path: string): TokenGrant[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'read error';
+    throw new BadValue(`cannot read ${show(path)} (${code})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    // V8's message quotes the text, which holds tokens: keep only the position.
+    const position = /position (\d+)/.exec((err as Error).message)?.[1];
+    throw new BadValue(`${show(path)} is not valid JSON${position ? ` (at position ${position})` : ''}`);
+  }
+  try {
+    return validateGrants(json, '');
+  } catch (err) {
+    if (err instanceof BadValue) throw new BadValue(`${show(path)}: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Check an untrusted array of grants; `prefix` starts every JSON path (`tokens` or empty). */
+function validateGrants(value: unknown, prefix: string): TokenGrant[] {
+  if (!Array.isArray(value)) throw new BadValue(`${prefix || '$'}: expected a JSON array of {"token", "scopes"} objects`);
+  if (value.length === 0) throw new BadValue(`${prefix || '$'}: expected at least one {"token", "scopes"} entry`);
+  const grants: TokenGrant[] = [];
+  value.forEach((entry: unknown, index) => {
+    const at = `${prefix}[${index}]`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+      throw new BadValue(`${at}: expected an object {"token", "scopes"}`);
+    }
+    for (const key of Object.keys(entry)) {
+      if (key !== 'token' && key !== 'scopes') throw new BadValue(`${at}.${key}: unknown key (expected token, scopes)`);
+    }
+    const { token, scopes } = entry as { token?: unknown; scopes?: unknown };
+    if (typeof token !== 'string' || !isTokenText(token)) {
+      throw new BadValue(`${at}.token: ${rejection(kinds.token, token)}`);
+    }
+    if (!Array.isArray(scopes) || scopes.length === 0) {
+      throw new BadValue(`${at}.scopes: expected a non-empty array of scopes (${SCOPES.join(', ')})`);
+    }
+    scopes.forEach((scope: unknown, i) => {
+      if (!(SCOPES as readonly unknown[]).includes(scope)) {
+        throw new BadValue(`${at}.scopes[${i}]: unknown scope ${show(scope)} (expected one of ${SCOPES.join(', ')})`);
+      }
+    });
+    grants.push({ token, scopes: [...new Set(scopes as Scope[])] });
+  });
+  return grants;
+}
+
+/** Append grants, rejecting a token already configured (by --token or an earlier entry). */
+function addGrants(into: TokenGrant[], grants: TokenGrant[], prefix: string): void {
+  const known = new Set(into.map((g) => g.token));
+  grants.forEach((grant, index) => {
+    if (known.has(grant.token)) throw new BadValue(`${prefix}[${index}].token: duplicate token (each token may appear once)`);
+    known.add(grant.token);
+    into.push(grant);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Telemetry
+
+function parseTelemetryText(text: string): TelemetryConfig {
+  const word = text.trim().toLowerCase();
+  if (word === 'off') return { ...defaultTelemetryConfig(), enabled: false };
+  if (word === 'on') return defaultTelemetryConfig();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new BadValue(`expected a JSON object, "on" or "off", got ${show(text)} (${(err as Error).message.split('\n')[0]})`);
+  }
+  return telemetryFromPatch(json, '');
+}
+
+function telemetryFromPatch(value: unknown, prefix: string): TelemetryConfig {
+  const problems = validateTelemetryPatch(value, prefix);
+  if (problems.length > 0) {
+    throw new BadValue(
+      problems
+        .map((p) => (p.field === '$' ? `expected a JSON object, got ${show(value)}` : `${p.field}: ${p.message}`))
+        .join('; '),
+    );
+  }
+  return mergeTelemetryConfig(defaultTelemetryConfig(), value as TelemetryConfigPatch);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Programmatic entry
+
+const OPTION_KEYS = new Set<string>([
+  ...Object.keys(SETTINGS).filter((k) => k !== 'tokensFile'),
+  'tokens', 'tokenGenerated', 'limits',
+]);
+
+/**
+ * Apply the defaults and checks of the command line to options passed in code (startAgent).
+ * Errors name the option (`port`, `limits.maxBodyBytes`, `tokens[1].scopes[0]`).
+ */
+export function resolveConfig(options: ConfigOptions = {}): Config {
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) throw new ConfigError(`${key}: unknown option`);
+  }
+  const check = <T>(label: string, kind: ValueKind<T>, value: unknown): T | undefined => {
+    if (value === undefined) return undefined;
+    const checked = kind.fromValue(value);
+    if (checked === undefined) throw new ConfigError(`${label}: ${rejection(kind, value)}`);
+    return checked;
+  };
+  const withLabel = <T>(label: string, run: () => T): T => {
+    try {
+      return run();
+    } catch (err) {
+      if (err instanceof BadValue) throw new ConfigError(label ? `${label}: ${err.message}` : err.message);
+      throw err;
+    }
+  };
+
+  const grants: TokenGrant[] = [];
+  const token = check('token', kinds.token, options.token);
+  if (token !== undefined) grants.push({ token, scopes: ['*'] });
+  if (options.tokens !== undefined && !(Array.isArray(options.tokens) && options.tokens.length === 0)) {
+    const listed = withLabel('', () => validateGrants(options.tokens, 'tokens'));
+    withLabel('', () => addGrants(grants, listed, 'tokens'));
+  }
+  const tokenGenerated = check('tokenGenerated', kinds.boolean, options.tokenGenerated);
+
+  const telemetry = options.telemetry === undefined ? undefined : withLabel('telemetry', () => telemetryFromPatch(options.telemetry, ''));
+
+  const limits: Partial<Limits> = {};
+  if (options.limits !== undefined) {
+    if (typeof options.limits !== 'object' || options.limits === null) throw new ConfigError(`limits: expected an object, got ${show(options.limits)}`);
+    for (const [key, value] of Object.entries(options.limits)) {
+      if (!Object.hasOwn(LIMIT_SETTINGS, key)) throw new ConfigError(`limits.${key}: unknown limit (expected one of ${LIMIT_KEYS.join(', ')})`);
+      const checked = check(`limits.${key}`, LIMIT_SETTINGS[key as keyof Limits].kind, value);
+      if (checked !== undefined) limits[key as keyof Limits] = checked;
+    }
+  }
+
+  return completeConfig({
+    cdpUrl: check('cdpUrl', kinds.cdpUrl, options.cdpUrl),
+    chromePath: check('chromePath', kinds.nonEmpty, options.chromePath),
+    host: check('host', kinds.host, options.host),
+    port: check('port', kinds.port, options.port),
+    sessionId: check('sessionId', kinds.sessionId, options.sessionId),
+    grants,
+    tokenGenerated: tokenGenerated ?? false,
+    telemetry,
+    ringEvents: check('ringEvents', positiveInteger, options.ringEvents),
+    ringBytes: check('ringBytes', byteSize, options.ringBytes),
+    keepaliveMs: check('keepaliveMs', kinds.keepaliveMs, options.keepaliveMs),
+    logLevel: check('logLevel', kinds.logLevel, options.logLevel),
+    screenshots: check('screenshots', kinds.boolean, options.screenshots),
+    limits,
+  });
+}
+
+interface CheckedValues {
+  cdpUrl: string | undefined;
+  chromePath: string | undefined;
+  host: string | undefined;
+  port: number | undefined;
+  sessionId: string | undefined;
+  grants: TokenGrant[];
+  /** Carried over when a resolved Config is passed back in with its generated token. */
+  tokenGenerated: boolean;
+  telemetry: TelemetryConfig | undefined;
+  ringEvents: number | undefined;
+  ringBytes: number | undefined;
+  keepaliveMs: number | undefined;
+  logLevel: LogLevel | undefined;
+  screenshots: boolean | undefined;
+  limits: Partial<Limits>;
+}
+
+/** Fill in defaults; generate the session id and, when none was configured, a token. */
+function completeConfig(values: CheckedValues): Config {
+  const generate = values.grants.length === 0;
+  const config: Config = {
+    host: values.host ?? DEFAULT_HOST,
+    port: values.port ?? DEFAULT_PORT,
+    // 12 random bytes → 16 base64url characters.
+    sessionId: values.sessionId ?? randomBytes(12).toString('base64url'),
+    // 24 random bytes → 32 base64url characters.
+    tokens: generate ? [{ token: randomBytes(24).toString('base64url'), scopes: ['*'] }] : values.grants,
+    tokenGenerated: generate || values.tokenGenerated,
+    telemetry: values.telemetry ?? defaultTelemetryConfig(),
+    ringEvents: values.ringEvents ?? DEFAULT_RING_EVENTS,
+    ringBytes: values.ringBytes ?? DEFAULT_RING_BYTES,
+    keepaliveMs: values.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
+    logLevel: values.logLevel ?? 'info',
+    screenshots: values.screenshots ?? true,
+    limits: { ...DEFAULT_LIMITS, ...values.limits },
+  };
+  if (values.cdpUrl !== undefined) config.cdpUrl = values.cdpUrl;
+  if (values.chromePath !== undefined) config.chromePath = values.chromePath;
+  return config;
+}
+
+// ---------------------------------------------------------------------------------------------
+// --help
+
+export function helpText(): string {
+  const lines = [
+    'Usage: browser-telemetry-agent [options]',
+    '',
+    'Sidecar that follows every Chromium target over CDP and serves typed telemetry as SSE.',
+    'Every option can also be set by its environment variable; a flag wins over its variable,',
+    'and an empty variable counts as unset. Write --flag value or --flag=value (use = for a',
+    'value starting with --). Sizes are bytes: an integer, or with a KiB, MiB or GiB suffix (64MiB).',
+    '',
+    'Options:',
+  ];
+  for (const setting of ALL_SETTINGS) {
+    lines.push(`  --${setting.flag} ${setting.arg}`.padEnd(34) + `  env ${setting.env}, default: ${setting.default}`);
+    for (const line of wrap(setting.meaning, 94)) lines.push(`      ${line}`);
+  }
+  lines.push(`  -h, --help`.padEnd(34) + '  Print this help and exit.');
+  lines.push(`  -v, --version`.padEnd(34) + '  Print the version and exit.');
+  lines.push('', 'Invalid values exit with status 2 and one line on stderr.');
+  return lines.join('\n') + '\n';
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
+}

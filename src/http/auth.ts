@@ -1,0 +1,60 @@
+// Bearer-token authentication with scopes (SPEC §4). Tokens are compared in constant time:
+// the presented token is hashed and compared against every stored digest with timingSafeEqual,
+// without stopping at a match, so response time says nothing about which token was close.
+
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import type { Scope, TokenGrant } from '../config.ts';
+import { forbidden, unauthorized } from './errors.ts';
+
+const BEARER = /^Bearer +(\S+) *$/i;
+
+interface StoredGrant {
+  digest: Buffer;
+  scopes: ReadonlySet<Scope>;
+}
+
+export class BearerAuth {
+  private readonly grants: StoredGrant[];
+
+  constructor(tokens: readonly TokenGrant[]) {
+    // Only digests are kept: the plaintext tokens need not live on in this object.
+    this.grants = tokens.map((grant) => ({ digest: sha256(grant.token), scopes: new Set(grant.scopes) }));
+  }
+
+  /**
+   * Check an Authorization header for `scope`. Throws 401 `unauthorized` (missing, malformed,
+   * unknown token) or 403 `forbidden` (known token without the scope).
+   */
+  authorize(authorization: string | undefined, scope: Scope): void {
+    if (authorization === undefined || authorization === '') throw unauthorized('missing bearer token');
+    const match = BEARER.exec(authorization);
+    if (!match) throw unauthorized('malformed Authorization header (expected "Bearer <token>")');
+    const scopes = this.scopesOf(match[1]!);
+    if (scopes === undefined) throw unauthorized('invalid bearer token');
+    if (!scopes.has('*') && !scopes.has(scope)) throw forbidden(`this token lacks the "${scope}" scope`);
+  }
+
+  /** A fastify onRequest hook requiring `scope`. */
+  require(scope: Scope): (request: FastifyRequest) => Promise<void> {
+    return async (request) => this.authorize(request.headers.authorization, scope);
+  }
+
+  /** Union of the scopes of every grant with this token; undefined when none. */
+  private scopesOf(token: string): Set<Scope> | undefined {
+    const digest = sha256(token);
+    let scopes: Set<Scope> | undefined;
+    for (const grant of this.grants) {
+      // No early exit: every digest is compared whatever the outcome.
+      if (timingSafeEqual(digest, grant.digest)) {
+        scopes ??= new Set();
+        for (const s of grant.scopes) scopes.add(s);
+      }
+    }
+    return scopes;
+  }
+}
+
+function sha256(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}

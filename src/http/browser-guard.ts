@@ -1,0 +1,28 @@
+// The gate in front of every `/browsers/{id}...` route: authentication first (so an
+// unauthenticated caller cannot probe which ids exist), then the session id. Both run in
+// onRequest, before any body is read.
+
+import type { FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { Scope } from '../config.ts';
+import type { BearerAuth } from './auth.ts';
+import { notFound } from './errors.ts';
+import type { HttpDeps } from './session-view.ts';
+
+export interface BrowserParams {
+  id: string;
+}
+
+export const browserParamsSchema = {
+  type: 'object',
+  properties: { id: { type: 'string' } },
+  required: ['id'],
+} as const;
+
+export function browserGuard(deps: HttpDeps, auth: BearerAuth, scope: Scope): onRequestHookHandler[] {
+  const requireSession = async (request: FastifyRequest): Promise<void> => {
+    const { id } = request.params as BrowserParams;
+    // A terminated session is gone: every path with its id is 404 from then on (SPEC §10).
+    if (id !== deps.sessionId || deps.session.isTerminated()) throw notFound('browser session not found');
+  };
+  return [auth.require(scope), requireSession];
+}

@@ -1,0 +1,152 @@
+// Turns every failure into the one error body (SPEC §4): ApiErrors, coded domain errors,
+// fastify's own errors (validation, body parsing, bad URLs, unknown routes, malformed HTTP) and
+// anything unexpected (500, logged, never a stack trace on the wire).
+
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  ApiError,
+  DEFAULT_STATUS,
+  internalError,
+  invalidInput,
+  isApiErrorCode,
+  notFound,
+  type ErrorDetail,
+} from './errors.ts';
+
+/** One problem reported by fastify's schema validator (ajv). */
+interface SchemaProblem {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: unknown, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    sendError(reply, apiError);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    sendError(reply, notFound(`no endpoint ${request.method} ${request.url.split('?')[0]}`));
+  });
+}
+
+export function sendError(reply: FastifyReply, error: ApiError): void {
+  reply
+    .code(error.status)
+    .headers(error.headers)
+    .type('application/json; charset=utf-8')
+    .send(error.toBody());
+}
+
+/** fastify `frameworkErrors` option: bad URL encoding, over-long params. */
+export function handleFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  sendError(reply, toApiError(error));
+}
+
+/**
+ * fastify `clientErrorHandler` option: HTTP that could not even be parsed. There is no request
+ * object, so the response is written to the socket by hand, still with the error body.
+ */
+export function handleClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  let status = 400;
+  let message = 'malformed HTTP request';
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408;
+    message = 'request timed out';
+  } else if (error.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431;
+    message = 'request headers too large';
+  }
+  const body = JSON.stringify({ code: 'bad_request', message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  }
+  socket.destroy();
+}
+
+/** Map any thrown value to an ApiError; unknown failures become 500 internal_error. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (typeof error !== 'object' || error === null) return internalError();
+  const e = error as {
+    code?: unknown;
+    status?: unknown;
+    statusCode?: unknown;
+    message?: unknown;
+    details?: unknown;
+    field?: unknown;
+    validation?: unknown;
+  };
+  const message = typeof e.message === 'string' ? e.message : '';
+
+  if (Array.isArray(e.validation)) {
+    const details = (e.validation as SchemaProblem[]).map(schemaProblemDetail);
+    const first = details[0];
+    const summary = details.length === 1 && first ? `${first.field}: ${first.message}` : `${details.length} invalid values`;
+    return invalidInput(summary, details);
+  }
+
+  // A domain layer's coded error (`{ code: 'invalid_input', status: 400, ... }`).
+  if (isApiErrorCode(e.code)) {
+    const status = isHttpErrorStatus(e.status) ? e.status : DEFAULT_STATUS[e.code];
+    let details: ErrorDetail[] | undefined;
+    if (Array.isArray(e.details)) details = e.details as ErrorDetail[];
+    else if (typeof e.field === 'string') details = [{ code: e.code, message, field: e.field }];
+    return new ApiError(status, e.code, message || e.code, details);
+  }
+
+  // fastify's own client errors: body parsing, content type, URL encoding.
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    if (e.statusCode === 404) return notFound(message || 'not found');
+    if (e.statusCode === 413) return new ApiError(413, 'payload_too_large', message || 'request body too large');
+    return new ApiError(400, 'bad_request', message || 'bad request');
+  }
+
+  return internalError();
+}
+
+function isHttpErrorStatus(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 400 && value <= 599;
+}
+
+function schemaProblemDetail(problem: SchemaProblem): ErrorDetail {
+  let path = jsonPointerToPath(problem.instancePath);
+  let message = problem.message ?? 'is invalid';
+  const { params } = problem;
+  if (problem.keyword === 'required' && typeof params.missingProperty === 'string') {
+    path = joinPath(path, params.missingProperty);
+    message = 'is required';
+  } else if (problem.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+    path = joinPath(path, params.additionalProperty);
+    message = 'is not an allowed field';
+  } else if (problem.keyword === 'enum' && Array.isArray(params.allowedValues)) {
+    message = `must be one of: ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
+  return { code: 'invalid_input', message, field: path || '$' };
+}
+
+/** `/actions/3/click_mouse/x` → `actions[3].click_mouse.x` */
+export function jsonPointerToPath(pointer: string): string {
+  if (pointer === '') return '';
+  let path = '';
+  for (const raw of pointer.slice(1).split('/')) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    path = /^(0|[1-9][0-9]*)$/.test(segment) ? `${path}[${segment}]` : joinPath(path, segment);
+  }
+  return path;
+}
+
+function joinPath(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}

@@ -1,0 +1,120 @@
+// The API error model (SPEC §4): every failure is an ApiError with a stable code and an HTTP
+// status, rendered as the one JSON error body. Domain layers throw their own coded errors
+// (`{ code, status }`); error-handler.ts maps those and framework errors here.
+
+export const API_ERROR_CODES = [
+  'bad_request',
+  'invalid_input',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'payload_too_large',
+  'action_failed',
+  'browser_unavailable',
+  'internal_error',
+] as const;
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
+
+/** The usual status of each code, for coded errors that do not carry one. */
+export const DEFAULT_STATUS: Record<ApiErrorCode, number> = {
+  bad_request: 400,
+  invalid_input: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  payload_too_large: 413,
+  action_failed: 422,
+  browser_unavailable: 503,
+  internal_error: 500,
+};
+
+export interface ErrorDetail {
+  code: string;
+  message: string;
+  /** JSON path of the offending input, e.g. `actions[3].click_mouse.x`. */
+  field?: string;
+  /** Position in a list input (batch actions). */
+  index?: number;
+}
+
+export interface InnerError {
+  code: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  code: ApiErrorCode;
+  message: string;
+  details?: ErrorDetail[];
+  inner_error?: InnerError;
+}
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  /** Extra response headers (`WWW-Authenticate`, `x-should-retry`, ...). */
+  readonly headers: Record<string, string> = {};
+
+  constructor(
+    readonly status: number,
+    readonly code: ApiErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+    readonly innerError?: InnerError,
+  ) {
+    super(message);
+  }
+
+  /** Adds a response header; returns this for chaining. */
+  withHeader(name: string, value: string): this {
+    this.headers[name] = value;
+    return this;
+  }
+
+  /** The error body, absent fields omitted. */
+  toBody(): ErrorBody {
+    const body: ErrorBody = { code: this.code, message: this.message };
+    if (this.details !== undefined && this.details.length > 0) body.details = this.details;
+    if (this.innerError !== undefined) body.inner_error = this.innerError;
+    return body;
+  }
+}
+
+export function badRequest(message: string, details?: ErrorDetail[]): ApiError {
+  return new ApiError(400, 'bad_request', message, details);
+}
+
+export function invalidInput(message: string, details?: ErrorDetail[]): ApiError {
+  return new ApiError(400, 'invalid_input', message, details);
+}
+
+export function unauthorized(message = 'missing or invalid bearer token'): ApiError {
+  return new ApiError(401, 'unauthorized', message).withHeader('WWW-Authenticate', 'Bearer');
+}
+
+export function forbidden(message = 'the token lacks the scope this endpoint requires'): ApiError {
+  return new ApiError(403, 'forbidden', message);
+}
+
+export function notFound(message = 'not found'): ApiError {
+  return new ApiError(404, 'not_found', message);
+}
+
+export function payloadTooLarge(message = 'request body too large'): ApiError {
+  return new ApiError(413, 'payload_too_large', message);
+}
+
+export function actionFailed(message: string, details?: ErrorDetail[], innerError?: InnerError): ApiError {
+  return new ApiError(422, 'action_failed', message, details, innerError);
+}
+
+export function browserUnavailable(message = 'the browser is not available'): ApiError {
+  return new ApiError(503, 'browser_unavailable', message);
+}
+
+export function internalError(message = 'internal error'): ApiError {
+  return new ApiError(500, 'internal_error', message);
+}
+
+export function isApiErrorCode(value: unknown): value is ApiErrorCode {
+  return typeof value === 'string' && (API_ERROR_CODES as readonly string[]).includes(value);
+}

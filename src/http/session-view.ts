@@ -1,0 +1,27 @@
+// What the http layer needs to know about the session, without reaching into browser/ or
+// telemetry/: agent.ts adapts the real objects to this view.
+
+import type { Logger } from 'pino';
+import type { TokenGrant } from '../config.ts';
+import type { EventLog } from '../stream/event-log.ts';
+import type { StreamHub } from '../stream/stream-hub.ts';
+import type { TelemetryConfig } from '../telemetry/telemetry-config.ts';
+
+export interface SessionView {
+  createdAt: Date;
+  telemetryConfig(): TelemetryConfig;
+  cdpConnected(): boolean;
+  /** True once the session was deleted or the agent is shutting down. */
+  isTerminated(): boolean;
+}
+
+export interface HttpDeps {
+  /** The only `{id}` this agent answers to. */
+  sessionId: string;
+  tokens: readonly TokenGrant[];
+  hub: StreamHub;
+  log: EventLog;
+  session: SessionView;
+  /** Request logging goes here; none when absent. */
+  logger?: Logger;
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+// CLI: parse flags/env, start the agent, print how to watch the stream, stop on SIGTERM/SIGINT.
+
+import { readFileSync } from 'node:fs';
+import { startAgent, type Agent } from './agent.ts';
+import { ConfigError, parseCommandLine, type Config } from './config.ts';
+
+/** SPEC §2: exit 0 within 5 s of a signal, whatever the browser does. */
+const SHUTDOWN_DEADLINE_MS = 4500;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function banner(agent: Agent, config: Config): string {
+  const lines = [
+    `browser-telemetry-agent ${version()} listening on ${agent.url}`,
+    `  mode:       ${config.cdpUrl === undefined ? 'embedded (headless Chromium launched by the agent)' : `attached to ${config.cdpUrl}`}`,
+    `  session id: ${agent.sessionId}`,
+  ];
+  if (config.tokenGenerated) {
+    const token = config.tokens[0]!.token;
+    lines.push(`  token:      ${token}`);
+    lines.push('', 'Watch the stream:', `  curl -N -H 'Authorization: Bearer ${token}' ${agent.url}/browsers/${agent.sessionId}/telemetry`);
+  } else {
+    lines.push('', 'Watch the stream:', `  curl -N -H "Authorization: Bearer $AGENT_TOKEN" ${agent.url}/browsers/${agent.sessionId}/telemetry`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    const command = parseCommandLine(process.argv.slice(2), process.env);
+    if (command.kind === 'help') {
+      process.stdout.write(command.text);
+      return;
+    }
+    if (command.kind === 'version') {
+      process.stdout.write(`${version()}\n`);
+      return;
+    }
+    config = command.config;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`browser-telemetry-agent: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+
+  let agent: Agent;
+  try {
+    agent = await startAgent(config);
+  } catch (err) {
+    process.stderr.write(`browser-telemetry-agent: could not start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  // The human-readable banner goes to stderr; stdout carries only JSON log lines.
+  process.stderr.write(banner(agent, config));
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => process.exit(0), SHUTDOWN_DEADLINE_MS).unref();
+    agent.close().then(
+      () => process.exit(0),
+      (err: Error) => {
+        process.stderr.write(`browser-telemetry-agent: error during shutdown after ${signal}: ${err.message}\n`);
+        process.exit(0);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+void main();

@@ -1,0 +1,134 @@
+// The event log (SPEC §5): the single producer of sequence numbers. Each admitted event is
+// serialized once into its SSE frame; subscribers write those very bytes, so fan-out costs no
+// serialization. Retention keeps the newest events within a count and a byte budget.
+
+import type { Envelope, TelemetryEvent } from '../../injected/schema.ts';
+import { encodeEventFrame } from './sse-frame.ts';
+
+export interface EventLogOptions {
+  /** Keep at most this many events (≥ 1). */
+  maxEvents: number;
+  /** Keep at most this many frame bytes; the newest event is kept even when larger. */
+  maxBytes: number;
+}
+
+/** Called synchronously after each append. Must not throw: it runs on the producer's path. */
+export type AppendListener = (seq: number, frame: Buffer) => void;
+
+// The ring starts small and doubles up to maxEvents, so a generous --ring-events does not cost
+// its full slot array up front.
+const INITIAL_CAPACITY = 1024;
+
+export class EventLog {
+  readonly maxEvents: number;
+  readonly maxBytes: number;
+
+  /** Circular buffer of frames; `head` is the slot of the oldest retained event. */
+  private ring: Array<Buffer | undefined>;
+  private head = 0;
+  private count = 0;
+  private bytes = 0;
+  private lastSeq = 0;
+  private evicted = 0;
+  // Replaced (never mutated) on subscribe/unsubscribe, so dispatch iterates a stable snapshot
+  // without copying on the hot path.
+  private listeners: readonly AppendListener[] = [];
+
+  constructor(options: EventLogOptions) {
+    if (!Number.isSafeInteger(options.maxEvents) || options.maxEvents < 1) {
+      throw new RangeError(`maxEvents must be a positive integer, got ${options.maxEvents}`);
+    }
+    if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes < 1) {
+      throw new RangeError(`maxBytes must be a positive integer, got ${options.maxBytes}`);
+    }
+    this.maxEvents = options.maxEvents;
+    this.maxBytes = options.maxBytes;
+    this.ring = new Array<Buffer | undefined>(Math.min(options.maxEvents, INITIAL_CAPACITY));
+  }
+
+  /** Seq of the newest event; 0 before the first append. */
+  get latestSeq(): number {
+    return this.lastSeq;
+  }
+
+  /** Seq of the oldest retained event; `latestSeq + 1` when nothing is retained. */
+  get oldestSeq(): number {
+    return this.lastSeq - this.count + 1;
+  }
+
+  /** Number of retained events. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Frame bytes of the retained events. */
+  get byteSize(): number {
+    return this.bytes;
+  }
+
+  /** Events dropped by retention since start. */
+  get evictedCount(): number {
+    return this.evicted;
+  }
+
+  get listenerCount(): number {
+    return this.listeners.length;
+  }
+
+  /** Admit an event: assign its seq, serialize the envelope once, retain, notify. */
+  append(event: TelemetryEvent): number {
+    const seq = this.lastSeq + 1;
+    const envelope: Envelope = { seq, event };
+    const frame = encodeEventFrame(seq, JSON.stringify(envelope));
+
+    if (this.count === this.ring.length) {
+      if (this.ring.length < this.maxEvents) this.grow();
+      else this.evictOldest();
+    }
+    this.ring[(this.head + this.count) % this.ring.length] = frame;
+    this.count++;
+    this.bytes += frame.length;
+    this.lastSeq = seq;
+    while (this.bytes > this.maxBytes && this.count > 1) this.evictOldest();
+
+    const listeners = this.listeners;
+    for (let i = 0; i < listeners.length; i++) listeners[i]!(seq, frame);
+    return seq;
+  }
+
+  /** The stored frame of `seq`, or undefined when it is not retained. */
+  frame(seq: number): Buffer | undefined {
+    const offset = seq - this.oldestSeq;
+    if (!Number.isInteger(offset) || offset < 0 || offset >= this.count) return undefined;
+    return this.ring[(this.head + offset) % this.ring.length];
+  }
+
+  /** Subscribe to appends; returns the unsubscribe function (idempotent). */
+  onAppend(listener: AppendListener): () => void {
+    this.listeners = [...this.listeners, listener];
+    let subscribed = true;
+    return () => {
+      if (!subscribed) return;
+      subscribed = false;
+      const index = this.listeners.indexOf(listener);
+      this.listeners = this.listeners.filter((_, i) => i !== index);
+    };
+  }
+
+  private evictOldest(): void {
+    const frame = this.ring[this.head]!;
+    this.ring[this.head] = undefined;
+    this.head = (this.head + 1) % this.ring.length;
+    this.count--;
+    this.bytes -= frame.length;
+    this.evicted++;
+  }
+
+  private grow(): void {
+    const capacity = Math.min(this.maxEvents, this.ring.length * 2);
+    const next = new Array<Buffer | undefined>(capacity);
+    for (let i = 0; i < this.count; i++) next[i] = this.ring[(this.head + i) % this.ring.length];
+    this.ring = next;
+    this.head = 0;
+  }
+}

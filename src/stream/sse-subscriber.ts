@@ -1,0 +1,236 @@
+// One SSE consumer: one HTTP response and a cursor into the event log (SPEC §5, Delivery).
+//
+// The subscriber holds no queue of its own. It pulls frames from the log by seq and writes them
+// while the socket accepts them; when write() reports backpressure it stops and waits for
+// 'drain'. A subscriber that stalls therefore retains nothing beyond the log (plus the one frame
+// the socket buffered), costs the producer one cheap check per append, and never delays anyone
+// else. If its cursor falls out of the log it continues from the oldest retained event, and the
+// client sees the gap in `seq`.
+
+import { performance } from 'node:perf_hooks';
+import type { EventLog } from './event-log.ts';
+import { KEEPALIVE_FRAME } from './sse-frame.ts';
+
+/** What the subscriber needs of a response: satisfied by http.ServerResponse and stream.Writable. */
+export interface SseSink {
+  write(chunk: Buffer): boolean;
+  end(): unknown;
+  destroy(error?: Error): unknown;
+  on(event: 'drain' | 'close' | 'finish' | 'error', listener: () => void): unknown;
+  off(event: 'drain' | 'close' | 'finish' | 'error', listener: () => void): unknown;
+  readonly destroyed: boolean;
+  readonly writableEnded: boolean;
+}
+
+export interface SseSubscriberOptions {
+  /** Write a keepalive comment after this long without any frame written. */
+  keepaliveMs: number;
+  /** end(): how long to wait for a slow client to take the remaining frames before giving up. */
+  flushTimeoutMs?: number;
+  /** Called once when the subscriber is finished, whatever the reason. */
+  onClose?: (subscriber: SseSubscriber) => void;
+  /** Called with the number of events skipped each time the cursor falls out of the log. */
+  onSkip?: (count: number) => void;
+}
+
+export const DEFAULT_FLUSH_TIMEOUT_MS = 2000;
+
+type State = 'open' | 'ending' | 'closed';
+
+export class SseSubscriber {
+  private state: State = 'open';
+  /** Seq of the next frame to write. */
+  private cursor: number;
+  /** Set while the sink refuses more data; cleared by 'drain'. */
+  private blocked = false;
+  private lastWriteAt = performance.now();
+  private skipped = 0;
+  /** While ending: the last seq to deliver (what was admitted when end() was called). */
+  private endSeq = 0;
+  private keepaliveTimer: NodeJS.Timeout | undefined;
+  private flushDeadline: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private ended: Promise<void> | undefined;
+  private resolveEnded: (() => void) | undefined;
+
+  private readonly keepaliveMs: number;
+  private readonly flushTimeoutMs: number;
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly sink: SseSink,
+    startSeq: number,
+    private readonly options: SseSubscriberOptions,
+  ) {
+    this.cursor = startSeq;
+    this.keepaliveMs = options.keepaliveMs;
+    this.flushTimeoutMs = options.flushTimeoutMs ?? DEFAULT_FLUSH_TIMEOUT_MS;
+    // The client may have gone before the subscriber exists; then there is nothing to own.
+    if (sink.destroyed || sink.writableEnded) {
+      this.state = 'closed';
+      options.onClose?.(this);
+      return;
+    }
+    sink.on('drain', this.onDrain);
+    sink.on('close', this.onSinkGone);
+    sink.on('error', this.onSinkGone);
+    sink.on('finish', this.onSinkGone);
+    this.unsubscribe = log.onAppend(this.onAppend);
+    this.armKeepalive(this.keepaliveMs);
+    this.pump();
+  }
+
+  /** Seq of the next frame this subscriber will write. */
+  get nextSeq(): number {
+    return this.cursor;
+  }
+
+  /** True while waiting for the client to drain its socket. */
+  get isBlocked(): boolean {
+    return this.blocked;
+  }
+
+  get isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  /** Events this subscriber missed because it fell behind the log's retention. */
+  get skippedEvents(): number {
+    return this.skipped;
+  }
+
+  /**
+   * End the stream: write every event admitted so far (waiting for drains, at most
+   * flushTimeoutMs in total, then the connection is dropped), then end the response.
+   */
+  end(): Promise<void> {
+    if (this.ended) return this.ended;
+    this.ended = new Promise<void>((resolve) => (this.resolveEnded = resolve));
+    if (this.state === 'closed') {
+      this.resolveEnded!();
+      return this.ended;
+    }
+    this.state = 'ending';
+    this.endSeq = this.log.latestSeq;
+    this.releaseLog();
+    this.clearKeepalive();
+    this.flushDeadline = setTimeout(this.onFlushTimeout, this.flushTimeoutMs);
+    this.flushDeadline.unref();
+    this.pump();
+    return this.ended;
+  }
+
+  /** Drop the connection at once, without flushing. */
+  destroy(): void {
+    if (this.state === 'closed') return;
+    this.sink.destroy();
+    this.close();
+  }
+
+  private readonly onAppend = (): void => {
+    if (!this.blocked) this.pump();
+  };
+
+  private readonly onDrain = (): void => {
+    this.blocked = false;
+    this.pump();
+  };
+
+  private readonly onSinkGone = (): void => {
+    this.close();
+  };
+
+  private readonly onFlushTimeout = (): void => {
+    this.flushDeadline = undefined;
+    this.destroy();
+  };
+
+  private readonly onKeepaliveTimer = (): void => {
+    this.keepaliveTimer = undefined;
+    if (this.state !== 'open') return;
+    const idle = performance.now() - this.lastWriteAt;
+    if (idle < this.keepaliveMs) {
+      this.armKeepalive(this.keepaliveMs - idle);
+      return;
+    }
+    // A blocked socket already has bytes in flight; a keepalive would only queue behind them.
+    if (!this.blocked) this.write(KEEPALIVE_FRAME);
+    if (this.state === 'open') this.armKeepalive(this.keepaliveMs);
+  };
+
+  /** Write frames from the cursor until caught up or the sink pushes back. */
+  private pump(): void {
+    if (this.state === 'closed' || this.blocked) return;
+    const last = this.state === 'ending' ? this.endSeq : this.log.latestSeq;
+    while (this.cursor <= last) {
+      let frame = this.log.frame(this.cursor);
+      if (frame === undefined) {
+        // The cursor left the log while this client was slow: jump to the oldest retained event.
+        const oldest = this.log.oldestSeq;
+        if (oldest > last) break;
+        this.skip(oldest - this.cursor);
+        frame = this.log.frame(oldest)!;
+      }
+      this.cursor++;
+      if (!this.write(frame)) return;
+    }
+    if (this.state === 'ending') this.finish();
+  }
+
+  /** Returns true when the sink can take more. */
+  private write(frame: Buffer): boolean {
+    this.lastWriteAt = performance.now();
+    let accepted: boolean;
+    try {
+      accepted = this.sink.write(frame);
+    } catch {
+      // A sink that throws is broken; this runs on the producer's path, so contain it here.
+      this.destroy();
+      return false;
+    }
+    if (!accepted) this.blocked = true;
+    return accepted && this.state !== 'closed';
+  }
+
+  private skip(count: number): void {
+    this.cursor += count;
+    this.skipped += count;
+    this.options.onSkip?.(count);
+  }
+
+  private finish(): void {
+    // 'finish' (all bytes handed to the OS) or 'close' completes the subscriber via onSinkGone.
+    if (!this.sink.writableEnded) this.sink.end();
+  }
+
+  private close(): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.releaseLog();
+    this.clearKeepalive();
+    if (this.flushDeadline) clearTimeout(this.flushDeadline);
+    this.flushDeadline = undefined;
+    this.sink.off('drain', this.onDrain);
+    this.sink.off('close', this.onSinkGone);
+    this.sink.off('error', this.onSinkGone);
+    this.sink.off('finish', this.onSinkGone);
+    this.options.onClose?.(this);
+    this.resolveEnded?.();
+  }
+
+  private releaseLog(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  private armKeepalive(delayMs: number): void {
+    this.keepaliveTimer = setTimeout(this.onKeepaliveTimer, delayMs);
+    // The socket keeps the process alive while the stream is open; the timer need not.
+    this.keepaliveTimer.unref();
+  }
+
+  private clearKeepalive(): void {
+    if (this.keepaliveTimer) clearTimeout(this.keepaliveTimer);
+    this.keepaliveTimer = undefined;
+  }
+}

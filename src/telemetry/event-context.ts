@@ -1,0 +1,104 @@
+// The event context (SPEC §6.2): which target, frame, document and navigation epoch an event
+// belongs to. Fed by Page and Runtime events of each target's own session.
+
+import type { Protocol } from 'devtools-protocol';
+import type { EventContext } from '../../injected/schema.ts';
+import type { AttachedTarget } from '../browser/target-manager.ts';
+
+interface FrameState {
+  url: string;
+  loaderId: string;
+}
+
+/** What the agent knows of one attached target's documents. */
+export class TargetState {
+  /** Navigation epoch; meaningful on page targets only (others read their tab's). */
+  navSeq = 0;
+  readonly frames = new Map<string, FrameState>();
+  /** Runtime execution context id → frame id (this session's contexts only). */
+  readonly contextFrames = new Map<number, string>();
+  /** The CDP metadata block of `source`, built once per target. */
+  readonly sourceMetadata: { cdp_session_id: string; target_id: string; target_type: string };
+
+  constructor(readonly target: AttachedTarget) {
+    this.sourceMetadata = { cdp_session_id: target.sessionId, target_id: target.targetId, target_type: target.type };
+  }
+}
+
+export class EventContextTracker {
+  private readonly states = new Map<string, TargetState>();
+
+  add(target: AttachedTarget): TargetState {
+    const state = new TargetState(target);
+    this.states.set(target.sessionId, state);
+    return state;
+  }
+
+  remove(target: AttachedTarget): void {
+    this.states.delete(target.sessionId);
+  }
+
+  get(sessionId: string | undefined): TargetState | undefined {
+    return sessionId === undefined ? undefined : this.states.get(sessionId);
+  }
+
+  /** The tab's navigation epoch for any target it contains; undefined for service/shared workers. */
+  navSeqOf(target: AttachedTarget): number | undefined {
+    const tab = target.tab;
+    if (!tab) return undefined;
+    return this.states.get(tab.sessionId)?.navSeq;
+  }
+
+  /** Seed the frames of a document that existed before the agent attached. */
+  seedFrameTree(state: TargetState, tree: Protocol.Page.FrameTree): void {
+    this.recordFrame(state, tree.frame);
+    for (const child of tree.childFrames ?? []) this.seedFrameTree(state, child);
+  }
+
+  recordFrame(state: TargetState, frame: Protocol.Page.Frame): void {
+    state.frames.set(frame.id, { url: frame.url + (frame.urlFragment ?? ''), loaderId: frame.loaderId });
+  }
+
+  recordSameDocumentNavigation(state: TargetState, frameId: string, url: string): void {
+    const frame = state.frames.get(frameId);
+    if (frame) frame.url = url;
+  }
+
+  recordExecutionContext(state: TargetState, context: Protocol.Runtime.ExecutionContextDescription): void {
+    const frameId = (context.auxData as { frameId?: string } | undefined)?.frameId;
+    if (frameId) state.contextFrames.set(context.id, frameId);
+  }
+
+  /**
+   * The context of an event of `state`'s target. `frameId` defaults to the target's main frame
+   * (for page and iframe targets the target id is the main frame id).
+   */
+  contextOf(state: TargetState, frameId?: string): EventContext {
+    const target = state.target;
+    const ctx: EventContext = { session_id: target.sessionId, target_id: target.targetId, target_type: target.type };
+    const isDocumentTarget = target.type === 'page' || target.type === 'iframe';
+    const fid = frameId ?? (isDocumentTarget ? target.targetId : undefined);
+    if (fid !== undefined) {
+      ctx.frame_id = fid;
+      const frame = state.frames.get(fid);
+      if (frame) {
+        if (frame.loaderId) ctx.loader_id = frame.loaderId;
+        if (frame.url) ctx.url = frame.url;
+      } else if (fid === target.targetId && target.url) {
+        ctx.url = target.url;
+      }
+    } else if (target.url) {
+      // Workers: the script URL is the document URL they run.
+      ctx.url = target.url;
+    }
+    const navSeq = this.navSeqOf(target);
+    if (navSeq !== undefined) ctx.nav_seq = navSeq;
+    return ctx;
+  }
+
+  /** Context for a Runtime event identified by its execution context. */
+  contextOfExecutionContext(state: TargetState, executionContextId: number | undefined): EventContext {
+    const frameId = executionContextId === undefined ? undefined : state.contextFrames.get(executionContextId);
+    return this.contextOf(state, frameId);
+  }
+}
