@@ -7,9 +7,11 @@
 // else. If its cursor falls out of the log it continues from the oldest retained event, and the
 // client sees the gap in `seq`.
 
-import { performance } from 'node:perf_hooks';
 import type { EventLog } from './event-log.ts';
 import { KEEPALIVE_FRAME } from './sse-frame.ts';
+
+// The global `performance` (not node:perf_hooks' binding) so fake timers in tests can drive it.
+const now = (): number => globalThis.performance.now();
 
 /** What the subscriber needs of a response: satisfied by http.ServerResponse and stream.Writable. */
 export interface SseSink {
@@ -43,7 +45,7 @@ export class SseSubscriber {
   private cursor: number;
   /** Set while the sink refuses more data; cleared by 'drain'. */
   private blocked = false;
-  private lastWriteAt = performance.now();
+  private lastWriteAt = now();
   private skipped = 0;
   /** While ending: the last seq to deliver (what was admitted when end() was called). */
   private endSeq = 0;
@@ -148,7 +150,7 @@ export class SseSubscriber {
   private readonly onKeepaliveTimer = (): void => {
     this.keepaliveTimer = undefined;
     if (this.state !== 'open') return;
-    const idle = performance.now() - this.lastWriteAt;
+    const idle = now() - this.lastWriteAt;
     if (idle < this.keepaliveMs) {
       this.armKeepalive(this.keepaliveMs - idle);
       return;
@@ -179,7 +181,7 @@ export class SseSubscriber {
 
   /** Returns true when the sink can take more. */
   private write(frame: Buffer): boolean {
-    this.lastWriteAt = performance.now();
+    this.lastWriteAt = now();
     let accepted: boolean;
     try {
       accepted = this.sink.write(frame);

@@ -18,6 +18,10 @@ const INDEXED_SUBTYPES = new Set(['array', 'typedarray']);
 const PLAIN_KEY = /^(?:[A-Za-z_$][\w$]*|\d+|Symbol\(.*\))$/;
 const ARRAY_INDEX = /^\d+$/;
 
+/** Characters escaped when a string inside a preview is printed as a one-line quoted literal. */
+const QUOTE_ESCAPES = /[\\'\n\r\t]/g;
+const QUOTE_ESCAPE_OF: Record<string, string> = { '\\': '\\\\', "'": "\\'", '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
 /**
  * One console argument as a string:
  * - strings verbatim; booleans and numbers as `String(value)`;
@@ -171,5 +175,3 @@ function quote(s: string): string {
   return `'${s.replace(QUOTE_ESCAPES, (c) => QUOTE_ESCAPE_OF[c]!)}'`;
 }
 
-const QUOTE_ESCAPES = /[\\'\n\r\t]/g;
-const QUOTE_ESCAPE_OF: Record<string, string> = { '\\': '\\\\', "'": "\\'", '\n': '\\n', '\r': '\\r', '\t': '\\t' };

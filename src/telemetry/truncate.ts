@@ -17,6 +17,7 @@ export interface Cut<T> {
 export function truncateUtf8(s: string, maxBytes: number): Cut<string> {
   // A UTF-16 code unit is at most 3 UTF-8 bytes (a surrogate pair: 2 units, 4 bytes).
   if (s.length * 3 <= maxBytes) return { value: s, cut: false };
+  if (maxBytes <= 0) return { value: '', cut: true };
   // Every code unit is at least 1 byte, so a string this short may still fit: ask Node natively.
   if (s.length <= maxBytes && Buffer.byteLength(s, 'utf8') <= maxBytes) return { value: s, cut: false };
   // Over the limit. Mostly-ASCII text: the first maxBytes units usually fit as they are.

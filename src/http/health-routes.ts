@@ -1,0 +1,35 @@
+// GET /healthz (SPEC §2, §10): no auth; readiness of this agent's session.
+
+import type { FastifyInstance } from 'fastify';
+import type { HttpDeps } from './session-view.ts';
+
+export type HealthStatus = 'ok' | 'unavailable' | 'terminated';
+
+export interface HealthBody {
+  status: HealthStatus;
+  session_id: string;
+  cdp_connected: boolean;
+}
+
+const healthSchema = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['ok', 'unavailable', 'terminated'] },
+    session_id: { type: 'string' },
+    cdp_connected: { type: 'boolean' },
+  },
+  required: ['status', 'session_id', 'cdp_connected'],
+} as const;
+
+export function registerHealthRoutes(app: FastifyInstance, deps: HttpDeps): void {
+  app.get('/healthz', { schema: { response: { 200: healthSchema, 503: healthSchema } } }, async (_request, reply) => {
+    const cdpConnected = deps.session.cdpConnected();
+    let status: HealthStatus = cdpConnected ? 'ok' : 'unavailable';
+    // Terminated answers 503: the process is alive but can no longer serve its session, and
+    // /healthz is a readiness signal (503 already means "do not route here" while CDP is down).
+    // A supervisor must not treat it as a crash to restart: the session was ended on purpose.
+    if (deps.session.isTerminated()) status = 'terminated';
+    const body: HealthBody = { status, session_id: deps.sessionId, cdp_connected: cdpConnected };
+    return reply.code(status === 'ok' ? 200 : 503).send(body);
+  });
+}

@@ -1,0 +1,40 @@
+// The fastify server of the agent: options that keep every failure inside the error body, the
+// route groups, and stream shutdown on close.
+
+import Fastify, { type FastifyInstance } from 'fastify';
+import { BearerAuth } from './auth.ts';
+import { registerBrowserRoutes } from './browser-routes.ts';
+import { handleClientError, handleFrameworkError, installErrorHandling } from './error-handler.ts';
+import { registerHealthRoutes } from './health-routes.ts';
+import { OneLinePerRequest, requestLogger } from './request-log.ts';
+import type { HttpDeps } from './session-view.ts';
+import { registerTelemetryRoutes } from './telemetry-routes.ts';
+
+export type { HttpDeps, SessionView } from './session-view.ts';
+
+export function createHttpServer(deps: HttpDeps): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: deps.logger ? requestLogger(deps.logger) : undefined,
+    logController: new OneLinePerRequest(),
+    // fastify's own 503 body while closing is not our error body; the routes answer instead
+    // (the stream route reports 503 browser_unavailable once the hub is closed).
+    return503OnClosing: false,
+    // One `details` entry per problem, and unknown fields rejected rather than silently dropped.
+    ajv: { customOptions: { allErrors: true, removeAdditional: false } },
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
+  });
+
+  installErrorHandling(app);
+  const auth = new BearerAuth(deps.tokens);
+  registerHealthRoutes(app, deps);
+  registerBrowserRoutes(app, deps, auth);
+  registerTelemetryRoutes(app, deps, auth);
+
+  // Open SSE responses would keep server.close() waiting forever: end them (after flushing)
+  // before the server stops.
+  app.addHook('preClose', async () => {
+    await deps.hub.closeAll();
+  });
+  return app;
+}

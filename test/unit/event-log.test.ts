@@ -1,0 +1,204 @@
+import { describe, expect, it } from 'vitest';
+import type { TelemetryEvent } from '../../injected/schema.ts';
+import { EventLog } from '../../src/stream/event-log.ts';
+import { InvalidLastEventIdError, resolveStartSeq } from '../../src/stream/start-position.ts';
+
+function consoleEvent(text = 'hello'): TelemetryEvent {
+  return {
+    ts: 1_700_000_000_000_000,
+    type: 'console_log',
+    source: { kind: 'cdp', event: 'Runtime.consoleAPICalled' },
+    data: { level: 'log', text, args: [text] },
+  };
+}
+
+function logWith(count: number, options = { maxEvents: 100, maxBytes: 1 << 20 }): EventLog {
+  const log = new EventLog(options);
+  for (let i = 0; i < count; i++) log.append(consoleEvent(`event ${i}`));
+  return log;
+}
+
+describe('EventLog', () => {
+  it('assigns seq 1 to the first event', () => {
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    expect(log.append(consoleEvent())).toBe(1);
+  });
+
+  it('assigns contiguous seqs, one per append', () => {
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    const seqs = Array.from({ length: 25 }, () => log.append(consoleEvent()));
+    expect(seqs).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+  });
+
+  it('reports latestSeq 0 and oldestSeq 1 when empty', () => {
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    expect([log.latestSeq, log.oldestSeq, log.size]).toEqual([0, 1, 0]);
+  });
+
+  it('keeps only the newest maxEvents events', () => {
+    const log = logWith(25, { maxEvents: 10, maxBytes: 1 << 20 });
+    expect([log.oldestSeq, log.latestSeq, log.size]).toEqual([16, 25, 10]);
+  });
+
+  it('keeps retained frames readable across ring growth and wrap-around', () => {
+    const log = logWith(3000, { maxEvents: 2500, maxBytes: 1 << 30 });
+    const seqs = [501, 1200, 2048, 3000].map((seq) => log.frame(seq)?.toString().split('\n')[0]);
+    expect(seqs).toEqual(['id: 501', 'id: 1200', 'id: 2048', 'id: 3000']);
+  });
+
+  it('keeps only the newest events within maxBytes of frame bytes', () => {
+    const probe = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    probe.append(consoleEvent('x'.repeat(100)));
+    const frameSize = probe.frame(1)!.length;
+    const log = new EventLog({ maxEvents: 100, maxBytes: frameSize * 3 + frameSize / 2 });
+    for (let i = 0; i < 10; i++) log.append(consoleEvent('x'.repeat(100)));
+    expect([log.oldestSeq, log.size]).toEqual([8, 3]);
+  });
+
+  it('accounts the byte size of exactly the retained frames', () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1000 });
+    for (let i = 0; i < 10; i++) log.append(consoleEvent('x'.repeat(100)));
+    let sum = 0;
+    for (let seq = log.oldestSeq; seq <= log.latestSeq; seq++) sum += log.frame(seq)!.length;
+    expect(log.byteSize).toBe(sum);
+  });
+
+  it('keeps the newest event even when it alone exceeds maxBytes', () => {
+    const log = new EventLog({ maxEvents: 10, maxBytes: 50 });
+    log.append(consoleEvent('a'));
+    log.append(consoleEvent('y'.repeat(500)));
+    expect([log.oldestSeq, log.latestSeq, log.size]).toEqual([2, 2, 1]);
+  });
+
+  it('counts events evicted by retention', () => {
+    expect(logWith(25, { maxEvents: 10, maxBytes: 1 << 20 }).evictedCount).toBe(15);
+  });
+
+  it('stores the frame as exactly "id: <seq>\\ndata: <envelope>\\n\\n"', () => {
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    const event = consoleEvent('line one\nline two');
+    log.append(event);
+    expect(log.frame(1)!.toString('utf8')).toBe(`id: 1\ndata: ${JSON.stringify({ seq: 1, event })}\n\n`);
+  });
+
+  it('serializes the envelope with seq first and event second', () => {
+    const log = logWith(1);
+    const data = log.frame(1)!.toString('utf8').split('\n')[1]!.slice('data: '.length);
+    expect(Object.keys(JSON.parse(data))).toEqual(['seq', 'event']);
+  });
+
+  it('returns the same Buffer instance on every frame() call and to listeners', () => {
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    let notified: Buffer | undefined;
+    log.onAppend((_seq, frame) => (notified = frame));
+    log.append(consoleEvent());
+    expect(log.frame(1) === log.frame(1) && log.frame(1) === notified).toBe(true);
+  });
+
+  it('serializes each event exactly once', () => {
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    let calls = 0;
+    const event = consoleEvent();
+    Object.defineProperty(event, 'toJSON', { value: () => (calls++, consoleEvent()) });
+    log.append(event);
+    log.frame(1);
+    log.frame(1);
+    expect(calls).toBe(1);
+  });
+
+  it('returns undefined for seqs that are evicted or not yet appended', () => {
+    const log = logWith(25, { maxEvents: 10, maxBytes: 1 << 20 });
+    expect([log.frame(0), log.frame(15), log.frame(26)]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('notifies append listeners synchronously with seq and frame', () => {
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    const seen: number[] = [];
+    log.onAppend((seq) => seen.push(seq));
+    log.append(consoleEvent());
+    log.append(consoleEvent());
+    expect(seen).toEqual([1, 2]);
+  });
+
+  it('stops notifying a listener after it unsubscribes', () => {
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    const seen: number[] = [];
+    const unsubscribe = log.onAppend((seq) => seen.push(seq));
+    log.append(consoleEvent());
+    unsubscribe();
+    log.append(consoleEvent());
+    expect([seen, log.listenerCount]).toEqual([[1], 0]);
+  });
+
+  it('lets a listener unsubscribe during dispatch without skipping the others', () => {
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    const seen: string[] = [];
+    const unsubscribeA = log.onAppend(() => {
+      seen.push('a');
+      unsubscribeA();
+    });
+    log.onAppend(() => seen.push('b'));
+    log.append(consoleEvent());
+    expect(seen).toEqual(['a', 'b']);
+  });
+});
+
+describe('resolveStartSeq', () => {
+  // Retains seqs 16..25.
+  const log = logWith(25, { maxEvents: 10, maxBytes: 1 << 20 });
+
+  it('starts with the next new event when neither Last-Event-ID nor replay is given', () => {
+    expect(resolveStartSeq(log, undefined, false)).toBe(26);
+  });
+
+  it('starts at the oldest retained event for replay=all', () => {
+    expect(resolveStartSeq(log, undefined, true)).toBe(16);
+  });
+
+  it('resumes right after Last-Event-ID', () => {
+    expect(resolveStartSeq(log, '20', false)).toBe(21);
+  });
+
+  it('resumes with new events when Last-Event-ID is the latest seq', () => {
+    expect(resolveStartSeq(log, '25', false)).toBe(26);
+  });
+
+  it('starts at the oldest retained event when Last-Event-ID + 1 has been evicted', () => {
+    expect(resolveStartSeq(log, '3', false)).toBe(16);
+  });
+
+  it('starts at the oldest retained event when Last-Event-ID is newer than the latest seq', () => {
+    expect(resolveStartSeq(log, '99', false)).toBe(16);
+  });
+
+  it('accepts Last-Event-ID 0', () => {
+    expect(resolveStartSeq(logWith(3), '0', false)).toBe(1);
+  });
+
+  it('lets Last-Event-ID win over replay=all', () => {
+    expect(resolveStartSeq(log, '22', true)).toBe(23);
+  });
+
+  it('starts at seq 1 on an empty log whatever the request', () => {
+    const empty = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    expect([resolveStartSeq(empty, undefined, false), resolveStartSeq(empty, undefined, true), resolveStartSeq(empty, '7', false)]).toEqual([1, 1, 1]);
+  });
+
+  it.each(['', '-1', '1.5', ' 3', '3 ', '0x10', '1e3', 'abc', '12345678901234567', '99999999999999999'])(
+    'rejects Last-Event-ID %j as invalid_input',
+    (value) => {
+      expect(() => resolveStartSeq(log, value, false)).toThrow(InvalidLastEventIdError);
+    },
+  );
+
+  it('rejects with code invalid_input and status 400', () => {
+    const error = (() => {
+      try {
+        resolveStartSeq(log, 'x', false);
+      } catch (e) {
+        return e as InvalidLastEventIdError;
+      }
+    })();
+    expect([error?.code, error?.status]).toEqual(['invalid_input', 400]);
+  });
+});
