@@ -1,7 +1,8 @@
 // Console category translators (SPEC §6.4): Runtime.consoleAPICalled and Runtime.exceptionThrown
 // params in, console_log / console_error data out, with the field caps of SPEC §6.6 applied.
 // Hot path: a busy tab logs 10k+ messages per second, so the common case allocates only the
-// output and never serializes.
+// output and never serializes. The output shares stack frames with `params`, and the rare cut to
+// fit maxEventDataBytes edits them in place: treat `params` as consumed.
 
 import type { Protocol } from 'devtools-protocol';
 import type { ConsoleErrorData, ConsoleLogData, EventContext } from '../../injected/schema.ts';
