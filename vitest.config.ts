@@ -7,5 +7,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    reporters: ['default', 'json'],
+    outputFile: { json: '.tmp/vitest-report.json' },
   },
 });
