@@ -165,7 +165,7 @@ export class TargetManager {
     if (target.type === 'page' || target.type === 'iframe') {
       const autoAttach = target.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: CHILD_FILTER });
       autoAttach.catch((err: Error) => {
-        if (!target.isDetached) this.observer.setupFailed(target, 'Target.setAutoAttach', err);
+        if (!target.isDetached && !/not found|closed/i.test(err.message)) this.observer.setupFailed(target, 'Target.setAutoAttach', err);
       });
       setups.push(autoAttach);
     }

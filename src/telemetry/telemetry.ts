@@ -230,8 +230,8 @@ export class Telemetry implements TargetObserver {
 
   private setUpStep<T>(target: AttachedTarget, step: string, command: Promise<T>): Promise<T | undefined> {
     return command.catch((err: Error) => {
-      // A target that went away during setup loses nothing.
-      if (!target.isDetached) this.setupFailed(target, step, err);
+      // A target that went away during setup loses nothing (its detach event may come later).
+      if (!target.isDetached && !isTargetGone(err)) this.setupFailed(target, step, err);
       return undefined;
     });
   }
@@ -250,4 +250,9 @@ export class Telemetry implements TargetObserver {
     if (truncated) event.truncated = true;
     this.sink.append(event);
   }
+}
+
+/** Errors CDP gives for a command whose target closed or detached meanwhile. */
+export function isTargetGone(err: Error): boolean {
+  return /session with given id not found|target closed|no target with given id|websocket connection closed|cdp connection closed/i.test(err.message);
 }
