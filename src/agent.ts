@@ -85,7 +85,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     logger,
     session: {
       createdAt,
-      telemetryConfig: () => telemetry!.currentConfig,
+      telemetryConfig: () => telemetry!.config,
       cdpConnected: () => connection!.isConnected,
       isTerminated: () => terminated,
     },

@@ -17,6 +17,8 @@ export class TargetState {
   readonly frames = new Map<string, FrameState>();
   /** Runtime execution context id → frame id (this session's contexts only). */
   readonly contextFrames = new Map<number, string>();
+  /** Until `Runtime.enable` answers, Runtime events are the target's replayed history. */
+  runtimeReplaying = false;
   /** The CDP metadata block of `source`, built once per target. */
   readonly sourceMetadata: { cdp_session_id: string; target_id: string; target_type: string };
 

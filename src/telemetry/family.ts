@@ -1,0 +1,62 @@
+// The contract between the telemetry core (telemetry.ts) and the event families (console, page,
+// network, interaction). A family owns its CDP handlers, its per-target setup and its per-tab
+// machines; the core owns targets, context, configuration and emission.
+
+import type { Protocol } from 'devtools-protocol';
+import type { Logger } from 'pino';
+import type { Category, EventDataByType, EventSource, EventType, TelemetryEvent } from '../../injected/schema.ts';
+import type { CdpConnection, EventName, EventParams } from '../browser/cdp-connection.ts';
+import type { AttachedTarget } from '../browser/target-manager.ts';
+import type { Limits } from '../limits.ts';
+import type { BrowserClock } from './clock.ts';
+import type { EventContextTracker, TargetState } from './event-context.ts';
+import type { TelemetryConfig } from './telemetry-config.ts';
+
+export type StateHandler<E extends EventName> = (params: EventParams<E>, state: TargetState) => void;
+
+/** What the core offers every family. */
+export interface FamilyHost {
+  readonly connection: CdpConnection;
+  readonly tracker: EventContextTracker;
+  readonly clock: BrowserClock;
+  readonly limits: Limits;
+  readonly logger: Logger;
+  readonly config: TelemetryConfig;
+  /** Register a CDP event handler; it runs only for events of attached targets. */
+  handle<E extends EventName>(event: E, handler: StateHandler<E>): void;
+  isOn(category: Category): boolean;
+  /**
+   * Admit an event to the log. `method` is the CDP method that caused it (undefined: an agent
+   * event); `origin` gives the source metadata (the target's, or an explicit block).
+   */
+  emit<T extends EventType>(
+    type: T,
+    ts: number,
+    data: EventDataByType[T],
+    truncated: boolean,
+    method: string | undefined,
+    origin?: TargetState | EventSource['metadata'],
+  ): void;
+  /** Wrap a setup command: a failure that loses telemetry becomes monitor_init_failed. */
+  setUpStep<T>(target: AttachedTarget, step: string, command: Promise<T>): Promise<T | undefined>;
+}
+
+export interface TelemetryFamily {
+  /** Register CDP handlers (called once). */
+  start(host: FamilyHost): void;
+  /**
+   * Commands for a freshly attached target, sent now and not awaited (the target is resumed
+   * right after). Page and Runtime are enabled by the core before these.
+   */
+  setUpTarget?(state: TargetState): Array<Promise<unknown>>;
+  targetDetached?(state: TargetState): void;
+  /**
+   * A frame of `state`'s target committed a new document (reported once per frame and loader).
+   * When `isTabMainFrame`, the tab's nav_seq was just incremented: reset per-tab machines.
+   */
+  frameNavigated?(state: TargetState, frame: Protocol.Page.Frame, isTabMainFrame: boolean): void;
+  /** Release timers and listeners. */
+  dispose(): void;
+}
+
+export type { TelemetryEvent };
