@@ -2,14 +2,16 @@
 // Chromium → browser/ → telemetry/ → stream/ → http/.
 
 import pino, { type Logger } from 'pino';
-import { CdpConnection, resolveBrowserWsUrl } from './browser/cdp-connection.ts';
-import { ChromiumProcess, findChromium } from './browser/chromium-launcher.ts';
+import { BrowserLink, type BrowserLinkListener } from './browser/browser-link.ts';
+import type { CdpConnection } from './browser/cdp-connection.ts';
 import { TargetManager } from './browser/target-manager.ts';
 import { resolveConfig, type Config, type ConfigOptions } from './config.ts';
 import { createHttpServer } from './http/server.ts';
 import { EventLog } from './stream/event-log.ts';
 import { StreamHub } from './stream/stream-hub.ts';
 import { BrowserClock } from './telemetry/clock.ts';
+import { Monitor } from './telemetry/monitor.ts';
+import { mergeTelemetryConfig, type TelemetryConfig, type TelemetryConfigPatch } from './telemetry/telemetry-config.ts';
 import { Telemetry, TelemetryMemory } from './telemetry/telemetry.ts';
 
 export interface StartAgentOptions extends ConfigOptions {
@@ -23,10 +25,23 @@ export interface Agent {
   readonly sessionId: string;
   /** The effective configuration (tokens included). */
   readonly config: Config;
-  /** The browser's DevTools websocket URL (for tools that drive the same browser). */
+  /** The browser's DevTools websocket URL of the current connection. */
   readonly browserWsUrl: string;
-  /** Ends every stream after flushing, closes CDP and (embedded mode) the browser. Idempotent. */
+  /** Embedded mode: the browser's process id (it changes when the browser is relaunched). */
+  readonly browserPid: number | undefined;
+  readonly cdpConnected: boolean;
+  /**
+   * Ends the session: every stream gets the events already admitted, then ends; CDP is closed;
+   * the embedded browser is stopped. The HTTP server stops too. Idempotent.
+   */
   close(): Promise<void>;
+}
+
+/** The parts that live exactly as long as one CDP connection. */
+interface ConnectionScope {
+  connection: CdpConnection;
+  telemetry: Telemetry;
+  targets: TargetManager;
 }
 
 export async function startAgent(options: StartAgentOptions = {}): Promise<Agent> {
@@ -38,44 +53,66 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   const hub = new StreamHub(eventLog, { keepaliveMs: config.keepaliveMs });
   const clock = new BrowserClock();
   const memory = new TelemetryMemory();
+  let telemetryConfig: TelemetryConfig = config.telemetry;
+  const monitor = new Monitor(eventLog, clock, () => telemetryConfig);
 
-  let chromium: ChromiumProcess | undefined;
-  let connection: CdpConnection | undefined;
-  let telemetry: Telemetry | undefined;
-  let targets: TargetManager | undefined;
+  let scope: ConnectionScope | undefined;
   let terminated = false;
 
-  const closeBrowserSide = async (): Promise<void> => {
-    targets?.dispose();
-    telemetry?.dispose();
-    await connection?.close();
-    await chromium?.close();
+  const dropScope = () => {
+    scope?.targets.dispose();
+    scope?.telemetry.dispose();
+    scope = undefined;
   };
 
-  let browserWsUrl: string;
-  try {
-    if (config.cdpUrl === undefined) {
-      chromium = await ChromiumProcess.launch({ executablePath: findChromium(config.chromePath) });
-      browserWsUrl = chromium.browserWsUrl;
-    } else {
-      browserWsUrl = await resolveBrowserWsUrl(config.cdpUrl);
-    }
-    connection = await CdpConnection.connect(browserWsUrl);
-    const conn = connection;
-    conn.onDisconnect(() => {
-      if (terminated) return;
-      const reason = chromium?.hasExited ? 'browser_closed' : 'socket_closed';
-      logger.warn({ reason }, 'CDP connection lost');
-      telemetry?.emitMonitor('monitor_disconnected', { reason });
-    });
-    telemetry = new Telemetry(conn, eventLog, { config: config.telemetry, limits: config.limits, logger, memory, clock });
-    telemetry.start();
-    targets = new TargetManager(conn, telemetry, logger);
-    await targets.start();
-  } catch (err) {
-    await closeBrowserSide();
-    throw err;
-  }
+  const listener: BrowserLinkListener = {
+    async attached(connection) {
+      dropScope();
+      // Fresh state machines for every connection; memory (tabs announced, console watermarks)
+      // carries over so a reconnect repeats nothing.
+      const telemetry = new Telemetry(connection, eventLog, { config: telemetryConfig, limits: config.limits, logger, memory, clock, monitor });
+      telemetry.start();
+      const targets = new TargetManager(connection, telemetry, logger);
+      try {
+        await targets.start();
+      } catch (err) {
+        targets.dispose();
+        telemetry.dispose();
+        monitor.emit('monitor_init_failed', { step: 'Target.setAutoAttach', error: (err as Error).message });
+        throw err;
+      }
+      scope = { connection, telemetry, targets };
+    },
+    lost(reason) {
+      dropScope();
+      monitor.emit('monitor_disconnected', { reason });
+    },
+    reconnected(durationMs) {
+      monitor.emit('monitor_reconnected', { reconnect_duration_ms: durationMs });
+    },
+    reconnectFailed(attempts) {
+      monitor.emit('monitor_reconnect_failed', { reason: 'reconnect_exhausted', attempts });
+    },
+    initialConnectFailed(error) {
+      monitor.emit('monitor_init_failed', { step: 'connect', error: error.message });
+    },
+  };
+
+  const link = await BrowserLink.start({ cdpUrl: config.cdpUrl, chromePath: config.chromePath, logger }, listener);
+
+  /** Terminate the session (DELETE, signal, close()). */
+  let terminating: Promise<void> | undefined;
+  const terminate = (closeBrowser: boolean): Promise<void> => {
+    terminating ??= (async () => {
+      terminated = true;
+      // Streams first: every admitted event is flushed, then each response ends.
+      await hub.closeAll();
+      dropScope();
+      await link.close(closeBrowser);
+      logger.info({ session_id: config.sessionId }, 'session terminated');
+    })();
+    return terminating;
+  };
 
   const app = createHttpServer({
     sessionId: config.sessionId,
@@ -85,9 +122,17 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     logger,
     session: {
       createdAt,
-      telemetryConfig: () => telemetry!.config,
-      cdpConnected: () => connection!.isConnected,
+      telemetryConfig: () => telemetryConfig,
+      cdpConnected: () => link.isConnected,
       isTerminated: () => terminated,
+      updateTelemetry: (patch: TelemetryConfigPatch) => {
+        telemetryConfig = mergeTelemetryConfig(telemetryConfig, patch);
+        scope?.telemetry.setConfig(telemetryConfig);
+        logger.info({ telemetry: telemetryConfig }, 'telemetry config changed');
+        return telemetryConfig;
+      },
+      // DELETE /browsers/{id}: in attached mode the browser itself is closed too (SPEC §10).
+      terminate: () => terminate(true),
     },
   });
   let url: string;
@@ -98,23 +143,31 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     url = `http://${host}:${port}`;
   } catch (err) {
-    await closeBrowserSide();
+    await link.close(false);
     throw err;
   }
-  logger.info({ url, session_id: config.sessionId, mode: chromium ? 'embedded' : 'attached' }, 'listening');
+  logger.info({ url, session_id: config.sessionId, mode: link.isEmbedded ? 'embedded' : 'attached' }, 'listening');
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
-    closing ??= (async () => {
-      terminated = true;
-      // Streams first: every admitted event is flushed, then each response ends.
-      await hub.closeAll();
-      await app.close();
-      await closeBrowserSide();
-      logger.info('stopped');
-    })();
+    // A signal or close() leaves an attached browser running: the agent does not own it.
+    closing ??= terminate(false).then(() => app.close());
     return closing;
   };
 
-  return { url, sessionId: config.sessionId, config, browserWsUrl, close };
+  return {
+    url,
+    sessionId: config.sessionId,
+    config,
+    get browserWsUrl() {
+      return link.browserWsUrl;
+    },
+    get browserPid() {
+      return link.browserPid;
+    },
+    get cdpConnected() {
+      return link.isConnected;
+    },
+    close,
+  };
 }

@@ -1,9 +1,12 @@
-// The browser object (SPEC §3): GET /browsers/{id}. PATCH and DELETE join here.
+// The browser object (SPEC §3): GET, PATCH (telemetry config, SPEC §7) and DELETE (SPEC §10)
+// /browsers/{id}.
 
 import type { FastifyInstance } from 'fastify';
-import type { TelemetryConfig } from '../telemetry/telemetry-config.ts';
+import { validateTelemetryPatch, type TelemetryConfig, type TelemetryConfigPatch } from '../telemetry/telemetry-config.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
+import { invalidInput, type ErrorDetail } from './errors.ts';
+import { noRetryOnFailure } from './no-retry.ts';
 import type { HttpDeps } from './session-view.ts';
 
 /** Never carries `base_url` or `jwt`: clients must not route around the gateway. */
@@ -27,10 +30,50 @@ export function browserObject(deps: HttpDeps): BrowserObject {
   };
 }
 
+/** Validates a PATCH body: `{ "telemetry": {...} }` and nothing else. Throws 400 invalid_input. */
+export function parseBrowserPatch(body: unknown): TelemetryConfigPatch {
+  const details: ErrorDetail[] = [];
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalidInput('the body must be a JSON object', [{ code: 'invalid_input', message: 'must be an object', field: '$' }]);
+  }
+  for (const key of Object.keys(body)) {
+    if (key !== 'telemetry') details.push({ code: 'invalid_input', message: 'unknown key', field: key });
+  }
+  const telemetry = (body as { telemetry?: unknown }).telemetry;
+  if (telemetry === undefined) {
+    details.push({ code: 'invalid_input', message: 'is required', field: 'telemetry' });
+  } else {
+    for (const problem of validateTelemetryPatch(telemetry, 'telemetry')) {
+      details.push({ code: 'invalid_input', message: problem.message, field: problem.field });
+    }
+  }
+  if (details.length > 0) throw invalidInput('invalid browser update', details);
+  return telemetry as TelemetryConfigPatch;
+}
+
 export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
   app.get(
     '/browsers/:id',
     { onRequest: browserGuard(deps, auth, 'telemetry:read'), schema: { params: browserParamsSchema } },
     async () => browserObject(deps),
+  );
+
+  app.patch(
+    '/browsers/:id',
+    { onRequest: browserGuard(deps, auth, 'telemetry:write'), schema: { params: browserParamsSchema } },
+    async (request) => {
+      const patch = parseBrowserPatch(request.body);
+      deps.session.updateTelemetry(patch);
+      return browserObject(deps);
+    },
+  );
+
+  app.delete(
+    '/browsers/:id',
+    { onRequest: browserGuard(deps, auth, 'browser:delete'), schema: { params: browserParamsSchema }, onSend: noRetryOnFailure },
+    async (_request, reply) => {
+      await deps.session.terminate();
+      return reply.code(204).send();
+    },
   );
 }

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { TokenGrant } from '../config.ts';
 import type { EventLog } from '../stream/event-log.ts';
 import type { StreamHub } from '../stream/stream-hub.ts';
-import type { TelemetryConfig } from '../telemetry/telemetry-config.ts';
+import type { TelemetryConfig, TelemetryConfigPatch } from '../telemetry/telemetry-config.ts';
 
 export interface SessionView {
   createdAt: Date;
@@ -13,6 +13,10 @@ export interface SessionView {
   cdpConnected(): boolean;
   /** True once the session was deleted or the agent is shutting down. */
   isTerminated(): boolean;
+  /** Merge a validated patch into the telemetry config and apply it; returns the new config. */
+  updateTelemetry(patch: TelemetryConfigPatch): TelemetryConfig;
+  /** End the session (SPEC §10): flush and end streams, close CDP and the browser. */
+  terminate(): Promise<void>;
 }
 
 export interface HttpDeps {

@@ -60,6 +60,7 @@ export class ConsoleFamily implements TelemetryFamily {
   private isReplayed(state: TargetState, timestampMs: number): boolean {
     const targetId = state.target.targetId;
     const watermark = this.watermarks.get(targetId);
+    if (state.runtimeReplaying && state.dropReplayedHistory) return true;
     if (state.runtimeReplaying && watermark !== undefined && timestampMs <= watermark) return true;
     if (watermark === undefined || timestampMs > watermark) this.watermarks.set(targetId, timestampMs);
     return false;

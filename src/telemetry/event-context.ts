@@ -19,6 +19,14 @@ export class TargetState {
   readonly contextFrames = new Map<number, string>();
   /** Until `Runtime.enable` answers, Runtime events are the target's replayed history. */
   runtimeReplaying = false;
+  /**
+   * Replayed history is dropped whole (Runtime re-enabled by a config change: what was logged
+   * while the category was off is not reported later).
+   */
+  dropReplayedHistory = false;
+  /** CDP domains the core has enabled on this target's session. */
+  pageEnabled = false;
+  runtimeEnabled = false;
   /** The CDP metadata block of `source`, built once per target. */
   readonly sourceMetadata: { cdp_session_id: string; target_id: string; target_type: string };
 
@@ -29,6 +37,10 @@ export class TargetState {
 
 export class EventContextTracker {
   private readonly states = new Map<string, TargetState>();
+
+  all(): IterableIterator<TargetState> {
+    return this.states.values();
+  }
 
   add(target: AttachedTarget): TargetState {
     const state = new TargetState(target);

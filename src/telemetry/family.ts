@@ -51,6 +51,11 @@ export interface TelemetryFamily {
   setUpTarget?(state: TargetState): Array<Promise<unknown>>;
   targetDetached?(state: TargetState): void;
   /**
+   * The telemetry config changed (PATCH): start or stop this family's CDP work on an attached
+   * target, without reconnecting. `host.config` is already `next`.
+   */
+  reconfigure?(state: TargetState, previous: TelemetryConfig, next: TelemetryConfig): Array<Promise<unknown>>;
+  /**
    * A frame of `state`'s target committed a new document (reported once per frame and loader).
    * When `isTabMainFrame`, the tab's nav_seq was just incremented: reset per-tab machines.
    */

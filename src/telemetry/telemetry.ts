@@ -14,11 +14,10 @@ import { ConsoleFamily } from './console-family.ts';
 import { EventContextTracker, TargetState } from './event-context.ts';
 import type { FamilyHost, StateHandler, TelemetryFamily } from './family.ts';
 import { PageFamily } from './page-family.ts';
+import { Monitor, type EventSink, type MonitorType } from './monitor.ts';
 import { isCategoryOn, type TelemetryConfig } from './telemetry-config.ts';
 
-export interface EventSink {
-  append(event: TelemetryEvent): number;
-}
+export type { EventSink } from './monitor.ts';
 
 /**
  * State that outlives one CDP connection, so that a reconnect neither repeats page_tab_opened nor
@@ -37,9 +36,9 @@ export interface TelemetryOptions {
   logger: Logger;
   memory?: TelemetryMemory;
   clock?: BrowserClock;
+  /** Shared with the agent, which emits the connection-level monitor events. */
+  monitor?: Monitor;
 }
-
-type MonitorType = 'monitor_disconnected' | 'monitor_reconnected' | 'monitor_reconnect_failed' | 'monitor_init_failed' | 'monitor_screenshot';
 
 /** Categories whose work needs the Runtime domain (console events; the page script's binding). */
 const RUNTIME_CATEGORIES: readonly Category[] = ['console'];
@@ -51,6 +50,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
   readonly logger: Logger;
   private currentConfig: TelemetryConfig;
   private readonly memory: TelemetryMemory;
+  private readonly monitor: Monitor;
   private readonly disposers: Array<() => void> = [];
   /** Last loader id announced per frame: the parent and the OOPIF session can both report it. */
   private readonly announcedLoaders = new Map<string, string>();
@@ -67,6 +67,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
     this.logger = options.logger;
     this.memory = options.memory ?? new TelemetryMemory();
     this.clock = options.clock ?? new BrowserClock();
+    this.monitor = options.monitor ?? new Monitor(sink, this.clock, () => this.currentConfig);
     this.pageFamily = new PageFamily(this.memory.announcedTabs);
     this.families = [new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily];
   }
@@ -98,27 +99,81 @@ export class Telemetry implements TargetObserver, FamilyHost {
 
   setUpTarget(target: AttachedTarget): Array<Promise<unknown>> {
     const state = this.tracker.add(target);
-    const commands: Array<Promise<unknown>> = [];
+    const commands = this.applyDomains(state, true);
     if (!this.currentConfig.enabled) return commands;
-    if (target.type === 'page' || target.type === 'iframe') {
-      // Page events feed the context (frame URLs, loader ids, nav_seq) of every category.
-      commands.push(this.setUpStep(target, 'Page.enable', target.send('Page.enable')));
-      if (!target.wasWaiting) {
-        // A document that existed before the agent attached: learn its frames now.
-        const tree = target.send('Page.getFrameTree').then(({ frameTree }) => this.tracker.seedFrameTree(state, frameTree));
-        commands.push(tree.catch(() => undefined));
-      }
-    }
-    if (RUNTIME_CATEGORIES.some((c) => this.isOn(c))) {
-      state.runtimeReplaying = true;
-      const enable = target.send('Runtime.enable').finally(() => (state.runtimeReplaying = false));
-      commands.push(this.setUpStep(target, 'Runtime.enable', enable));
-    }
     for (const family of this.families) {
       const more = family.setUpTarget?.(state);
       if (more) commands.push(...more);
     }
     return commands;
+  }
+
+  /**
+   * Apply a new telemetry config to every attached target without reconnecting: domains and
+   * family work are started or stopped; targets attached later are set up with it directly.
+   */
+  setConfig(next: TelemetryConfig): void {
+    const previous = this.currentConfig;
+    this.currentConfig = next;
+    for (const state of this.tracker.all()) {
+      const commands = this.applyDomains(state, false);
+      for (const family of this.families) {
+        const more = family.reconfigure?.(state, previous, next);
+        if (more) commands.push(...more);
+      }
+      void Promise.allSettled(commands);
+    }
+  }
+
+  /**
+   * Enable or disable Page and Runtime on a target to match the config. Page feeds the context
+   * (frame URLs, loader ids, nav_seq) of every category; Runtime serves the categories that need
+   * it. `initial`: the target was just attached (its history is reported per the watermark).
+   */
+  private applyDomains(state: TargetState, initial: boolean): Array<Promise<unknown>> {
+    const target = state.target;
+    const commands: Array<Promise<unknown>> = [];
+    const enabled = this.currentConfig.enabled;
+    const wantPage = enabled && (target.type === 'page' || target.type === 'iframe');
+    const wantRuntime = enabled && RUNTIME_CATEGORIES.some((c) => this.isOn(c));
+    if (wantPage && !state.pageEnabled) {
+      state.pageEnabled = true;
+      commands.push(this.setUpStep(target, 'Page.enable', target.send('Page.enable')));
+      if (!initial || !target.wasWaiting) {
+        // A document that existed before the agent (or Page) looked: learn its frames now.
+        const tree = target.send('Page.getFrameTree').then(({ frameTree }) => this.seedFrames(state, frameTree));
+        commands.push(tree.catch(() => undefined));
+      }
+    } else if (!wantPage && state.pageEnabled) {
+      state.pageEnabled = false;
+      commands.push(target.send('Page.disable').catch(() => undefined));
+    }
+    if (wantRuntime && !state.runtimeEnabled) {
+      state.runtimeEnabled = true;
+      state.runtimeReplaying = true;
+      state.dropReplayedHistory = !initial;
+      const enable = target.send('Runtime.enable').finally(() => {
+        state.runtimeReplaying = false;
+        state.dropReplayedHistory = false;
+      });
+      commands.push(this.setUpStep(target, 'Runtime.enable', enable));
+    } else if (!wantRuntime && state.runtimeEnabled) {
+      state.runtimeEnabled = false;
+      state.contextFrames.clear();
+      commands.push(target.send('Runtime.disable').catch(() => undefined));
+    }
+    return commands;
+  }
+
+  /** Seed frames from a frame tree; a main-frame document we did not see commit is a navigation. */
+  private seedFrames(state: TargetState, tree: Protocol.Page.FrameTree): void {
+    const target = state.target;
+    if (target.type === 'page' && tree.frame.id === target.targetId) {
+      const known = state.frames.get(tree.frame.id);
+      if (known && known.loaderId !== tree.frame.loaderId) state.navSeq++;
+      this.announcedLoaders.set(tree.frame.id, tree.frame.loaderId);
+    }
+    this.tracker.seedFrameTree(state, tree);
   }
 
   targetDetached(target: AttachedTarget): void {
@@ -177,8 +232,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
 
   /** monitor_* events: emitted whenever telemetry is enabled, whatever the categories. */
   emitMonitor(type: MonitorType, data: MonitorData): void {
-    if (!this.currentConfig.enabled) return;
-    this.emit(type, this.clock.nowUs(), data, false, undefined);
+    this.monitor.emit(type, data);
   }
 
   // ---- context --------------------------------------------------------------------------------

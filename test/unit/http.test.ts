@@ -10,7 +10,7 @@ import type { TokenGrant } from '../../src/config.ts';
 import { createHttpServer, type SessionView } from '../../src/http/server.ts';
 import { EventLog } from '../../src/stream/event-log.ts';
 import { StreamHub } from '../../src/stream/stream-hub.ts';
-import { defaultTelemetryConfig, type TelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
+import { mergeTelemetryConfig, defaultTelemetryConfig, type TelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
 
 const SESSION_ID = 'sess_0123456789abcdef';
 const TOKENS: TokenGrant[] = [
@@ -42,6 +42,11 @@ function harness(options: { logger?: pino.Logger } = {}): Harness {
     telemetryConfig: () => state.config,
     cdpConnected: () => state.connected,
     isTerminated: () => state.terminated,
+    updateTelemetry: (patch) => (state.config = mergeTelemetryConfig(state.config, patch)),
+    terminate: async () => {
+      state.terminated = true;
+      await hub.closeAll();
+    },
   };
   const app = createHttpServer({ sessionId: SESSION_ID, tokens: TOKENS, hub, log, session, ...options });
   current = { app, log, hub, state };

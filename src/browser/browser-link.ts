@@ -1,0 +1,230 @@
+// The agent's link to its browser (SPEC §11): the CDP connection, its health probe, the
+// embedded Chromium it owns, and reconnection when any of them is lost. It tells its listener when
+// a connection is up (to follow its targets) and when it is lost; the agent never exits because
+// the browser went away.
+
+import type { Logger } from 'pino';
+import { CdpConnection, resolveBrowserWsUrl } from './cdp-connection.ts';
+import { ChromiumProcess, findChromium } from './chromium-launcher.ts';
+import { Reconnector } from './reconnector.ts';
+
+export type DisconnectReason = 'browser_closed' | 'socket_closed' | 'unresponsive';
+
+export interface BrowserLinkListener {
+  /** A connection is up: follow its targets. A rejection fails this (re)connect attempt. */
+  attached(connection: CdpConnection): Promise<void>;
+  /** The connection was lost: drop everything that belonged to it. */
+  lost(reason: DisconnectReason): void;
+  reconnected(durationMs: number): void;
+  reconnectFailed(attempts: number): void;
+  /** Attached mode only: the browser was not reachable at start-up (attempts go on). */
+  initialConnectFailed(error: Error): void;
+}
+
+export interface BrowserLinkOptions {
+  /** Attached mode endpoint; undefined = embedded mode. */
+  cdpUrl?: string;
+  chromePath?: string;
+  logger: Logger;
+  /** Health probe period and timeout (SPEC §11: 5 s timeout). */
+  probeIntervalMs?: number;
+  probeTimeoutMs?: number;
+}
+
+/** In embedded mode, how long a socket close waits for the process exit that explains it. */
+const EXIT_GRACE_MS = 300;
+
+export class BrowserLink {
+  private current: CdpConnection | undefined;
+  private chromium: ChromiumProcess | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private readonly reconnector: Reconnector;
+  private closed = false;
+  private wsUrl = '';
+  private readonly executablePath: string | undefined;
+
+  private constructor(
+    private readonly options: BrowserLinkOptions,
+    private readonly listener: BrowserLinkListener,
+  ) {
+    this.executablePath = options.cdpUrl === undefined ? findChromium(options.chromePath) : undefined;
+    this.reconnector = new Reconnector(() => this.connect(), {
+      reconnected: (ms) => {
+        options.logger.info({ reconnect_duration_ms: ms }, 'CDP reconnected');
+        listener.reconnected(ms);
+      },
+      exhausted: (attempts) => {
+        options.logger.warn({ attempts }, 'CDP reconnect attempts exhausted; still trying');
+        listener.reconnectFailed(attempts);
+      },
+      attemptFailed: (attempt, err) => options.logger.debug({ attempt, err: err.message }, 'CDP reconnect attempt failed'),
+    });
+  }
+
+  /**
+   * Connect for the first time. Embedded mode: a browser that cannot be launched is an error.
+   * Attached mode: an unreachable browser is reported and attempts go on in the background.
+   */
+  static async start(options: BrowserLinkOptions, listener: BrowserLinkListener): Promise<BrowserLink> {
+    const link = new BrowserLink(options, listener);
+    if (options.cdpUrl === undefined) {
+      await link.connect();
+      return link;
+    }
+    try {
+      await link.connect();
+    } catch (err) {
+      options.logger.warn({ err: (err as Error).message }, 'browser not reachable at start-up; retrying');
+      listener.initialConnectFailed(err as Error);
+      link.reconnector.start();
+    }
+    return link;
+  }
+
+  get connection(): CdpConnection | undefined {
+    return this.current;
+  }
+
+  get isConnected(): boolean {
+    return this.current?.isConnected ?? false;
+  }
+
+  /** The browser's DevTools websocket URL of the current (or last) connection. */
+  get browserWsUrl(): string {
+    return this.wsUrl;
+  }
+
+  /** Embedded mode: the browser process id. */
+  get browserPid(): number | undefined {
+    return this.chromium?.pid;
+  }
+
+  get isEmbedded(): boolean {
+    return this.options.cdpUrl === undefined;
+  }
+
+  /**
+   * Stop for good. `closeBrowser`: in attached mode send `Browser.close` (session deletion); the
+   * embedded browser is always stopped.
+   */
+  async close(closeBrowser: boolean): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.reconnector.stop();
+    this.stopProbe();
+    const connection = this.current;
+    this.current = undefined;
+    if (connection && closeBrowser && !this.isEmbedded) {
+      await withTimeout(connection.send('Browser.close'), 2000).catch(() => undefined);
+    }
+    await connection?.close();
+    await this.chromium?.close();
+  }
+
+  /** One connect attempt: (re)launch or resolve the browser, connect, let the listener attach. */
+  private async connect(): Promise<void> {
+    if (this.closed) throw new Error('closed');
+    let wsUrl: string;
+    if (this.isEmbedded) {
+      if (!this.chromium || this.chromium.hasExited) {
+        await this.chromium?.close();
+        this.chromium = await ChromiumProcess.launch({ executablePath: this.executablePath! });
+        this.watchProcess(this.chromium);
+      }
+      wsUrl = this.chromium.browserWsUrl;
+    } else {
+      // Resolved again on every attempt: a browser restarted on the same port has a new URL.
+      wsUrl = await resolveBrowserWsUrl(this.options.cdpUrl!);
+    }
+    const connection = await CdpConnection.connect(wsUrl);
+    if (this.closed) {
+      await connection.close();
+      throw new Error('closed');
+    }
+    try {
+      await this.listener.attached(connection);
+    } catch (err) {
+      await connection.close();
+      throw err;
+    }
+    this.wsUrl = wsUrl;
+    this.current = connection;
+    connection.onDisconnect(() => void this.onSocketClosed(connection));
+    this.startProbe(connection);
+  }
+
+  private watchProcess(chromium: ChromiumProcess): void {
+    void chromium.waitForExit().then(() => {
+      if (this.chromium === chromium && this.current && !this.closed) this.lose(this.current, 'browser_closed');
+    });
+  }
+
+  private async onSocketClosed(connection: CdpConnection): Promise<void> {
+    if (this.current !== connection || this.closed) return;
+    let reason: DisconnectReason = 'socket_closed';
+    if (this.isEmbedded) {
+      const chromium = this.chromium!;
+      const exited = await Promise.race([chromium.waitForExit().then(() => true), delay(EXIT_GRACE_MS).then(() => false)]);
+      if (exited) reason = 'browser_closed';
+    } else if (!/^wss?:/i.test(this.options.cdpUrl!)) {
+      const reachable = await resolveBrowserWsUrl(this.options.cdpUrl!, 1000).then(() => true, () => false);
+      if (!reachable) reason = 'browser_closed';
+    }
+    this.lose(connection, reason);
+  }
+
+  private lose(connection: CdpConnection, reason: DisconnectReason): void {
+    if (this.current !== connection || this.closed) return;
+    this.current = undefined;
+    this.stopProbe();
+    this.options.logger.warn({ reason }, 'CDP connection lost');
+    void connection.close();
+    if (reason === 'unresponsive' && this.chromium && !this.chromium.hasExited) {
+      // A hung embedded browser is replaced, not waited for.
+      this.chromium.child.kill('SIGKILL');
+    }
+    this.listener.lost(reason);
+    this.reconnector.start();
+  }
+
+  private startProbe(connection: CdpConnection): void {
+    const interval = this.options.probeIntervalMs ?? 5000;
+    const timeout = this.options.probeTimeoutMs ?? 5000;
+    const probe = async () => {
+      this.probeTimer = undefined;
+      if (this.current !== connection) return;
+      const answered = await withTimeout(connection.send('Browser.getVersion'), timeout).then(
+        () => true,
+        (err: Error) => !(err instanceof ProbeTimeout),
+      );
+      if (this.current !== connection) return;
+      if (!answered) {
+        this.lose(connection, 'unresponsive');
+        return;
+      }
+      this.probeTimer = setTimeout(probe, interval);
+      this.probeTimer.unref();
+    };
+    this.probeTimer = setTimeout(probe, interval);
+    this.probeTimer.unref();
+  }
+
+  private stopProbe(): void {
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimer = undefined;
+  }
+}
+
+class ProbeTimeout extends Error {}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ProbeTimeout(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
