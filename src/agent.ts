@@ -5,6 +5,7 @@ import pino, { type Logger } from 'pino';
 import { BrowserLink, type BrowserLinkListener } from './browser/browser-link.ts';
 import type { CdpConnection } from './browser/cdp-connection.ts';
 import { TargetManager } from './browser/target-manager.ts';
+import { ComputerExecutor } from './computer/executor.ts';
 import { resolveConfig, type Config, type ConfigOptions } from './config.ts';
 import { createHttpServer } from './http/server.ts';
 import { EventLog } from './stream/event-log.ts';
@@ -17,6 +18,8 @@ import { Telemetry, TelemetryMemory } from './telemetry/telemetry.ts';
 export interface StartAgentOptions extends ConfigOptions {
   /** A pino logger to use instead of one writing JSON lines to stdout. */
   logger?: Logger;
+  /** Internal timings, shortened by tests; the defaults are the spec's. */
+  timing?: { backoffInitialMs?: number; backoffMaxMs?: number; probeIntervalMs?: number; probeTimeoutMs?: number };
 }
 
 export interface Agent {
@@ -45,7 +48,7 @@ interface ConnectionScope {
 }
 
 export async function startAgent(options: StartAgentOptions = {}): Promise<Agent> {
-  const { logger: givenLogger, ...configOptions } = options;
+  const { logger: givenLogger, timing, ...configOptions } = options;
   const config = resolveConfig(configOptions);
   const logger = givenLogger ?? pino({ level: config.logLevel });
   const createdAt = new Date();
@@ -70,9 +73,18 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       dropScope();
       // Fresh state machines for every connection; memory (tabs announced, console watermarks)
       // carries over so a reconnect repeats nothing.
-      const telemetry = new Telemetry(connection, eventLog, { config: telemetryConfig, limits: config.limits, logger, memory, clock, monitor });
+      let targets: TargetManager | undefined;
+      const telemetry = new Telemetry(connection, eventLog, {
+        config: telemetryConfig,
+        limits: config.limits,
+        logger,
+        memory,
+        clock,
+        monitor,
+        screenshots: { enabled: config.screenshots, activePage: () => targets?.activePage() },
+      });
       telemetry.start();
-      const targets = new TargetManager(connection, telemetry, logger);
+      targets = new TargetManager(connection, telemetry, logger);
       try {
         await targets.start();
       } catch (err) {
@@ -98,7 +110,17 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     },
   };
 
-  const link = await BrowserLink.start({ cdpUrl: config.cdpUrl, chromePath: config.chromePath, logger }, listener);
+  const link = await BrowserLink.start(
+    {
+      cdpUrl: config.cdpUrl,
+      chromePath: config.chromePath,
+      logger,
+      probeIntervalMs: timing?.probeIntervalMs,
+      probeTimeoutMs: timing?.probeTimeoutMs,
+      backoff: { initialMs: timing?.backoffInitialMs ?? 250, maxMs: timing?.backoffMaxMs ?? 5000 },
+    },
+    listener,
+  );
 
   /** Terminate the session (DELETE, signal, close()). */
   let terminating: Promise<void> | undefined;
@@ -120,6 +142,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     hub,
     log: eventLog,
     logger,
+    computer: new ComputerExecutor({ targets: () => scope?.targets, logger }),
+    maxUploadBytes: config.limits.maxUploadBytes,
     session: {
       createdAt,
       telemetryConfig: () => telemetryConfig,

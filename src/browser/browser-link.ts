@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { CdpConnection, resolveBrowserWsUrl } from './cdp-connection.ts';
 import { ChromiumProcess, findChromium } from './chromium-launcher.ts';
-import { Reconnector } from './reconnector.ts';
+import { Reconnector, type Backoff } from './reconnector.ts';
 
 export type DisconnectReason = 'browser_closed' | 'socket_closed' | 'unresponsive';
 
@@ -29,6 +29,8 @@ export interface BrowserLinkOptions {
   /** Health probe period and timeout (SPEC §11: 5 s timeout). */
   probeIntervalMs?: number;
   probeTimeoutMs?: number;
+  /** Reconnect backoff; SPEC §11's 250 ms → 5 s unless a test shortens it. */
+  backoff?: Backoff;
 }
 
 /** In embedded mode, how long a socket close waits for the process exit that explains it. */
@@ -58,7 +60,7 @@ export class BrowserLink {
         listener.reconnectFailed(attempts);
       },
       attemptFailed: (attempt, err) => options.logger.debug({ attempt, err: err.message }, 'CDP reconnect attempt failed'),
-    });
+    }, undefined, options.backoff);
   }
 
   /**

@@ -56,12 +56,13 @@ export const CHROMIUM_FLAGS = [
   '--disable-component-update',
   '--disable-sync',
   '--disable-dev-shm-usage',
-  '--remote-debugging-port=0',
 ];
 
 export interface LaunchOptions {
   executablePath: string;
   extraArgs?: string[];
+  /** DevTools port; 0 (default) lets Chromium pick a free one and print it. */
+  port?: number;
   /** Called with each chunk of Chromium's stderr (it is always drained). */
   onStderr?: (chunk: string) => void;
   timeoutMs?: number;
@@ -104,7 +105,7 @@ export class ChromiumProcess {
 
   static async launch(options: LaunchOptions): Promise<ChromiumProcess> {
     const userDataDir = mkdtempSync(join(tmpdir(), 'bta-chromium-'));
-    const args = [...CHROMIUM_FLAGS, `--user-data-dir=${userDataDir}`, ...(options.extraArgs ?? []), 'about:blank'];
+    const args = [...CHROMIUM_FLAGS, `--remote-debugging-port=${options.port ?? 0}`, `--user-data-dir=${userDataDir}`, ...(options.extraArgs ?? []), 'about:blank'];
     const child = spawn(options.executablePath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     const timeoutMs = options.timeoutMs ?? 20_000;
     try {

@@ -7,9 +7,16 @@ export const BACKOFF_INITIAL_MS = 250;
 export const BACKOFF_MAX_MS = 5000;
 export const ATTEMPTS_BEFORE_EXHAUSTED = 10;
 
+export interface Backoff {
+  initialMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_BACKOFF: Backoff = { initialMs: BACKOFF_INITIAL_MS, maxMs: BACKOFF_MAX_MS };
+
 /** Delay before attempt `n` (1-based): 250, 500, 1000, 2000, 4000, 5000, 5000, ... */
-export function backoffDelay(attempt: number): number {
-  return Math.min(BACKOFF_MAX_MS, BACKOFF_INITIAL_MS * 2 ** Math.max(0, attempt - 1));
+export function backoffDelay(attempt: number, backoff: Backoff = DEFAULT_BACKOFF): number {
+  return Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.max(0, attempt - 1));
 }
 
 export interface ReconnectorEvents {
@@ -32,6 +39,7 @@ export class Reconnector {
     private readonly tryConnect: () => Promise<void>,
     private readonly events: ReconnectorEvents,
     private readonly now: () => number = () => performance.now(),
+    private readonly backoff: Backoff = DEFAULT_BACKOFF,
   ) {}
 
   get isRunning(): boolean {
@@ -56,7 +64,7 @@ export class Reconnector {
   }
 
   private scheduleNext(): void {
-    const delay = backoffDelay(this.attempt + 1);
+    const delay = backoffDelay(this.attempt + 1, this.backoff);
     this.timer = setTimeout(() => void this.runAttempt(), delay);
   }
 

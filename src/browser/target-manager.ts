@@ -61,6 +61,13 @@ export interface TargetObserver {
   setupFailed(target: AttachedTarget, step: string, error: Error): void;
 }
 
+/**
+ * Extra per-target setup (e.g. the hidden-cursor style of the computer actions): called for every
+ * newly attached target after the observer's setup and before the resume, with the same contract
+ * as `TargetObserver.setUpTarget` (send now, return the promises, do not await).
+ */
+export type TargetSetupHook = (target: AttachedTarget) => Array<Promise<unknown>>;
+
 type AutoAttachFilter = Protocol.Target.TargetFilter;
 
 // The custom filter must exclude `tab` and end with `{}`; the two headless WebUI targets are
@@ -84,6 +91,7 @@ export class TargetManager {
   private disposed = false;
   /** Page targets in focus order, most recent last. */
   private pageOrder: string[] = [];
+  private readonly setupHooks = new Set<TargetSetupHook>();
 
   constructor(
     private readonly connection: CdpConnection,
@@ -127,6 +135,12 @@ export class TargetManager {
     return undefined;
   }
 
+  /** Run `hook` on every target attached from now on; returns its removal. */
+  addSetupHook(hook: TargetSetupHook): () => void {
+    this.setupHooks.add(hook);
+    return () => this.setupHooks.delete(hook);
+  }
+
   /** Resolves once every setup started so far has settled (used by tests and shutdown). */
   async idle(): Promise<void> {
     while (this.pendingSetups.size > 0) await Promise.allSettled([...this.pendingSetups]);
@@ -161,6 +175,13 @@ export class TargetManager {
     } catch (err) {
       setups = [];
       this.observer.setupFailed(target, 'setup', err as Error);
+    }
+    for (const hook of this.setupHooks) {
+      try {
+        setups.push(...hook(target));
+      } catch (err) {
+        this.logger.warn({ target_id: target.targetId, err: (err as Error).message }, 'target setup hook failed');
+      }
     }
     if (target.type === 'page' || target.type === 'iframe') {
       const autoAttach = target.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: CHILD_FILTER });

@@ -4,7 +4,9 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { BearerAuth } from './auth.ts';
 import { registerBrowserRoutes } from './browser-routes.ts';
+import { registerComputerRoutes } from './computer-routes.ts';
 import { handleClientError, handleFrameworkError, installErrorHandling } from './error-handler.ts';
+import { registerFsRoutes } from './fs-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { OneLinePerRequest, requestLogger } from './request-log.ts';
 import type { HttpDeps } from './session-view.ts';
@@ -30,6 +32,11 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
   registerHealthRoutes(app, deps);
   registerBrowserRoutes(app, deps, auth);
   registerTelemetryRoutes(app, deps, auth);
+  registerComputerRoutes(app, deps, auth);
+  registerFsRoutes(app, deps, auth);
+
+  // write_file streams its body to disk: the parser hands the request stream over unread.
+  app.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
 
   // Open SSE responses would keep server.close() waiting forever: end them (after flushing)
   // before the server stops.

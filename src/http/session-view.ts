@@ -2,6 +2,7 @@
 // telemetry/: agent.ts adapts the real objects to this view.
 
 import type { Logger } from 'pino';
+import type { BatchRunner } from '../computer/executor.ts';
 import type { TokenGrant } from '../config.ts';
 import type { EventLog } from '../stream/event-log.ts';
 import type { StreamHub } from '../stream/stream-hub.ts';
@@ -28,4 +29,8 @@ export interface HttpDeps {
   session: SessionView;
   /** Request logging goes here; none when absent. */
   logger?: Logger;
+  /** Runs computer batches (SPEC §8); the batch route answers 503 without it. */
+  computer?: BatchRunner;
+  /** write_file body limit (SPEC §9); DEFAULT_LIMITS.maxUploadBytes when absent. */
+  maxUploadBytes?: number;
 }

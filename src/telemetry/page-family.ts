@@ -1,15 +1,24 @@
-// Page family (SPEC §6.4): navigations, DOMContentLoaded, load, tabs opened.
+// Page family (SPEC §6.4): navigations, DOMContentLoaded, load, tabs opened, and the per-tab
+// settle machines (SPEC §6.5) that turn DOMContentLoaded, load and the page script's layout
+// shifts into page_layout_settled and page_navigation_settled.
 
 import type { Protocol } from 'devtools-protocol';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
+import { LayoutSettleMachine, systemScheduler, type Scheduler } from './layout-settle.ts';
+import { NavigationSettleMachine } from './navigation-settle.ts';
 import { translateFrameNavigated, translatePageTiming, translateTabOpened } from './page.ts';
 
 export class PageFamily implements TelemetryFamily {
   private host!: FamilyHost;
+  /** Per tab (page target session id): its settle machines. */
+  private readonly settles = new Map<string, TabSettle>();
 
   /** Tabs already announced with page_tab_opened (for the agent's lifetime). */
-  constructor(private readonly announcedTabs: Set<string>) {}
+  constructor(
+    private readonly announcedTabs: Set<string>,
+    private readonly scheduler: Scheduler = systemScheduler,
+  ) {}
 
   start(host: FamilyHost): void {
     this.host = host;
@@ -17,7 +26,9 @@ export class PageFamily implements TelemetryFamily {
     host.handle('Page.loadEventFired', (p, s) => this.onTiming('page_load', 'Page.loadEventFired', p.timestamp, s));
   }
 
-  frameNavigated(state: TargetState, frame: Protocol.Page.Frame): void {
+  frameNavigated(state: TargetState, frame: Protocol.Page.Frame, isTabMainFrame: boolean): void {
+    // A new top-level navigation resets the tab's machines; their pending timers become stale.
+    if (isTabMainFrame) this.settles.get(state.target.sessionId)?.navigate(state.navSeq);
     if (!this.host.isOn('page')) return;
     this.host.emit('page_navigation', this.host.clock.nowUs(), translateFrameNavigated(frame, state.target), false, 'Page.frameNavigated', state);
   }
@@ -31,11 +42,72 @@ export class PageFamily implements TelemetryFamily {
     this.host.emit('page_tab_opened', this.host.clock.nowUs(), event, false, 'Target.targetCreated', { target_id: info.targetId, target_type: info.type });
   }
 
-  dispose(): void {}
+  /** A page_layout_shift reported by any frame of the tab that contains `state`'s target. */
+  layoutShift(state: TargetState): void {
+    const tab = state.target.tab && this.host.tracker.get(state.target.tab.sessionId);
+    if (tab) this.settleOf(tab).layout.layoutShift(tab.navSeq);
+  }
+
+  targetDetached(state: TargetState): void {
+    this.settles.get(state.target.sessionId)?.dispose();
+    this.settles.delete(state.target.sessionId);
+  }
+
+  dispose(): void {
+    for (const settle of this.settles.values()) settle.dispose();
+    this.settles.clear();
+  }
 
   private onTiming(type: 'page_dom_content_loaded' | 'page_load', method: string, timestamp: number, state: TargetState): void {
     if (!this.host.isOn('page')) return;
     const data = translatePageTiming(timestamp, this.host.tracker.contextOf(state));
     this.host.emit(type, this.host.clock.fromMonotonicSeconds(timestamp), data, false, method, state);
+    // The tab's own document only: an out-of-process iframe's load is reported on its session.
+    if (state.target.type !== 'page') return;
+    const settle = this.settleOf(state);
+    if (type === 'page_dom_content_loaded') settle.navigation.domContentLoaded(state.navSeq);
+    else settle.layout.load(state.navSeq);
+  }
+
+  private settleOf(tab: TargetState): TabSettle {
+    let settle = this.settles.get(tab.target.sessionId);
+    if (!settle) {
+      settle = new TabSettle(tab.navSeq, this.scheduler, (type) => this.emitSettled(type, tab));
+      this.settles.set(tab.target.sessionId, settle);
+    }
+    return settle;
+  }
+
+  private emitSettled(type: 'page_layout_settled' | 'page_navigation_settled', tab: TargetState): void {
+    if (!this.host.isOn('page') || tab.target.isDetached) return;
+    this.host.emit(type, this.host.clock.nowUs(), this.host.tracker.contextOf(tab), false, undefined);
+  }
+}
+
+/** One tab's settle machines: layout settled feeds navigation settled. */
+class TabSettle {
+  readonly layout: LayoutSettleMachine;
+  readonly navigation: NavigationSettleMachine;
+
+  constructor(navSeq: number, scheduler: Scheduler, emit: (type: 'page_layout_settled' | 'page_navigation_settled') => void) {
+    this.navigation = new NavigationSettleMachine(() => emit('page_navigation_settled'), navSeq);
+    this.layout = new LayoutSettleMachine(
+      (navigation) => {
+        emit('page_layout_settled');
+        this.navigation.layoutSettled(navigation);
+      },
+      scheduler,
+      navSeq,
+    );
+  }
+
+  navigate(navSeq: number): void {
+    this.layout.navigate(navSeq);
+    this.navigation.navigate(navSeq);
+  }
+
+  dispose(): void {
+    this.layout.dispose();
+    this.navigation.dispose();
   }
 }

@@ -13,7 +13,10 @@ import { BrowserClock } from './clock.ts';
 import { ConsoleFamily } from './console-family.ts';
 import { EventContextTracker, TargetState } from './event-context.ts';
 import type { FamilyHost, StateHandler, TelemetryFamily } from './family.ts';
+import { NetworkFamily } from './network-family.ts';
 import { PageFamily } from './page-family.ts';
+import { PageScriptFamily } from './page-script-family.ts';
+import { ScreenshotFamily, type ScreenshotOptions } from './screenshot-family.ts';
 import { Monitor, type EventSink, type MonitorType } from './monitor.ts';
 import { isCategoryOn, type TelemetryConfig } from './telemetry-config.ts';
 
@@ -38,10 +41,12 @@ export interface TelemetryOptions {
   clock?: BrowserClock;
   /** Shared with the agent, which emits the connection-level monitor events. */
   monitor?: Monitor;
+  /** monitor_screenshot capture; absent = none. */
+  screenshots?: Omit<ScreenshotOptions, 'monitor'>;
 }
 
 /** Categories whose work needs the Runtime domain (console events; the page script's binding). */
-const RUNTIME_CATEGORIES: readonly Category[] = ['console'];
+const RUNTIME_CATEGORIES: readonly Category[] = ['console', 'page', 'interaction'];
 
 export class Telemetry implements TargetObserver, FamilyHost {
   readonly tracker = new EventContextTracker();
@@ -69,7 +74,9 @@ export class Telemetry implements TargetObserver, FamilyHost {
     this.clock = options.clock ?? new BrowserClock();
     this.monitor = options.monitor ?? new Monitor(sink, this.clock, () => this.currentConfig);
     this.pageFamily = new PageFamily(this.memory.announcedTabs);
-    this.families = [new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily];
+    const pageScript = new PageScriptFamily((state) => this.pageFamily.layoutShift(state));
+    this.families = [new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily, pageScript, new NetworkFamily()];
+    if (options.screenshots) this.families.push(new ScreenshotFamily({ ...options.screenshots, monitor: this.monitor }));
   }
 
   get config(): TelemetryConfig {

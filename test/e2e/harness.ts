@@ -8,10 +8,14 @@ import type { Envelope, EventType, TelemetryEvent } from '../../injected/schema.
 
 // ---- fixture server ---------------------------------------------------------------------------
 
+/** Answers a request itself (status, headers, timing, streaming); used instead of `body`. */
+export type RouteHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
 export interface Route {
   body: string;
   type?: string;
   headers?: Record<string, string>;
+  handler?: RouteHandler;
 }
 
 /** Serves `routes` on 127.0.0.1; the same port answers as `localhost` (another site). */
@@ -22,6 +26,10 @@ export class FixtureServer {
     const route = this.routes.get(path);
     if (!route) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    if (route.handler) {
+      route.handler(req, res);
       return;
     }
     res.writeHead(200, { 'content-type': route.type ?? 'text/html; charset=utf-8', ...route.headers }).end(route.body);
@@ -46,6 +54,12 @@ export class FixtureServer {
 
   route(path: string, body: string, type?: string, headers?: Record<string, string>): string {
     this.routes.set(path, { body, type, headers });
+    return this.url(path);
+  }
+
+  /** A dynamic route: `handler` answers every request to `path`. */
+  handle(path: string, handler: RouteHandler): string {
+    this.routes.set(path, { body: '', handler });
     return this.url(path);
   }
 
@@ -230,6 +244,23 @@ export class Driver {
   async newTab(): Promise<Tab> {
     const { targetId } = (await this.send('Target.createTarget', { url: 'about:blank' })) as { targetId: string };
     return this.attach(targetId);
+  }
+
+  /** Resolves with the params of the next `method` event on `sessionId`. */
+  waitForCdpEvent(method: string, sessionId: string, timeoutMs = 10_000): Promise<any> {
+    return new Promise((resolve, reject) => {
+      const emitter = this.client as unknown as import('node:events').EventEmitter;
+      const event = `${method}.${sessionId}`;
+      const timer = setTimeout(() => {
+        emitter.off(event, onEvent);
+        reject(new Error(`no ${method} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const onEvent = (params: unknown) => {
+        clearTimeout(timer);
+        resolve(params);
+      };
+      emitter.once(event, onEvent);
+    });
   }
 
   async attach(targetId: string): Promise<Tab> {

@@ -1,0 +1,297 @@
+// Runs a validated batch (SPEC §8): actions in order on the active tab through CDP Input.*,
+// stopping at the first failure; batches of the session run one at a time. A failure is a
+// BatchFailure carrying the index of the failed action and how many completed; the http layer
+// turns it into 422 action_failed or 500.
+
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import {
+  DEFAULTS,
+  type Action,
+  type ClickMouseAction,
+  type DragMouseAction,
+  type MoveMouseAction,
+  type PressKeyAction,
+  type ScrollAction,
+  type TypeTextAction,
+} from './batch-schema.ts';
+import { CursorVisibility } from './cursor.ts';
+import { TabInput, type PointerState } from './input.ts';
+import { holdKey, keyForCharacter, parseCombo, type KeyDefinition } from './keysyms.ts';
+import { autoMotionMs, distance, linearSteps, pathLength, smoothPath, smoothSteps, type Point, type TimedPoint } from './motion.ts';
+import { isGoneError, type InputTarget, type TargetSource } from './targets.ts';
+
+/** One wheel unit, in CSS px (SPEC §8). */
+export const WHEEL_UNIT_PX = 100;
+
+/** Why an action failed: a machine-readable reason and whether it is the caller's (422) or ours (500). */
+export type FailureReason =
+  | 'no_open_tab'
+  | 'outside_viewport'
+  | 'target_closed'
+  | 'browser_disconnected'
+  | 'aborted'
+  | 'cdp_error';
+
+/** A batch stopped at `index`; `completed` actions ran before it. */
+export class BatchFailure extends Error {
+  override name = 'BatchFailure';
+
+  constructor(
+    readonly index: number,
+    readonly kind: Action['type'],
+    readonly reason: FailureReason,
+    message: string,
+    readonly completed: number,
+  ) {
+    super(message);
+  }
+
+  /** 500 for failures the caller could not have avoided or caused; 422 otherwise. */
+  get status(): 422 | 500 {
+    return this.reason === 'cdp_error' ? 500 : 422;
+  }
+}
+
+/** An action that cannot be done, for a reason the caller can act on (422). */
+class ActionError extends Error {
+  constructor(
+    readonly reason: Exclude<FailureReason, 'cdp_error'>,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface BatchRunner {
+  /** Run the actions in order; rejects with BatchFailure at the first failure. */
+  run(actions: readonly Action[], signal?: AbortSignal): Promise<void>;
+}
+
+export interface ComputerExecutorOptions {
+  /** The current connection's targets; undefined while the browser is disconnected. */
+  targets: () => TargetSource | undefined;
+  logger?: Logger;
+}
+
+export class ComputerExecutor implements BatchRunner {
+  readonly cursor = new CursorVisibility();
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly pointers = new WeakMap<InputTarget, PointerState>();
+
+  constructor(private readonly options: ComputerExecutorOptions) {
+    const source = options.targets();
+    if (source) this.cursor.follow(source);
+  }
+
+  run(actions: readonly Action[], signal?: AbortSignal): Promise<void> {
+    const result = this.queue.then(() => this.runNow(actions, signal));
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  private async runNow(actions: readonly Action[], signal: AbortSignal | undefined): Promise<void> {
+    const source = this.options.targets();
+    // After a reconnect the new targets must get the hidden cursor too.
+    await this.cursor.sync(source).catch((err: Error) => this.options.logger?.warn({ err: err.message }, 'cursor state sync failed'));
+    for (let index = 0; index < actions.length; index++) {
+      const action = actions[index]!;
+      try {
+        if (signal?.aborted) throw new ActionError('aborted', 'the client went away before this action ran');
+        await this.runAction(action, source, signal);
+      } catch (err) {
+        throw this.failure(err, index, action);
+      }
+    }
+  }
+
+  private failure(err: unknown, index: number, action: Action): BatchFailure {
+    const prefix = `action ${index} (${action.type}) failed`;
+    const done = `; ${index} of the batch's actions completed`;
+    if (err instanceof ActionError) return new BatchFailure(index, action.type, err.reason, `${prefix}: ${err.message}${done}`, index);
+    if (err instanceof Error && err.name === 'AbortError') {
+      return new BatchFailure(index, action.type, 'aborted', `${prefix}: the client went away${done}`, index);
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    if (/CDP connection closed/i.test(message)) {
+      return new BatchFailure(index, action.type, 'browser_disconnected', `${prefix}: the browser connection was lost${done}`, index);
+    }
+    if (isGoneError(err)) return new BatchFailure(index, action.type, 'target_closed', `${prefix}: the tab closed${done}`, index);
+    this.options.logger?.error({ err: message, index, type: action.type }, 'computer action failed');
+    return new BatchFailure(index, action.type, 'cdp_error', `${prefix}: ${message}${done}`, index);
+  }
+
+  private async runAction(action: Action, source: TargetSource | undefined, signal: AbortSignal | undefined): Promise<void> {
+    switch (action.type) {
+      case 'sleep':
+        await wait(action.sleep.duration_ms, signal);
+        return;
+      case 'set_cursor':
+        await this.cursor.setHidden(action.set_cursor.hidden, source);
+        return;
+      default:
+        break;
+    }
+    const input = this.inputFor(source);
+    try {
+      switch (action.type) {
+        case 'click_mouse':
+          return await this.click(input, action.click_mouse);
+        case 'move_mouse':
+          return await this.move(input, action.move_mouse, signal);
+        case 'type_text':
+          return await this.typeText(input, action.type_text, signal);
+        case 'press_key':
+          return await this.pressKeys(input, action.press_key, signal);
+        case 'scroll':
+          return await this.scroll(input, action.scroll);
+        case 'drag_mouse':
+          return await this.drag(input, action.drag_mouse, signal);
+      }
+    } catch (err) {
+      if (!(err instanceof ActionError) && input.target.isDetached) throw new ActionError('target_closed', 'the tab closed');
+      throw err;
+    }
+  }
+
+  private inputFor(source: TargetSource | undefined): TabInput {
+    if (!source) throw new ActionError('browser_disconnected', 'the browser is not connected');
+    const target = source.activePage();
+    if (!target) throw new ActionError('no_open_tab', 'there is no open tab');
+    let pointer = this.pointers.get(target);
+    if (!pointer) {
+      pointer = { x: 0, y: 0, buttons: 0 };
+      this.pointers.set(target, pointer);
+    }
+    return new TabInput(target, pointer);
+  }
+
+  // ---- actions ------------------------------------------------------------------------------------
+
+  private async click(input: TabInput, a: ClickMouseAction): Promise<void> {
+    const point = { x: a.x, y: a.y };
+    await assertInViewport(input.target, [point]);
+    const button = a.button ?? DEFAULTS.button;
+    const clicks = a.num_clicks ?? DEFAULTS.numClicks;
+    const clickType = a.click_type ?? DEFAULTS.clickType;
+    await input.withModifiers(holdKeys(a.hold_keys), async () => {
+      await input.moveTo(point);
+      if (clickType === 'down') return input.press(button, clicks);
+      if (clickType === 'up') return input.release(button, clicks);
+      // clickCount grows with each press: 2 gives a dblclick, as a real double click does.
+      for (let count = 1; count <= clicks; count++) {
+        await input.press(button, count);
+        await input.release(button, count);
+      }
+    });
+  }
+
+  private async move(input: TabInput, a: MoveMouseAction, signal: AbortSignal | undefined): Promise<void> {
+    const to = { x: a.x, y: a.y };
+    await assertInViewport(input.target, [to]);
+    await input.withModifiers(holdKeys(a.hold_keys), async () => {
+      if (!a.smooth) return input.moveTo(to);
+      const from = input.position;
+      await moveAlong(input, smoothSteps(from, to, a.duration_ms ?? autoMotionMs(distance(from, to))), signal);
+    });
+  }
+
+  private async typeText(input: TabInput, a: TypeTextAction, signal: AbortSignal | undefined): Promise<void> {
+    const chars = [...a.text.replace(/\r\n/g, '\n')];
+    const delayMs = a.delay ?? DEFAULTS.typeDelayMs;
+    for (let i = 0; i < chars.length; i++) {
+      if (i > 0) await wait(delayMs, signal);
+      const press = keyForCharacter(chars[i]!);
+      await input.keyDown(press);
+      await input.keyUp(press);
+    }
+  }
+
+  private async pressKeys(input: TabInput, a: PressKeyAction, signal: AbortSignal | undefined): Promise<void> {
+    // Validation has already parsed every combo.
+    const combos = a.keys.map((k) => parseCombo(k)!);
+    const holdMs = a.duration ?? DEFAULTS.keyHoldMs;
+    await input.withModifiers(holdKeys(a.hold_keys), async () => {
+      for (const combo of combos) {
+        await input.withModifiers(combo.modifiers, async () => {
+          if (!combo.key) return wait(holdMs, signal);
+          await input.keyDown(combo.key);
+          try {
+            await wait(holdMs, signal);
+          } finally {
+            await input.keyUp(combo.key).catch(() => undefined);
+          }
+        });
+      }
+    });
+  }
+
+  private async scroll(input: TabInput, a: ScrollAction): Promise<void> {
+    const point = { x: a.x, y: a.y };
+    await assertInViewport(input.target, [point]);
+    const dx = a.delta_x ?? 0;
+    const dy = a.delta_y ?? 0;
+    await input.withModifiers(holdKeys(a.hold_keys), async () => {
+      await input.moveTo(point);
+      // One wheel event per unit, as a wheel's notches arrive.
+      for (let i = 0; i < Math.max(Math.abs(dx), Math.abs(dy)); i++) {
+        await input.wheel(point, i < Math.abs(dx) ? Math.sign(dx) * WHEEL_UNIT_PX : 0, i < Math.abs(dy) ? Math.sign(dy) * WHEEL_UNIT_PX : 0);
+      }
+    });
+  }
+
+  private async drag(input: TabInput, a: DragMouseAction, signal: AbortSignal | undefined): Promise<void> {
+    const path = a.path.map(([x, y]) => ({ x, y }));
+    await assertInViewport(input.target, path);
+    const button = a.button ?? DEFAULTS.button;
+    const stepDelay = a.step_delay_ms ?? DEFAULTS.stepDelayMs;
+    const steps = a.steps_per_segment ?? DEFAULTS.stepsPerSegment;
+    const points: TimedPoint[] = a.smooth
+      ? smoothPath(path, a.duration_ms ?? autoMotionMs(pathLength(path)))
+      : path.slice(1).flatMap((to, i) => linearSteps(path[i]!, to, steps).map((p) => ({ ...p, waitMs: stepDelay })));
+    await input.withModifiers(holdKeys(a.hold_keys), async () => {
+      await input.moveTo(path[0]!);
+      await input.press(button, 1);
+      try {
+        await wait(a.delay ?? DEFAULTS.dragDelayMs, signal);
+        await moveAlong(input, points, signal);
+        await input.release(button, 1);
+      } finally {
+        // Never leave the button held after a failed drag.
+        if (input.isHeld(button)) await input.release(button, 1).catch(() => undefined);
+      }
+    });
+  }
+}
+
+function holdKeys(names: readonly string[] | undefined): KeyDefinition[] {
+  // Validation has already checked every name.
+  return (names ?? []).map((n) => holdKey(n)!);
+}
+
+async function moveAlong(input: TabInput, points: readonly TimedPoint[], signal: AbortSignal | undefined): Promise<void> {
+  for (const [i, point] of points.entries()) {
+    if (i > 0) await wait(point.waitMs, signal);
+    await input.moveTo(point);
+  }
+}
+
+/** The layout viewport in CSS px; every coordinate must fall inside it. */
+async function assertInViewport(target: InputTarget, points: readonly Point[]): Promise<void> {
+  const { cssVisualViewport } = await target.send('Page.getLayoutMetrics');
+  const width = Math.floor(cssVisualViewport.clientWidth);
+  const height = Math.floor(cssVisualViewport.clientHeight);
+  for (const p of points) {
+    if (p.x < 0 || p.y < 0 || p.x >= width || p.y >= height) {
+      throw new ActionError('outside_viewport', `(${p.x}, ${p.y}) is outside the viewport (${width}x${height} CSS px)`);
+    }
+  }
+}
+
+async function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (ms <= 0) {
+    if (signal?.aborted) throw new ActionError('aborted', 'the client went away');
+    return;
+  }
+  await delay(ms, undefined, { signal });
+}

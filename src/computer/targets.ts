@@ -1,0 +1,29 @@
+// What the computer actions need of the browser side: the active tab, every attached target, and
+// a way to set up targets attached later. TargetManager provides all three; unit tests pass fakes.
+
+import type { AttachedTarget } from '../browser/target-manager.ts';
+
+/** One attached target as the executor uses it. */
+export type InputTarget = Pick<AttachedTarget, 'send' | 'targetId' | 'type' | 'isDetached' | 'wasWaiting'>;
+
+export type InputTargetSetupHook = (target: InputTarget) => Array<Promise<unknown>>;
+
+export interface TargetSource {
+  /** The tab actions run on: the most recently opened or focused page. */
+  activePage(): InputTarget | undefined;
+  all(): Iterable<InputTarget>;
+  /** Run `hook` for every target attached from now on, before it is resumed. */
+  addSetupHook(hook: InputTargetSetupHook): () => void;
+}
+
+/** Targets that host documents (tabs and out-of-process iframes). */
+export function hostsDocuments(target: InputTarget): boolean {
+  return target.type === 'page' || target.type === 'iframe';
+}
+
+/** CDP errors that mean the target (or the whole connection) went away meanwhile. */
+export function isGoneError(error: unknown, target?: InputTarget): boolean {
+  if (target?.isDetached) return true;
+  const message = error instanceof Error ? error.message : String(error);
+  return /session with given id not found|target closed|no target with given id|CDP connection closed|not attached to an active page|websocket is not open/i.test(message);
+}

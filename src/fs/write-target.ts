@@ -1,0 +1,31 @@
+// The inputs of write_file (SPEC §9), checked before anything touches the disk: an absolute path
+// naming a file (no NUL byte, not ending in "/") and an octal mode of 3 or 4 digits.
+
+import path from 'node:path';
+import { WriteFileError } from './write-file-error.ts';
+
+export const PATH_PATTERN = '^/[^\\u0000]*$';
+export const MODE_PATTERN = '^[0-7]{3,4}$';
+export const DEFAULT_MODE = '644';
+
+export interface WriteTarget {
+  /** Normalized absolute path ("." and ".." resolved, repeated slashes folded). */
+  path: string;
+  /** Numeric mode, special bits included (`4755` → 0o4755). */
+  mode: number;
+}
+
+/** Throws WriteFileError 400 `invalid_input` naming the bad query field. */
+export function parseWriteTarget(rawPath: unknown, rawMode: unknown = DEFAULT_MODE): WriteTarget {
+  if (typeof rawPath !== 'string' || !rawPath.startsWith('/')) {
+    throw WriteFileError.invalid('path', 'must be an absolute path (start with "/")');
+  }
+  if (rawPath.includes('\0')) throw WriteFileError.invalid('path', 'must not contain a NUL byte');
+  if (rawPath.endsWith('/') || /\/\.\.?$/.test(rawPath)) throw WriteFileError.invalid('path', 'must name a file, not a directory');
+  if (typeof rawMode !== 'string' || !new RegExp(MODE_PATTERN).test(rawMode)) {
+    throw WriteFileError.invalid('mode', 'must be 3 or 4 octal digits (e.g. 644, 0755)');
+  }
+  const normalized = path.posix.resolve(rawPath);
+  if (normalized === '/') throw WriteFileError.invalid('path', 'must name a file, not a directory');
+  return { path: normalized, mode: Number.parseInt(rawMode, 8) };
+}

@@ -1,0 +1,63 @@
+// PUT /browsers/{id}/fs/write_file (SPEC §9): the body streams into writeFileAtomic; path and mode
+// are checked before anything touches the disk. Every failure carries `x-should-retry: false`.
+
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { writeFileAtomic } from '../fs/write-file.ts';
+import { DEFAULT_MODE, MODE_PATTERN, PATH_PATTERN, parseWriteTarget } from '../fs/write-target.ts';
+import { DEFAULT_LIMITS } from '../limits.ts';
+import type { BearerAuth } from './auth.ts';
+import { browserGuard, browserParamsSchema } from './browser-guard.ts';
+import { toApiError } from './error-handler.ts';
+import { noRetryOnFailure } from './no-retry.ts';
+import type { HttpDeps } from './session-view.ts';
+
+interface WriteFileQuery {
+  path?: unknown;
+  mode?: unknown;
+}
+
+const writeFileQuerySchema = {
+  type: 'object',
+  required: ['path'],
+  properties: {
+    path: { type: 'string', pattern: PATH_PATTERN, description: 'Absolute destination path.' },
+    mode: { type: 'string', pattern: MODE_PATTERN, default: DEFAULT_MODE, description: 'Octal file mode, applied exactly.' },
+  },
+  additionalProperties: false,
+} as const;
+
+export function registerFsRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
+  app.put(
+    '/browsers/:id/fs/write_file',
+    {
+      onRequest: browserGuard(deps, auth, 'fs'),
+      onSend: noRetryOnFailure,
+      // path and mode get their own messages below; the schema is the published contract.
+      attachValidation: true,
+      schema: { params: browserParamsSchema, querystring: writeFileQuerySchema },
+    },
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const query = request.query as WriteFileQuery;
+      const target = parseWriteTarget(query.path, query.mode ?? DEFAULT_MODE);
+      if (request.validationError) throw toApiError(request.validationError);
+
+      const body = request.body instanceof Readable ? request.body : undefined;
+      const length = Number(request.headers['content-length']);
+      try {
+        await writeFileAtomic(target, body ? body.iterator({ destroyOnReturn: false }) : emptyBody(), {
+          maxBytes: deps.maxUploadBytes ?? DEFAULT_LIMITS.maxUploadBytes,
+          declaredLength: Number.isSafeInteger(length) ? length : undefined,
+        });
+      } catch (err) {
+        // Whatever the client still sends is read and dropped, so the error response reaches it
+        // and the connection stays usable.
+        if (body && !body.destroyed) body.resume();
+        throw err;
+      }
+      return reply.code(201).send();
+    },
+  );
+}
+
+async function* emptyBody(): AsyncIterable<Uint8Array> {}

@@ -1,0 +1,364 @@
+// Network family (SPEC §6.4–6.6): network_request, network_response (with bodies),
+// network_loading_failed and the per-tab network_idle.
+//
+// Requests are keyed by requestId alone, not by session: Chromium reports some requests on two
+// sessions (CHROMIUM-NOTES "Network"). A cross-site iframe's document request starts on the
+// parent's session and finishes on the iframe's; a dedicated or shared worker's script starts on
+// the page's and finishes on the worker's. Request ids are unique browser-wide (document requests
+// use the loader token, others the renderer process id and a counter). The context of a request
+// (target, frame, loader, nav_seq) is fixed when it starts (SPEC §6.2), whatever session ends it.
+
+import type { Protocol } from 'devtools-protocol';
+import type { EventContext } from '../../injected/schema.ts';
+import type { AttachedTarget } from '../browser/target-manager.ts';
+import type { Limits } from '../limits.ts';
+import { BodyFetcher, type BodyFetcherOptions } from './body-fetcher.ts';
+import type { TargetState } from './event-context.ts';
+import type { FamilyHost, TelemetryFamily } from './family.ts';
+import {
+  needsPostDataFetch,
+  partialContext,
+  planBody,
+  requestContext,
+  requestUrl,
+  responseContext,
+  translateLoadingFailed,
+  translateRequestWillBeSent,
+  translateResponse,
+  type BodyOutcome,
+  type FetchedBody,
+} from './network.ts';
+import { NetworkIdleMachine, type IdleTimers } from './network-idle.ts';
+
+/** Targets whose requests are reported (each has its own Network domain). */
+const NETWORK_TARGET_TYPES: ReadonlySet<string> = new Set(['page', 'iframe', 'worker', 'service_worker', 'shared_worker']);
+/** Requests that stay open by design and never count toward network_idle (SPEC §6.5). */
+const LONG_LIVED_TYPES: ReadonlySet<string> = new Set(['EventSource', 'WebSocket']);
+/** Requests tracked at most; beyond that the oldest is forgotten (a runaway page cannot grow us). */
+const MAX_TRACKED_REQUESTS = 10_000;
+
+const MiB = 1024 * 1024;
+const INT32_MAX = 2 ** 31 - 1;
+
+const NO_BODY: BodyOutcome = { skippedForSize: false };
+const SKIPPED_FOR_SIZE: BodyOutcome = { skippedForSize: true };
+
+/**
+ * `Network.enable` parameters. Chromium keeps a finished body in the renderer only while it fits
+ * the per-resource buffer and evicts the oldest bodies beyond the total; it may hold text as
+ * 16-bit characters, so twice the fetch limit keeps every body the agent may ask for, and larger
+ * ones (which it never asks for) are not kept at all. `maxPostDataSize` keeps large request
+ * bodies out of `requestWillBeSent` (they are fetched and cut instead).
+ */
+export function networkEnableParams(limits: Limits): Protocol.Network.EnableRequest {
+  const resource = Math.min(INT32_MAX, Math.max(MiB, 2 * limits.maxBodyFetchBytes));
+  const total = Math.min(INT32_MAX, Math.max(100 * MiB, 16 * resource));
+  // 0 would mean "no limit" to Chromium.
+  const maxPostDataSize = Math.min(INT32_MAX, Math.max(1, limits.maxPostDataBytes));
+  return { maxTotalBufferSize: total, maxResourceBufferSize: resource, maxPostDataSize };
+}
+
+/** What the agent remembers of one request between its start and its end. */
+class RequestRecord {
+  /** Stored `responseReceived` (redirect hops get none). */
+  received: Protocol.Network.ResponseReceivedEvent | undefined = undefined;
+  /** Decoded body bytes so far (sum of `dataReceived.dataLength`). */
+  decodedBytes = 0;
+  /** The network_request emission while its request body is being fetched: later events wait. */
+  requestEvent: Promise<void> | undefined = undefined;
+
+  constructor(
+    readonly id: string,
+    /** The session that reported the start; the request is forgotten when it detaches. */
+    readonly sessionId: string,
+    /** The tab it belongs to, for nav_seq bookkeeping; none for service and shared workers. */
+    readonly tab: AttachedTarget | undefined,
+    readonly navSeq: number | undefined,
+    /** The tab's idle machine when the request counts toward network_idle. */
+    readonly idle: NetworkIdleMachine | undefined,
+    /** Context at request time; replaced (not mutated) by redirect hops, which change `url`. */
+    public ctx: EventContext,
+    public method: string | undefined,
+    public resourceType: string | undefined,
+  ) {}
+}
+
+export interface NetworkFamilyOptions {
+  /** Timers of the idle machines (tests). */
+  timers?: IdleTimers;
+  bodyFetch?: BodyFetcherOptions;
+}
+
+export class NetworkFamily implements TelemetryFamily {
+  private host!: FamilyHost;
+  private fetcher!: BodyFetcher;
+  private enableParams!: Protocol.Network.EnableRequest;
+  private readonly requests = new Map<string, RequestRecord>();
+  /** network_idle machines by the tab's session id. */
+  private readonly machines = new Map<string, NetworkIdleMachine>();
+  /** Sessions whose Network domain this family enabled. */
+  private readonly enabledSessions = new Set<string>();
+
+  constructor(private readonly options: NetworkFamilyOptions = {}) {}
+
+  start(host: FamilyHost): void {
+    this.host = host;
+    this.fetcher = new BodyFetcher(host.connection, this.options.bodyFetch);
+    this.enableParams = networkEnableParams(host.limits);
+    host.handle('Network.requestWillBeSent', this.onRequestWillBeSent);
+    host.handle('Network.responseReceived', this.onResponseReceived);
+    host.handle('Network.dataReceived', this.onDataReceived);
+    host.handle('Network.loadingFinished', this.onLoadingFinished);
+    host.handle('Network.loadingFailed', this.onLoadingFailed);
+  }
+
+  setUpTarget(state: TargetState): Array<Promise<unknown>> {
+    const target = state.target;
+    if (!this.host.isOn('network') || !NETWORK_TARGET_TYPES.has(target.type)) return [];
+    this.enabledSessions.add(target.sessionId);
+    return [this.host.setUpStep(target, 'Network.enable', target.send('Network.enable', this.enableParams))];
+  }
+
+  /** The category was switched (PATCH): enable or disable the Network domain of the target. */
+  reconfigure(state: TargetState): Array<Promise<unknown>> {
+    const target = state.target;
+    const sessionId = target.sessionId;
+    const want = this.host.isOn('network') && NETWORK_TARGET_TYPES.has(target.type);
+    if (want && !this.enabledSessions.has(sessionId)) {
+      this.enabledSessions.add(sessionId);
+      return [this.host.setUpStep(target, 'Network.enable', target.send('Network.enable', this.enableParams))];
+    }
+    if (!want && this.enabledSessions.has(sessionId)) {
+      this.enabledSessions.delete(sessionId);
+      // Their ends will not be reported any more.
+      this.forgetSession(sessionId);
+      return [target.send('Network.disable').catch(() => undefined)];
+    }
+    return [];
+  }
+
+  targetDetached(state: TargetState): void {
+    this.enabledSessions.delete(state.target.sessionId);
+    this.forgetSession(state.target.sessionId);
+  }
+
+  frameNavigated(state: TargetState, frame: Protocol.Page.Frame, isTabMainFrame: boolean): void {
+    if (!isTabMainFrame) return;
+    const tab = state.target;
+    // Document requests use the new loader's id as requestId.
+    if (this.host.isOn('network')) this.machineFor(tab)?.reset(state.navSeq, frame.loaderId);
+    // Chromium never reports the end of requests an old document left in flight. Those of the
+    // previous document may still end (a beacon sent while this one was loading) and keep their
+    // record for one more navigation; older ones are forgotten.
+    for (const [id, record] of this.requests) {
+      if (record.tab === tab && record.navSeq !== undefined && record.navSeq < state.navSeq - 1) this.requests.delete(id);
+    }
+  }
+
+  dispose(): void {
+    this.fetcher?.dispose();
+    for (const machine of this.machines.values()) machine.dispose();
+    this.machines.clear();
+    this.requests.clear();
+    this.enabledSessions.clear();
+  }
+
+  // ---- CDP handlers -----------------------------------------------------------------------------
+
+  private readonly onRequestWillBeSent = (params: Protocol.Network.RequestWillBeSentEvent, state: TargetState): void => {
+    if (!this.host.isOn('network')) return;
+    this.host.clock.calibrate(params.wallTime, params.timestamp);
+    const id = params.requestId;
+    let record = this.requests.get(id);
+    if (record !== undefined && params.redirectResponse !== undefined) {
+      // A redirect hop: the same request (and the same in-flight entry) at a new URL.
+      record.ctx = { ...record.ctx, url: requestUrl(params.request) };
+      record.method = params.request.method;
+      if (params.type !== undefined) record.resourceType = params.type;
+      record.decodedBytes = 0;
+    } else {
+      // An id seen again without a redirect would be a new request: the old one is over.
+      if (record !== undefined) this.forget(record);
+      const target = state.target;
+      const navSeq = this.host.tracker.navSeqOf(target);
+      record = this.track(id, target, navSeq, params.type, requestContext(params, target, navSeq));
+      record.method = params.request.method;
+    }
+
+    const ctx = record.ctx;
+    if (needsPostDataFetch(params) && this.host.limits.maxPostDataBytes > 0) {
+      // A Blob or a body over maxPostDataSize: fetch it; this request's later events wait.
+      const postData = this.fetcher.requestPostData(state.target.sessionId, id);
+      const earlier = record.requestEvent;
+      record.requestEvent = (earlier ? Promise.all([postData, earlier]).then(([body]) => body) : postData)
+        .then((body) => this.emitRequest(params, ctx, body, state))
+        .catch(this.onAsyncError);
+    } else if (record.requestEvent !== undefined) {
+      record.requestEvent = record.requestEvent.then(() => this.emitRequest(params, ctx, undefined, state)).catch(this.onAsyncError);
+    } else {
+      this.emitRequest(params, ctx, undefined, state);
+    }
+  };
+
+  private readonly onResponseReceived = (params: Protocol.Network.ResponseReceivedEvent, state: TargetState): void => {
+    if (!this.host.isOn('network')) return;
+    let record = this.requests.get(params.requestId);
+    if (record === undefined) {
+      // Began before the agent attached (or before Network was enabled on this target, like a
+      // service worker's own script): known from its response on.
+      const target = state.target;
+      const navSeq = this.host.tracker.navSeqOf(target);
+      record = this.track(params.requestId, target, navSeq, params.type, responseContext(params, target, navSeq));
+    }
+    record.received = params;
+  };
+
+  private readonly onDataReceived = (params: Protocol.Network.DataReceivedEvent): void => {
+    const record = this.requests.get(params.requestId);
+    if (record !== undefined) record.decodedBytes += params.dataLength;
+  };
+
+  private readonly onLoadingFinished = (params: Protocol.Network.LoadingFinishedEvent, state: TargetState): void => {
+    const record = this.requests.get(params.requestId);
+    if (record === undefined) return;
+    this.requests.delete(params.requestId);
+    const received = record.received;
+    if (!this.host.isOn('network') || received === undefined) {
+      record.idle?.requestEnded(record.id);
+      return;
+    }
+    // Without any dataReceived (a blob-backed response), the bytes on the wire are the estimate.
+    const size = record.decodedBytes > 0 ? record.decodedBytes : params.encodedDataLength;
+    const plan = planBody(received.response.mimeType, size, this.host.limits);
+    if (plan === 'fetch') {
+      const body = this.fetcher.responseBody(state.target.sessionId, record.id);
+      const ready = record.requestEvent ? Promise.all([body, record.requestEvent]).then(([b]) => b) : body;
+      ready
+        .then((b) => this.emitResponse(record, received, params, state, b === undefined ? NO_BODY : { body: b, skippedForSize: false }))
+        .catch(this.onAsyncError);
+      return;
+    }
+    const outcome = plan === 'too_large' ? SKIPPED_FOR_SIZE : NO_BODY;
+    if (record.requestEvent !== undefined) {
+      record.requestEvent.then(() => this.emitResponse(record, received, params, state, outcome)).catch(this.onAsyncError);
+    } else {
+      this.emitResponse(record, received, params, state, outcome);
+    }
+  };
+
+  private readonly onLoadingFailed = (params: Protocol.Network.LoadingFailedEvent, state: TargetState): void => {
+    const record = this.requests.get(params.requestId);
+    if (record !== undefined) this.requests.delete(params.requestId);
+    if (!this.host.isOn('network')) {
+      record?.idle?.requestEnded(record.id);
+      return;
+    }
+    if (record?.requestEvent !== undefined) {
+      record.requestEvent.then(() => this.emitFailed(params, state, record)).catch(this.onAsyncError);
+    } else {
+      this.emitFailed(params, state, record);
+    }
+  };
+
+  // ---- emission ---------------------------------------------------------------------------------
+
+  private emitRequest(params: Protocol.Network.RequestWillBeSentEvent, ctx: EventContext, postData: FetchedBody | undefined, state: TargetState): void {
+    if (!this.host.isOn('network')) return;
+    const t = translateRequestWillBeSent(params, ctx, this.host.limits, postData);
+    this.host.emit('network_request', this.host.clock.fromMonotonicSeconds(params.timestamp), t.data, t.truncated, 'Network.requestWillBeSent', state);
+  }
+
+  /** Emits the response; only then does the request stop counting toward network_idle. */
+  private emitResponse(
+    record: RequestRecord,
+    received: Protocol.Network.ResponseReceivedEvent,
+    finished: Protocol.Network.LoadingFinishedEvent,
+    state: TargetState,
+    outcome: BodyOutcome,
+  ): void {
+    try {
+      if (!this.host.isOn('network')) return;
+      const t = translateResponse(record.ctx, record.method, received, outcome, this.host.limits);
+      this.host.emit('network_response', this.host.clock.fromMonotonicSeconds(finished.timestamp), t.data, t.truncated, 'Network.loadingFinished', state);
+    } finally {
+      record.idle?.requestEnded(record.id);
+    }
+  }
+
+  private emitFailed(params: Protocol.Network.LoadingFailedEvent, state: TargetState, record: RequestRecord | undefined): void {
+    try {
+      // A request never seen starting: partial context, no resource_type (SPEC §6.4).
+      const ctx = record !== undefined ? record.ctx : partialContext(state.target, this.host.tracker.navSeqOf(state.target));
+      const resourceType = record !== undefined ? (record.resourceType ?? params.type) : undefined;
+      const t = translateLoadingFailed(params, ctx, resourceType, this.host.limits);
+      this.host.emit('network_loading_failed', this.host.clock.fromMonotonicSeconds(params.timestamp), t.data, t.truncated, 'Network.loadingFailed', state);
+    } finally {
+      record?.idle?.requestEnded(record.id);
+    }
+  }
+
+  private emitIdle(tab: TargetState, navSeq: number): void {
+    if (!this.host.isOn('network') || tab.target.isDetached || tab.navSeq !== navSeq) return;
+    this.host.emit('network_idle', this.host.clock.nowUs(), this.host.tracker.contextOf(tab), false, undefined);
+  }
+
+  private readonly onAsyncError = (err: unknown): void => {
+    this.host.logger.warn({ err: (err as Error)?.message ?? String(err) }, 'network event failed');
+  };
+
+  // ---- bookkeeping ------------------------------------------------------------------------------
+
+  private track(
+    id: string,
+    target: AttachedTarget,
+    navSeq: number | undefined,
+    resourceType: string | undefined,
+    ctx: EventContext,
+  ): RequestRecord {
+    const tab = target.tab;
+    const counts = tab !== undefined && (resourceType === undefined || !LONG_LIVED_TYPES.has(resourceType));
+    const idle = counts ? this.machineFor(tab) : undefined;
+    const record = new RequestRecord(id, target.sessionId, tab, navSeq, idle, ctx, undefined, resourceType);
+    this.requests.set(id, record);
+    idle?.requestStarted(id);
+    if (this.requests.size > MAX_TRACKED_REQUESTS) {
+      const oldest = this.requests.values().next().value!;
+      this.forget(oldest);
+    }
+    return record;
+  }
+
+  /** Drop the requests a session started and, for a tab, its idle machine. */
+  private forgetSession(sessionId: string): void {
+    for (const [id, record] of this.requests) {
+      if (record.sessionId !== sessionId) continue;
+      this.requests.delete(id);
+      record.idle?.requestEnded(id);
+    }
+    const machine = this.machines.get(sessionId);
+    if (machine) {
+      machine.dispose();
+      this.machines.delete(sessionId);
+    }
+  }
+
+  private forget(record: RequestRecord): void {
+    this.requests.delete(record.id);
+    record.idle?.requestEnded(record.id);
+  }
+
+  /** The tab's idle machine, created on first use. */
+  private machineFor(tab: AttachedTarget): NetworkIdleMachine | undefined {
+    let machine = this.machines.get(tab.sessionId);
+    if (machine !== undefined) return machine;
+    const tabState = this.host.tracker.get(tab.sessionId);
+    if (tabState === undefined || tab.isDetached) return undefined;
+    machine = new NetworkIdleMachine({
+      navSeq: tabState.navSeq,
+      timers: this.options.timers,
+      onIdle: (navSeq) => this.emitIdle(tabState, navSeq),
+    });
+    this.machines.set(tab.sessionId, machine);
+    return machine;
+  }
+}

@@ -1,0 +1,290 @@
+// Network category translators (SPEC §6.4, §6.6): CDP Network params in, event data out, with the
+// field caps applied. Pure: the family (network-family.ts) keeps the per-request state and
+// decides when to call them. Hot path (a fetch-heavy page gives ~2k events/s): headers are
+// passed through as CDP gave them unless a value must be cut, nothing is serialized, and `data`
+// may share objects with `params`: treat params as consumed.
+
+import type { Protocol } from 'devtools-protocol';
+import type {
+  EventContext,
+  HeaderMap,
+  NetworkLoadingFailedData,
+  NetworkRequestData,
+  NetworkResponseData,
+} from '../../injected/schema.ts';
+import type { Limits } from '../limits.ts';
+import { enforceDataLimit, truncateUtf8, type Cut } from './truncate.ts';
+
+export interface Translated<D> {
+  data: D;
+  truncated: boolean;
+}
+
+/** The target whose session reported a request. */
+export interface NetworkTarget {
+  sessionId: string;
+  targetId: string;
+  type: string;
+}
+
+/** A body as `Network.getResponseBody` / `Network.getRequestPostData` hand it over. */
+export interface FetchedBody {
+  text: string;
+  base64Encoded: boolean;
+}
+
+/** What the family knows of a response body when loading finished. */
+export interface BodyOutcome {
+  /** The body as fetched; undefined when not fetched or the fetch failed. */
+  body?: FetchedBody;
+  /** A textual body was not fetched because it is over the fetch limit. */
+  skippedForSize: boolean;
+}
+
+// ---- context --------------------------------------------------------------------------------
+
+/**
+ * The context of a request, fixed when it starts (SPEC §6.2): the reporting target, the frame
+ * and loader of the request, the request URL and the tab's nav_seq at that moment.
+ */
+export function requestContext(
+  params: Protocol.Network.RequestWillBeSentEvent,
+  target: NetworkTarget,
+  navSeq: number | undefined,
+): EventContext {
+  const ctx: EventContext = { session_id: target.sessionId, target_id: target.targetId, target_type: target.type };
+  if (params.frameId) ctx.frame_id = params.frameId;
+  // Worker requests carry an empty loaderId.
+  if (params.loaderId) ctx.loader_id = params.loaderId;
+  ctx.url = requestUrl(params.request);
+  if (navSeq !== undefined) ctx.nav_seq = navSeq;
+  return ctx;
+}
+
+/**
+ * The context of a request first seen at its response: it began before the agent attached (or
+ * before Network was enabled, like a service worker's own script). What the response tells.
+ */
+export function responseContext(
+  params: Protocol.Network.ResponseReceivedEvent,
+  target: NetworkTarget,
+  navSeq: number | undefined,
+): EventContext {
+  const ctx: EventContext = { session_id: target.sessionId, target_id: target.targetId, target_type: target.type };
+  if (params.frameId) ctx.frame_id = params.frameId;
+  if (params.loaderId) ctx.loader_id = params.loaderId;
+  if (params.response.url) ctx.url = params.response.url;
+  if (navSeq !== undefined) ctx.nav_seq = navSeq;
+  return ctx;
+}
+
+/** The partial context of a failure of a request never seen before (SPEC §6.4). */
+export function partialContext(target: NetworkTarget, navSeq: number | undefined): EventContext {
+  const ctx: EventContext = { session_id: target.sessionId, target_id: target.targetId, target_type: target.type };
+  if (navSeq !== undefined) ctx.nav_seq = navSeq;
+  return ctx;
+}
+
+export function requestUrl(request: Protocol.Network.Request): string {
+  return request.urlFragment ? request.url + request.urlFragment : request.url;
+}
+
+// ---- events ---------------------------------------------------------------------------------
+
+/** Whether the request has a body that did not come inline (a Blob, or over `maxPostDataSize`). */
+export function needsPostDataFetch(params: Protocol.Network.RequestWillBeSentEvent): boolean {
+  return params.request.hasPostData === true && params.request.postData === undefined;
+}
+
+/**
+ * `Network.requestWillBeSent` → network_request data. A redirect hop (the same requestId again,
+ * with `redirectResponse`) is marked `is_redirect` with the URL it was redirected from.
+ * `postData` is the body fetched with `Network.getRequestPostData` when it was not inline.
+ */
+export function translateRequestWillBeSent(
+  params: Protocol.Network.RequestWillBeSentEvent,
+  ctx: EventContext,
+  limits: Limits,
+  postData?: FetchedBody,
+): Translated<NetworkRequestData> {
+  const request = params.request;
+  const data = withContext(ctx) as NetworkRequestData;
+  data.request_id = params.requestId;
+  data.method = request.method;
+  data.document_url = params.documentURL;
+  const headers = capHeaders(request.headers, limits.maxHeaderValueBytes);
+  let truncated = headers.cut;
+  data.headers = headers.value;
+  if (params.type !== undefined) data.resource_type = params.type;
+  data.initiator_type = params.initiator.type;
+  let post: Cut<string> | undefined;
+  if (request.postData !== undefined) post = truncateUtf8(request.postData, limits.maxPostDataBytes);
+  else if (postData !== undefined) post = decodeBodyText(postData, limits.maxPostDataBytes);
+  if (post !== undefined) {
+    data.post_data = post.value;
+    if (post.cut) truncated = true;
+  }
+  if (params.redirectResponse !== undefined) {
+    data.is_redirect = true;
+    data.redirect_url = params.redirectResponse.url;
+  }
+  if (enforceDataLimit(data, limits.maxEventDataBytes)) truncated = true;
+  return { data, truncated };
+}
+
+/**
+ * `Network.loadingFinished` + the stored `responseReceived` → network_response data, in the
+ * context of the request. `method` is unknown for a request that began before the agent attached.
+ */
+export function translateResponse(
+  ctx: EventContext,
+  method: string | undefined,
+  received: Protocol.Network.ResponseReceivedEvent,
+  outcome: BodyOutcome,
+  limits: Limits,
+): Translated<NetworkResponseData> {
+  const response = received.response;
+  const data = withContext(ctx) as NetworkResponseData;
+  data.request_id = received.requestId;
+  if (method !== undefined) data.method = method;
+  data.status = response.status;
+  data.status_text = response.statusText;
+  const headers = capHeaders(response.headers, limits.maxHeaderValueBytes);
+  let truncated = headers.cut || outcome.skippedForSize;
+  data.headers = headers.value;
+  data.mime_type = response.mimeType;
+  data.resource_type = received.type;
+  if (outcome.body !== undefined) {
+    const body = decodeBodyText(outcome.body, limits.maxBodyBytes);
+    data.body = body.value;
+    if (body.cut) truncated = true;
+  }
+  if (enforceDataLimit(data, limits.maxEventDataBytes)) truncated = true;
+  return { data, truncated };
+}
+
+/**
+ * `Network.loadingFailed` → network_loading_failed data. `resourceType` is the type of the
+ * request as it was seen starting; undefined for one that began before the agent attached.
+ */
+export function translateLoadingFailed(
+  params: Protocol.Network.LoadingFailedEvent,
+  ctx: EventContext,
+  resourceType: string | undefined,
+  limits: Limits,
+): Translated<NetworkLoadingFailedData> {
+  const data = withContext(ctx) as NetworkLoadingFailedData;
+  data.request_id = params.requestId;
+  data.error_text = params.errorText;
+  data.canceled = params.canceled === true;
+  if (resourceType !== undefined) data.resource_type = resourceType;
+  const truncated = enforceDataLimit(data, limits.maxEventDataBytes);
+  return { data, truncated };
+}
+
+// ---- bodies (SPEC §6.6) -----------------------------------------------------------------------
+
+/** Textual `application/*` subtypes (besides any `+json` / `+xml` suffix). */
+const TEXTUAL_APPLICATION_SUBTYPES = new Set([
+  'json',
+  'x-json',
+  'ndjson',
+  'x-ndjson',
+  'xml',
+  'javascript',
+  'x-javascript',
+  'ecmascript',
+  'x-ecmascript',
+  'x-www-form-urlencoded',
+  'graphql',
+]);
+
+/** `text/*`, JSON, XML, `+json`, `+xml`, form-urlencoded, GraphQL, JavaScript. */
+export function isTextualMimeType(mimeType: string): boolean {
+  let mime = mimeType;
+  const semicolon = mime.indexOf(';');
+  if (semicolon !== -1) mime = mime.slice(0, semicolon);
+  mime = mime.trim().toLowerCase();
+  if (mime.startsWith('text/')) return true;
+  const slash = mime.indexOf('/');
+  if (slash === -1) return false;
+  const subtype = mime.slice(slash + 1);
+  if (subtype.endsWith('+json') || subtype.endsWith('+xml')) return true;
+  return mime.startsWith('application/') && TEXTUAL_APPLICATION_SUBTYPES.has(subtype);
+}
+
+export type BodyPlan = 'fetch' | 'too_large' | 'none';
+
+/**
+ * Decided before asking Chromium for anything: a body is fetched only when textual and at most
+ * `maxBodyFetchBytes` decoded (`decodedBytes`: the sum of `dataReceived.dataLength`). A huge
+ * body is never requested, so it can neither flood nor stall the CDP connection.
+ */
+export function planBody(mimeType: string, decodedBytes: number, limits: Limits): BodyPlan {
+  if (!isTextualMimeType(mimeType)) return 'none';
+  return decodedBytes > limits.maxBodyFetchBytes ? 'too_large' : 'fetch';
+}
+
+/**
+ * A fetched body as text of at most `maxBytes` UTF-8 bytes. Base64 bodies (Chromium sends text
+ * that is not valid UTF-8 that way) are decoded as UTF-8, only as far as needed; invalid bytes
+ * become U+FFFD.
+ */
+export function decodeBodyText(body: FetchedBody, maxBytes: number): Cut<string> {
+  if (!body.base64Encoded) return truncateUtf8(body.text, maxBytes);
+  const b64 = body.text;
+  const totalBytes = base64DecodedLength(b64);
+  // 4 base64 characters give 3 bytes; decode a little past the limit to see where a character ends.
+  const wanted = Math.ceil((maxBytes + 4) / 3) * 4;
+  let bytes = Buffer.from(wanted < b64.length ? b64.slice(0, wanted) : b64, 'base64');
+  let cut = totalBytes > maxBytes;
+  if (bytes.length > maxBytes) {
+    // Cut before the character that straddles the limit (skip back over continuation bytes).
+    let end = maxBytes;
+    while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+    bytes = bytes.subarray(0, end);
+    cut = true;
+  }
+  const text = truncateUtf8(bytes.toString('utf8'), maxBytes);
+  return { value: text.value, cut: cut || text.cut };
+}
+
+function base64DecodedLength(b64: string): number {
+  let padding = 0;
+  if (b64.endsWith('==')) padding = 2;
+  else if (b64.endsWith('=')) padding = 1;
+  return Math.floor((b64.length * 3) / 4) - padding;
+}
+
+// ---- helpers --------------------------------------------------------------------------------
+
+/**
+ * Each header value cut to `maxBytes`. Returns `headers` itself when nothing is cut (the common
+ * case: no copy), else a copy with the long values cut.
+ */
+export function capHeaders(headers: Protocol.Network.Headers, maxBytes: number): Cut<HeaderMap> {
+  let copy: HeaderMap | undefined;
+  for (const name in headers) {
+    const value = headers[name] as string;
+    // A UTF-16 unit is at most 3 UTF-8 bytes: most values are decided without measuring.
+    if (value.length * 3 <= maxBytes) continue;
+    const capped = truncateUtf8(value, maxBytes);
+    if (!capped.cut) continue;
+    copy ??= { ...(headers as HeaderMap) };
+    copy[name] = capped.value;
+  }
+  return copy === undefined ? { value: headers as HeaderMap, cut: false } : { value: copy, cut: true };
+}
+
+/** The known context fields, in SPEC order. */
+function withContext(ctx: EventContext): EventContext {
+  const data: EventContext = {};
+  if (ctx.session_id !== undefined) data.session_id = ctx.session_id;
+  if (ctx.target_id !== undefined) data.target_id = ctx.target_id;
+  if (ctx.target_type !== undefined) data.target_type = ctx.target_type;
+  if (ctx.frame_id !== undefined) data.frame_id = ctx.frame_id;
+  if (ctx.loader_id !== undefined) data.loader_id = ctx.loader_id;
+  if (ctx.url !== undefined) data.url = ctx.url;
+  if (ctx.nav_seq !== undefined) data.nav_seq = ctx.nav_seq;
+  return data;
+}

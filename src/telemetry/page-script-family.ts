@@ -1,0 +1,236 @@
+// Page script family (SPEC §12): injects the page script (injected/, bundled by build.mjs) into an
+// isolated world of every page and out-of-process iframe, and turns its reports into
+// interaction_click, interaction_key, interaction_scroll_settled, page_layout_shift and page_lcp.
+//
+// Injection (CHROMIUM-NOTES "Injection"): `Runtime.addBinding` with `executionContextName` exposes
+// the report binding only in the world named `worldName`; `Page.addScriptToEvaluateOnNewDocument`
+// with that `worldName` and `runImmediately: true` runs the script in every later document before
+// its first script, and right away in the documents that exist already (measured: the world it
+// creates there is the one `Page.createIsolatedWorld` would return, so no separate evaluation is
+// needed). The page can neither see, call, overwrite nor forge the binding. Both registrations
+// are per session, so every out-of-process iframe gets its own in its setup.
+//
+// Reports are untrusted all the same: each must come from a context of that world, pass the
+// per-target rate limit and validate against its schema shape; only the measured fields are taken
+// from it, the context (target, frame, loader, url, nav_seq) always comes from the agent.
+
+import { randomBytes } from 'node:crypto';
+import type { Protocol } from 'devtools-protocol';
+import {
+  EVENT_CATEGORY,
+  PAGE_SCRIPT_GLOBAL,
+  type EventContext,
+  type LcpReport,
+  type PageLcpData,
+  type PageScriptOptions,
+  type PageScriptReport,
+} from '../../injected/schema.ts';
+import { PAGE_SCRIPT_BUNDLE, PAGE_SCRIPT_GLOBAL_NAME } from '../generated/page-script.ts';
+import type { TargetState } from './event-context.ts';
+import type { FamilyHost, TelemetryFamily } from './family.ts';
+import { parsePageScriptReport } from './page-script-report.ts';
+import { TokenBucket } from './token-bucket.ts';
+
+/** Rate limit per target (SPEC §12): bursts of 100 reports, 1000 per second sustained. */
+export const REPORT_BURST = 100;
+export const REPORTS_PER_SECOND = 1000;
+
+const BINDING_NAME = '__browserTelemetryAgentReport';
+const METHOD = 'Runtime.bindingCalled';
+
+export interface DroppedReports {
+  /** Not from the script's world, not JSON, unknown type or field, wrong type or size. */
+  invalid: number;
+  /** Over the per-target token bucket. */
+  rate_limited: number;
+}
+
+export class PageScriptFamily implements TelemetryFamily {
+  /**
+   * Unique per agent connection: bindings match worlds by name across all sessions of a page, so
+   * a second agent (or client) using the same name would receive this agent's reports.
+   */
+  readonly worldName = `browser-telemetry-agent-${randomBytes(6).toString('hex')}`;
+  readonly dropped: DroppedReports = { invalid: 0, rate_limited: 0 };
+  private host!: FamilyHost;
+  /** Per session: the execution contexts of the script's world. */
+  private readonly worldContexts = new Map<string, Set<number>>();
+  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly warnedRateLimited = new Set<string>();
+  private readonly sources = new Map<string, string>();
+  private disposed = false;
+
+  constructor(
+    /** Every page_layout_shift emitted, for the tab's settle machines. */
+    private readonly onLayoutShift: (state: TargetState) => void,
+    /** Milliseconds on a monotonic clock (the rate limiter's). */
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  start(host: FamilyHost): void {
+    this.host = host;
+    host.handle('Runtime.executionContextCreated', (p, s) => {
+      if (p.context.name === this.worldName) this.contextsOf(s).add(p.context.id);
+    });
+    host.handle('Runtime.executionContextDestroyed', (p, s) => this.worldContexts.get(s.target.sessionId)?.delete(p.executionContextId));
+    host.handle('Runtime.executionContextsCleared', (_p, s) => this.worldContexts.get(s.target.sessionId)?.clear());
+    host.handle('Runtime.bindingCalled', this.onBindingCalled);
+  }
+
+  setUpTarget(state: TargetState): Array<Promise<unknown>> {
+    const target = state.target;
+    if (target.type !== 'page' && target.type !== 'iframe') return [];
+    const options: PageScriptOptions = { binding: BINDING_NAME, interaction: this.host.isOn('interaction'), page: this.host.isOn('page') };
+    if (!options.interaction && !options.page) return [];
+    // The binding first: the script looks it up when it starts.
+    const binding = target.send('Runtime.addBinding', { name: BINDING_NAME, executionContextName: this.worldName });
+    const script = target.send('Page.addScriptToEvaluateOnNewDocument', { source: this.sourceFor(options), worldName: this.worldName, runImmediately: true });
+    return [this.host.setUpStep(target, 'Runtime.addBinding', binding), this.host.setUpStep(target, 'Page.addScriptToEvaluateOnNewDocument', script)];
+  }
+
+  targetDetached(state: TargetState): void {
+    const sessionId = state.target.sessionId;
+    this.worldContexts.delete(sessionId);
+    this.buckets.delete(sessionId);
+    this.warnedRateLimited.delete(sessionId);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.worldContexts.clear();
+    this.buckets.clear();
+  }
+
+  private readonly onBindingCalled = (params: Protocol.Runtime.BindingCalledEvent, state: TargetState): void => {
+    if (params.name !== BINDING_NAME) return;
+    const sessionId = state.target.sessionId;
+    if (!this.worldContexts.get(sessionId)?.has(params.executionContextId)) return this.drop('invalid', state, 'not from the page script world');
+    if (!this.bucketOf(sessionId).take()) return this.drop('rate_limited', state, 'over the rate limit');
+    const parsed = parsePageScriptReport(params.payload);
+    if (!parsed.ok) return this.drop('invalid', state, parsed.reason);
+    const report = parsed.report;
+    if (!this.host.isOn(EVENT_CATEGORY[report.type]!)) return;
+    // Binding calls carry no timestamp: the event time is when the agent received the report.
+    const ts = this.host.clock.nowUs();
+    const ctx = this.host.tracker.contextOfExecutionContext(state, params.executionContextId);
+    this.translate(report, ts, ctx, state, params.executionContextId);
+  };
+
+  private translate(report: PageScriptReport, ts: number, ctx: EventContext, state: TargetState, contextId: number): void {
+    const host = this.host;
+    switch (report.type) {
+      case 'interaction_click': {
+        const { x, y, selector, tag, text } = report;
+        host.emit('interaction_click', ts, { ...ctx, x, y, selector, tag, text }, false, METHOD, state);
+        return;
+      }
+      case 'interaction_key': {
+        const { key, selector, tag } = report;
+        host.emit('interaction_key', ts, { ...ctx, key, selector, tag }, false, METHOD, state);
+        return;
+      }
+      case 'interaction_scroll_settled': {
+        const { from_x, from_y, to_x, to_y, target_selector } = report;
+        host.emit('interaction_scroll_settled', ts, { ...ctx, from_x, from_y, to_x, to_y, target_selector }, false, METHOD, state);
+        return;
+      }
+      case 'page_layout_shift': {
+        const details = { value: report.value, had_recent_input: report.had_recent_input };
+        const data = { ...ctx, source_frame_id: sourceFrameOf(ctx, state), time: report.time, duration: 0 as const, layout_shift_details: details };
+        host.emit('page_layout_shift', ts, data, false, METHOD, state);
+        this.onLayoutShift(state);
+        return;
+      }
+      case 'page_lcp':
+        this.emitLcp(report, ts, ctx, state, contextId);
+        return;
+    }
+  }
+
+  /** page_lcp waits for its element's backend node id (one evaluation in the script's world). */
+  private emitLcp(report: LcpReport, ts: number, ctx: EventContext, state: TargetState, contextId: number): void {
+    const details: PageLcpData['lcp_details'] = {
+      render_time: report.render_time,
+      load_time: report.load_time,
+      size: report.size,
+      element_id: report.element_id,
+      url: report.url,
+    };
+    const data: PageLcpData = { ...ctx, source_frame_id: sourceFrameOf(ctx, state), time: report.time, lcp_details: details };
+    const emit = (nodeId: number | undefined): void => {
+      if (this.disposed || state.target.isDetached || !this.host.isOn('page')) return;
+      if (nodeId !== undefined) details.node_id = nodeId;
+      this.host.emit('page_lcp', ts, data, report.truncated === true, METHOD, state);
+    };
+    if (report.element_ref === undefined) emit(undefined);
+    else void this.backendNodeIdOf(state, contextId, report.element_ref).then(emit);
+  }
+
+  /**
+   * The LCP element the script kept under `ref`, as a backend DOM node id: deep serialization of
+   * a node carries its backendNodeId, so one Runtime.evaluate suffices. May fail (the document
+   * went away): the event is then reported without node_id.
+   */
+  private async backendNodeIdOf(state: TargetState, contextId: number, ref: number): Promise<number | undefined> {
+    try {
+      const { result } = await state.target.send('Runtime.evaluate', {
+        expression: `globalThis[${JSON.stringify(PAGE_SCRIPT_GLOBAL)}].takeLcpElement(${ref})`,
+        contextId,
+        silent: true,
+        serializationOptions: { serialization: 'deep', maxDepth: 0 },
+      });
+      if (result.objectId) state.target.send('Runtime.releaseObject', { objectId: result.objectId }).catch(() => undefined);
+      const node = result.deepSerializedValue?.type === 'node' ? (result.deepSerializedValue.value as { backendNodeId?: unknown }) : undefined;
+      return typeof node?.backendNodeId === 'number' ? node.backendNodeId : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private drop(reason: keyof DroppedReports, state: TargetState, detail: string): void {
+    this.dropped[reason]++;
+    const target = state.target;
+    if (reason === 'rate_limited') {
+      // Once per target: a page flooding reports would otherwise flood the log too.
+      if (this.warnedRateLimited.has(target.sessionId)) return;
+      this.warnedRateLimited.add(target.sessionId);
+      this.host.logger.warn({ target_id: target.targetId, target_type: target.type }, 'page script reports over the rate limit are dropped');
+      return;
+    }
+    this.host.logger.debug({ target_id: target.targetId, target_type: target.type, reason: detail }, 'page script report dropped');
+  }
+
+  private bucketOf(sessionId: string): TokenBucket {
+    let bucket = this.buckets.get(sessionId);
+    if (!bucket) {
+      bucket = new TokenBucket(REPORT_BURST, REPORTS_PER_SECOND, this.now);
+      this.buckets.set(sessionId, bucket);
+    }
+    return bucket;
+  }
+
+  private contextsOf(state: TargetState): Set<number> {
+    let contexts = this.worldContexts.get(state.target.sessionId);
+    if (!contexts) {
+      contexts = new Set();
+      this.worldContexts.set(state.target.sessionId, contexts);
+    }
+    return contexts;
+  }
+
+  /** The bundle plus its install call, once per combination of categories. */
+  private sourceFor(options: PageScriptOptions): string {
+    const key = JSON.stringify(options);
+    let source = this.sources.get(key);
+    if (source === undefined) {
+      source = `(()=>{${PAGE_SCRIPT_BUNDLE}\n${PAGE_SCRIPT_GLOBAL_NAME}.install(${key})})()\n//# sourceURL=browser-telemetry-agent/page-script.js`;
+      this.sources.set(key, source);
+    }
+    return source;
+  }
+}
+
+/** The frame whose document reported the entry; page and iframe targets always know it. */
+function sourceFrameOf(ctx: EventContext, state: TargetState): string {
+  return ctx.frame_id ?? state.target.targetId;
+}

@@ -1,0 +1,84 @@
+// monitor_screenshot (SPEC §11): a PNG of the active tab after its load event and after an
+// uncaught exception in it, at most one every 2 s, downscaled until it is under 750 KiB.
+
+import type { AttachedTarget } from '../browser/target-manager.ts';
+import type { TargetState } from './event-context.ts';
+import type { FamilyHost, TelemetryFamily } from './family.ts';
+import type { Monitor } from './monitor.ts';
+
+export interface ScreenshotOptions {
+  /** `--screenshots`. */
+  enabled: boolean;
+  /** The tab whose screenshots are taken (the most recently opened or focused page). */
+  activePage: () => AttachedTarget | undefined;
+  monitor: Monitor;
+  minIntervalMs?: number;
+  maxPngBytes?: number;
+}
+
+const MIN_INTERVAL_MS = 2000;
+const MAX_PNG_BYTES = 750 * 1024;
+/** Below this scale a screenshot says nothing useful; give up. */
+const MIN_SCALE = 0.05;
+
+export class ScreenshotFamily implements TelemetryFamily {
+  private host!: FamilyHost;
+  private lastCaptureAt = -Infinity;
+  private inFlight = false;
+  private disposed = false;
+  private readonly minIntervalMs: number;
+  private readonly maxPngBytes: number;
+
+  constructor(private readonly options: ScreenshotOptions) {
+    this.minIntervalMs = options.minIntervalMs ?? MIN_INTERVAL_MS;
+    this.maxPngBytes = options.maxPngBytes ?? MAX_PNG_BYTES;
+  }
+
+  start(host: FamilyHost): void {
+    this.host = host;
+    if (!this.options.enabled) return;
+    host.handle('Page.loadEventFired', (_p, state) => this.trigger(state));
+    host.handle('Runtime.exceptionThrown', (_p, state) => this.trigger(state));
+  }
+
+  dispose(): void {
+    this.disposed = true;
+  }
+
+  private trigger(state: TargetState): void {
+    if (!this.host.config.enabled || this.inFlight) return;
+    const tab = state.target.tab;
+    if (!tab || tab !== this.options.activePage()) return;
+    const now = performance.now();
+    if (now - this.lastCaptureAt < this.minIntervalMs) return;
+    this.lastCaptureAt = now;
+    this.inFlight = true;
+    void this.capture(tab)
+      .then((png) => {
+        if (png !== undefined && !this.disposed) this.options.monitor.emit('monitor_screenshot', { png });
+      })
+      .catch((err: Error) => this.host.logger.debug({ err: err.message }, 'screenshot failed'))
+      .finally(() => (this.inFlight = false));
+  }
+
+  /** A base64 PNG of the viewport under the size limit, or undefined when none fits. */
+  private async capture(tab: AttachedTarget): Promise<string | undefined> {
+    const { data } = await tab.send('Page.captureScreenshot', { format: 'png' });
+    if (decodedSize(data) < this.maxPngBytes) return data;
+    const { cssVisualViewport: vp } = await tab.send('Page.getLayoutMetrics');
+    // PNG size grows with the pixel count: aim at the limit, then keep halving if needed.
+    let scale = Math.min(0.9, Math.sqrt(this.maxPngBytes / decodedSize(data)) * 0.9);
+    while (scale >= MIN_SCALE) {
+      const clip = { x: vp.pageX, y: vp.pageY, width: vp.clientWidth, height: vp.clientHeight, scale };
+      const shot = await tab.send('Page.captureScreenshot', { format: 'png', clip });
+      if (decodedSize(shot.data) < this.maxPngBytes) return shot.data;
+      scale /= 2;
+    }
+    return undefined;
+  }
+}
+
+function decodedSize(base64: string): number {
+  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
+  return (base64.length * 3) / 4 - padding;
+}
