@@ -166,3 +166,21 @@ describe('DELETE /browsers/{id}', () => {
     expect(await health.json()).toMatchObject({ status: 'terminated' });
   });
 });
+
+describe('an unresponsive embedded browser', () => {
+  let rig: TestRig;
+  beforeAll(async () => {
+    rig = await startRig({ screenshots: false, timing: { probeIntervalMs: 200, probeTimeoutMs: 500 } });
+  });
+  afterAll(() => rig?.close());
+
+  it('is detected by the health probe, replaced, and reported as unresponsive then reconnected', async () => {
+    const pid = rig.agent.browserPid!;
+    process.kill(pid, 'SIGSTOP');
+    const disconnected = await rig.stream.waitForEvent('monitor_disconnected');
+    expect(disconnected.data).toEqual({ reason: 'unresponsive' });
+    await rig.stream.waitForEvent('monitor_reconnected');
+    expect(rig.agent.browserPid).not.toBe(pid);
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
