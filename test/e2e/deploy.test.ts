@@ -1,0 +1,168 @@
+// The operator's artefacts: the systemd unit and the container entrypoint (issue: sidecar
+// operations). No Docker engine here, so the entrypoint runs directly against this machine's
+// Chromium, with the agent bundled into a world-readable directory so the unprivileged user it
+// drops to can read it wherever the repository was cloned.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SseClient } from './harness.ts';
+
+const root = process.cwd();
+
+describe('systemd unit', () => {
+  it('passes systemd-analyze verify (paths pointed at this checkout)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bta-unit-'));
+    const unit = readFileSync(join(root, 'deploy/browser-telemetry-agent.service'), 'utf8')
+      .replaceAll('/usr/bin/node /opt/browser-telemetry-agent/dist/main.js', `${process.execPath} ${root}/dist/main.js`)
+      .replaceAll('/opt/browser-telemetry-agent/deploy/wait-healthy.sh', `${root}/deploy/wait-healthy.sh`)
+      .replaceAll('WorkingDirectory=/opt/browser-telemetry-agent', `WorkingDirectory=${root}`);
+    writeFileSync(join(dir, 'browser-telemetry-agent.service'), unit);
+    const output = execFileSync('systemd-analyze', ['verify', join(dir, 'browser-telemetry-agent.service')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(output).toBe('');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('declares the restart policy, environment file, dedicated user, hardening, readiness and journal logging', () => {
+    const unit = readFileSync(join(root, 'deploy/browser-telemetry-agent.service'), 'utf8');
+    for (const line of [
+      'Restart=on-failure',
+      'EnvironmentFile=-/etc/browser-telemetry-agent/agent.env',
+      'User=bta',
+      'NoNewPrivileges=yes',
+      'ProtectSystem=strict',
+      'PrivateTmp=yes',
+      'CapabilityBoundingSet=',
+      'MemoryMax=',
+      'ExecStartPost=/opt/browser-telemetry-agent/deploy/wait-healthy.sh',
+      'StandardOutput=journal',
+    ]) {
+      expect(unit).toContain(line);
+    }
+  });
+});
+
+describe('container entrypoint', () => {
+  it('passes shellcheck, as do the other deploy scripts', () => {
+    const output = execFileSync('shellcheck', ['deploy/entrypoint.sh', 'deploy/wait-healthy.sh'], { cwd: root, encoding: 'utf8' });
+    expect(output).toBe('');
+  });
+
+  let appDir: string;
+  let child: ChildProcess;
+  let stderr = '';
+
+  beforeAll(async () => {
+    appDir = mkdtempSync(join(tmpdir(), 'bta-image-'));
+    mkdirSync(join(appDir, 'dist'));
+    await build({
+      entryPoints: [join(root, 'src/main.ts')],
+      outfile: join(appDir, 'dist/main.js'),
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'esm',
+      banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+      logLevel: 'warning',
+    });
+    copyFileSync(join(root, 'package.json'), join(appDir, 'package.json'));
+    copyFileSync(join(root, 'deploy/entrypoint.sh'), join(appDir, 'entrypoint.sh'));
+    chmodSync(appDir, 0o755);
+    for (const f of ['dist', 'dist/main.js', 'package.json', 'entrypoint.sh']) chmodSync(join(appDir, f), 0o755);
+  });
+
+  afterAll(() => {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+    rmSync(appDir, { recursive: true, force: true });
+  });
+
+  it('starts the agent and Chromium as a non-root user; SIGTERM stops both with exit 0 and leaves no process behind', async () => {
+    child = spawn('sh', [join(appDir, 'entrypoint.sh'), '--port', '0', '--log-level', 'warn'], {
+      env: { PATH: process.env.PATH, APP_DIR: appDir, RUN_AS: 'nobody', HOST: '127.0.0.1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => (stderr += chunk));
+    const command = await waitFor(() => /curl -N -H 'Authorization: Bearer (\S+)' (\S+)/.exec(stderr), 'the banner').catch((err: Error) => {
+      throw new Error(`${err.message}; stderr: ${stderr}`);
+    });
+    const [, token, streamUrl] = command;
+    const stream = await SseClient.open(`${streamUrl}?replay=all`, token);
+    expect(stream.status).toBe(200);
+
+    const agentPid = child.pid!;
+    const descendants = descendantsOf(agentPid);
+    const chromium = descendants.filter((pid) => commandOf(pid).includes('chromium'));
+    expect(chromium.length).toBeGreaterThan(0);
+    for (const pid of [agentPid, ...chromium]) expect(uidOf(pid)).not.toBe(0);
+
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const started = Date.now();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5000);
+    await stream.waitForEnd();
+    await waitFor(() => descendants.every((pid) => !isAlive(pid)) || undefined, 'every child process to be gone');
+  });
+});
+
+async function waitFor<T>(check: () => T | null | undefined, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function descendantsOf(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = parents.get(ppid) ?? [];
+      list.push(Number(entry));
+      parents.set(ppid, list);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const c of parents.get(p) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+function uidOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/^Uid:\s+(\d+)/m.exec(status)![1]);
+}
+
+/** Alive and not a zombie. */
+function isAlive(pid: number): boolean {
+  if (!existsSync(`/proc/${pid}`)) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
