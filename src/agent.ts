@@ -149,10 +149,10 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       telemetryConfig: () => telemetryConfig,
       cdpConnected: () => link.isConnected,
       isTerminated: () => terminated,
-      updateTelemetry: (patch: TelemetryConfigPatch) => {
+      updateTelemetry: async (patch: TelemetryConfigPatch) => {
         telemetryConfig = mergeTelemetryConfig(telemetryConfig, patch);
-        scope?.telemetry.setConfig(telemetryConfig);
         logger.info({ telemetry: telemetryConfig }, 'telemetry config changed');
+        await scope?.telemetry.setConfig(telemetryConfig);
         return telemetryConfig;
       },
       // DELETE /browsers/{id}: in attached mode the browser itself is closed too (SPEC §10).

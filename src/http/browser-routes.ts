@@ -63,7 +63,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth
     { onRequest: browserGuard(deps, auth, 'telemetry:write'), schema: { params: browserParamsSchema } },
     async (request) => {
       const patch = parseBrowserPatch(request.body);
-      deps.session.updateTelemetry(patch);
+      await deps.session.updateTelemetry(patch);
       return browserObject(deps);
     },
   );

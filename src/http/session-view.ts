@@ -14,8 +14,11 @@ export interface SessionView {
   cdpConnected(): boolean;
   /** True once the session was deleted or the agent is shutting down. */
   isTerminated(): boolean;
-  /** Merge a validated patch into the telemetry config and apply it; returns the new config. */
-  updateTelemetry(patch: TelemetryConfigPatch): TelemetryConfig;
+  /**
+   * Merge a validated patch into the telemetry config and apply it to every target; resolves
+   * with the new config once it is in effect.
+   */
+  updateTelemetry(patch: TelemetryConfigPatch): Promise<TelemetryConfig>;
   /** End the session (SPEC §10): flush and end streams, close CDP and the browser. */
   terminate(): Promise<void>;
 }

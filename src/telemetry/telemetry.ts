@@ -119,17 +119,19 @@ export class Telemetry implements TargetObserver, FamilyHost {
    * Apply a new telemetry config to every attached target without reconnecting: domains and
    * family work are started or stopped; targets attached later are set up with it directly.
    */
-  setConfig(next: TelemetryConfig): void {
+  setConfig(next: TelemetryConfig): Promise<void> {
     const previous = this.currentConfig;
     this.currentConfig = next;
+    const commands: Array<Promise<unknown>> = [];
     for (const state of this.tracker.all()) {
-      const commands = this.applyDomains(state, false);
+      commands.push(...this.applyDomains(state, false));
       for (const family of this.families) {
         const more = family.reconfigure?.(state, previous, next);
         if (more) commands.push(...more);
       }
-      void Promise.allSettled(commands);
     }
+    // Resolves once every target runs with the new config (a hung target does not hold it up).
+    return settleWithin(commands, RECONFIGURE_WAIT_MS);
   }
 
   /**
@@ -254,6 +256,15 @@ export class Telemetry implements TargetObserver, FamilyHost {
     if (isTabMainFrame) state.navSeq++;
     for (const family of this.families) family.frameNavigated?.(state, frame, isTabMainFrame);
   }
+}
+
+/** How long a config change waits for the targets to apply it before answering anyway. */
+const RECONFIGURE_WAIT_MS = 3000;
+
+function settleWithin(commands: Array<Promise<unknown>>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([Promise.allSettled(commands).then(() => undefined), timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Errors CDP gives for a command whose target closed or detached meanwhile. */

@@ -80,6 +80,9 @@ describe('telemetry config at runtime', () => {
   it('keeps streams open with keepalives only while telemetry is disabled', async () => {
     await patch({ telemetry: { enabled: false } });
     const quiet = await SseClient.open(rig.streamUrl, TOKEN);
+    // Everything admitted before the change has a seq up to this one; wait until it has arrived.
+    const { seq: lastBefore } = await (await fetch(browserUrl(), { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+    await rig.stream.waitFor((s) => (s.frameIds.at(-1) ?? 0) >= lastBefore, 'events admitted before the change');
     const before = rig.stream.envelopes.length;
     await tab.evaluate(`console.log('telemetry-off-line')`);
     await tab.navigate(rig.server.url('/plain.html?off'));

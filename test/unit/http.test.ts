@@ -42,7 +42,7 @@ function harness(options: { logger?: pino.Logger } = {}): Harness {
     telemetryConfig: () => state.config,
     cdpConnected: () => state.connected,
     isTerminated: () => state.terminated,
-    updateTelemetry: (patch) => (state.config = mergeTelemetryConfig(state.config, patch)),
+    updateTelemetry: async (patch) => (state.config = mergeTelemetryConfig(state.config, patch)),
     terminate: async () => {
       state.terminated = true;
       await hub.closeAll();
