@@ -78,6 +78,109 @@ export interface PageTabOpenedData {
   opener_id?: string;
 }
 
+/** page_layout_shift (SPEC §6.4): one PerformanceObserver `layout-shift` entry. */
+export interface PageLayoutShiftData extends EventContext {
+  /** The frame whose document shifted (the reporting frame). */
+  source_frame_id: string;
+  /** Entry start time: ms since the document's time origin. */
+  time: number;
+  /** Always 0 (layout shifts are instants). */
+  duration: 0;
+  layout_shift_details: { value: number; had_recent_input: boolean };
+}
+
+/** page_lcp (SPEC §6.4): one PerformanceObserver `largest-contentful-paint` entry. */
+export interface PageLcpData extends EventContext {
+  source_frame_id: string;
+  /** Entry start time: ms since the document's time origin. */
+  time: number;
+  lcp_details: {
+    /** ms since the time origin; 0 for a cross-origin image without Timing-Allow-Origin. */
+    render_time: number;
+    /** ms since the time origin; 0 for text. */
+    load_time: number;
+    /** Painted area in CSS px². */
+    size: number;
+    /** The element's id attribute ('' when it has none). */
+    element_id: string;
+    /** The image URL ('' for text). */
+    url: string;
+    /** Backend DOM node id of the element; absent when it left the DOM before it was resolved. */
+    node_id?: number;
+  };
+}
+
+export interface InteractionClickData extends EventContext {
+  /** Viewport CSS px of the frame's own viewport, integers. */
+  x: number;
+  y: number;
+  selector: string;
+  /** Uppercase tag name. */
+  tag: string;
+  /** Trimmed visible text, at most 200 chars; empty for form fields. */
+  text: string;
+}
+
+export interface InteractionKeyData extends EventContext {
+  /** KeyboardEvent.key */
+  key: string;
+  /** Selector of the focused element. */
+  selector: string;
+  tag: string;
+}
+
+export interface InteractionScrollSettledData extends EventContext {
+  from_x: number;
+  from_y: number;
+  to_x: number;
+  to_y: number;
+  target_selector: string;
+}
+
+/** Header name → value, as CDP gives them (several values of one header joined by `\n`). */
+export type HeaderMap = Record<string, string>;
+
+/** `network_request` (SPEC §6.4): context taken at request time, `url` = the request URL. */
+export interface NetworkRequestData extends EventContext {
+  request_id: string;
+  method: string;
+  document_url: string;
+  headers: HeaderMap;
+  /** CDP `Network.ResourceType` verbatim (`Document`, `Fetch`, `XHR`, `Image`, ...). */
+  resource_type?: string;
+  /** CDP `Network.Initiator.type` verbatim (`parser`, `script`, `other`, ...). */
+  initiator_type: string;
+  /** The request body as text, when the request has one. */
+  post_data?: string;
+  /** Present (true) on a redirect hop. */
+  is_redirect?: true;
+  /** The URL redirected from; only with `is_redirect`. */
+  redirect_url?: string;
+}
+
+/** `network_response` (SPEC §6.4): sent when loading finished; context of the request. */
+export interface NetworkResponseData extends EventContext {
+  request_id: string;
+  /** Absent only when the request began before the agent attached. */
+  method?: string;
+  status: number;
+  status_text: string;
+  headers: HeaderMap;
+  mime_type: string;
+  resource_type?: string;
+  /** Textual MIME types only (SPEC §6.6). */
+  body?: string;
+}
+
+/** `network_loading_failed` (SPEC §6.4). */
+export interface NetworkLoadingFailedData extends EventContext {
+  request_id: string;
+  error_text: string;
+  canceled: boolean;
+  /** Absent when the request began before the agent attached (partial context). */
+  resource_type?: string;
+}
+
 export interface MonitorData {
   reason?: string;
   reconnect_duration_ms?: number;
@@ -95,17 +198,17 @@ export interface EventDataByType {
   page_dom_content_loaded: PageTimingData;
   page_load: PageTimingData;
   page_tab_opened: PageTabOpenedData;
-  network_request: EventContext & Record<string, unknown>;
-  network_response: EventContext & Record<string, unknown>;
-  network_loading_failed: EventContext & Record<string, unknown>;
+  network_request: NetworkRequestData;
+  network_response: NetworkResponseData;
+  network_loading_failed: NetworkLoadingFailedData;
   network_idle: EventContext;
-  page_layout_shift: EventContext & Record<string, unknown>;
-  page_lcp: EventContext & Record<string, unknown>;
+  page_layout_shift: PageLayoutShiftData;
+  page_lcp: PageLcpData;
   page_layout_settled: EventContext;
   page_navigation_settled: EventContext;
-  interaction_click: EventContext & Record<string, unknown>;
-  interaction_key: EventContext & Record<string, unknown>;
-  interaction_scroll_settled: EventContext & Record<string, unknown>;
+  interaction_click: InteractionClickData;
+  interaction_key: InteractionKeyData;
+  interaction_scroll_settled: InteractionScrollSettledData;
   monitor_screenshot: MonitorData;
   monitor_disconnected: MonitorData;
   monitor_reconnected: MonitorData;
@@ -162,3 +265,90 @@ export interface Envelope {
   seq: number;
   event: TelemetryEvent;
 }
+
+// ---- the injected page script's reports (SPEC §12) --------------------------------------------
+// The page script runs in an isolated world and reports through a CDP binding. Each report is one
+// JSON object; the agent validates it against these shapes and limits before building an event,
+// and adds the context (target, frame, loader, url, nav_seq) itself.
+
+/** What the agent passes to the page script when it is injected. */
+export interface PageScriptOptions {
+  /** Name of the binding to report through (exposed only in the script's isolated world). */
+  binding: string;
+  /** Install the click, key and scroll listeners (category `interaction`). */
+  interaction: boolean;
+  /** Install the layout-shift and LCP observers (category `page`). */
+  page: boolean;
+  /**
+   * Report performance entries from before the script ran (a document that existed before the
+   * agent attached). False when a category was just turned on: what happened while it was off
+   * is not reported.
+   */
+  history: boolean;
+}
+
+/** Property of the isolated world's global object holding the installed script (one per world). */
+export const PAGE_SCRIPT_GLOBAL = '__browserTelemetryAgent';
+
+/** Sizes the agent accepts in a report; the page script keeps within them. */
+export const PAGE_SCRIPT_LIMITS = {
+  /** One serialized report. */
+  payloadChars: 32_768,
+  selectorChars: 8_192,
+  /** Click text (SPEC: at most 200 chars). */
+  textChars: 200,
+  keyChars: 64,
+  tagChars: 256,
+  /** LCP image URL; longer ones (data: URLs) are cut and the event marked truncated. */
+  urlChars: 4_096,
+  elementIdChars: 1_024,
+} as const;
+
+export interface ClickReport {
+  type: 'interaction_click';
+  x: number;
+  y: number;
+  selector: string;
+  tag: string;
+  text: string;
+}
+
+export interface KeyReport {
+  type: 'interaction_key';
+  key: string;
+  selector: string;
+  tag: string;
+}
+
+export interface ScrollSettledReport {
+  type: 'interaction_scroll_settled';
+  from_x: number;
+  from_y: number;
+  to_x: number;
+  to_y: number;
+  target_selector: string;
+}
+
+export interface LayoutShiftReport {
+  type: 'page_layout_shift';
+  time: number;
+  value: number;
+  had_recent_input: boolean;
+}
+
+export interface LcpReport {
+  type: 'page_lcp';
+  time: number;
+  render_time: number;
+  load_time: number;
+  size: number;
+  element_id: string;
+  url: string;
+  /** Handle of the LCP element kept by the script, for the agent to resolve to a backend node id. */
+  element_ref?: number;
+  /** The URL was cut to PAGE_SCRIPT_LIMITS.urlChars. */
+  truncated?: true;
+}
+
+export type PageScriptReport = ClickReport | KeyReport | ScrollSettledReport | LayoutShiftReport | LcpReport;
+export type PageScriptReportType = PageScriptReport['type'];

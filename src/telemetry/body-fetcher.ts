@@ -114,14 +114,18 @@ export class BodyFetcher {
     const timer = setTimeout(() => finish(undefined), this.timeoutMs);
     timer.unref();
     this.timers.add(timer);
-    const command: Promise<FetchedBody> =
+    const command: Promise<FetchedBody | undefined> =
       job.kind === 'Network.getResponseBody'
         ? this.connection
             .send('Network.getResponseBody', { requestId: job.requestId }, job.sessionId)
-            .then((r) => ({ text: r.body, base64Encoded: r.base64Encoded }))
+            .then((r) => asBody(r.body, r.base64Encoded))
         : this.connection
             .send('Network.getRequestPostData', { requestId: job.requestId }, job.sessionId)
-            .then((r) => ({ text: r.postData, base64Encoded: r.base64Encoded === true }));
+            .then((r) => asBody(r.postData, r.base64Encoded));
     command.then(finish, () => finish(undefined));
   }
+}
+
+function asBody(text: unknown, base64Encoded: unknown): FetchedBody | undefined {
+  return typeof text === 'string' ? { text, base64Encoded: base64Encoded === true } : undefined;
 }

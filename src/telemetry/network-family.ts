@@ -62,6 +62,8 @@ export function networkEnableParams(limits: Limits): Protocol.Network.EnableRequ
 class RequestRecord {
   /** Stored `responseReceived` (redirect hops get none). */
   received: Protocol.Network.ResponseReceivedEvent | undefined = undefined;
+  /** The target whose session reported the response. */
+  receivedOn: TargetState | undefined = undefined;
   /** Decoded body bytes so far (sum of `dataReceived.dataLength`). */
   decodedBytes = 0;
   /** The network_request emission while its request body is being fetched: later events wait. */
@@ -147,11 +149,19 @@ export class NetworkFamily implements TelemetryFamily {
     const tab = state.target;
     // Document requests use the new loader's id as requestId.
     if (this.host.isOn('network')) this.machineFor(tab)?.reset(state.navSeq, frame.loaderId);
-    // Chromium never reports the end of requests an old document left in flight. Those of the
-    // previous document may still end (a beacon sent while this one was loading) and keep their
-    // record for one more navigation; older ones are forgotten.
+    // Once a new document commits, Chromium reports nothing more about the requests the old one
+    // left in flight: not even the end of its own document when the user navigated on before the
+    // HTML was complete (CHROMIUM-NOTES "Network"). A request that already has its response is
+    // reported now, without a body (it can no longer be fetched). One still waiting for its
+    // response keeps its record for one more navigation, in case its end is reported after all.
     for (const [id, record] of this.requests) {
-      if (record.tab === tab && record.navSeq !== undefined && record.navSeq < state.navSeq - 1) this.requests.delete(id);
+      if (record.tab !== tab || id === frame.loaderId) continue;
+      if (record.received !== undefined) {
+        this.requests.delete(id);
+        this.emitAbandoned(record, record.received);
+      } else if (record.navSeq !== undefined && record.navSeq < state.navSeq - 1) {
+        this.requests.delete(id);
+      }
     }
   }
 
@@ -211,6 +221,7 @@ export class NetworkFamily implements TelemetryFamily {
       record = this.track(params.requestId, target, navSeq, params.type, responseContext(params, target, navSeq));
     }
     record.received = params;
+    record.receivedOn = state;
   };
 
   private readonly onDataReceived = (params: Protocol.Network.DataReceivedEvent): void => {
@@ -285,6 +296,17 @@ export class NetworkFamily implements TelemetryFamily {
     }
   }
 
+  /** The response of a request its document abandoned (see frameNavigated). */
+  private emitAbandoned(record: RequestRecord, received: Protocol.Network.ResponseReceivedEvent): void {
+    const emit = (): void => {
+      if (!this.host.isOn('network')) return;
+      const t = translateResponse(record.ctx, record.method, received, NO_BODY, this.host.limits);
+      this.host.emit('network_response', this.host.clock.nowUs(), t.data, t.truncated, 'Network.responseReceived', record.receivedOn);
+    };
+    if (record.requestEvent !== undefined) record.requestEvent.then(emit).catch(this.onAsyncError);
+    else emit();
+  }
+
   private emitFailed(params: Protocol.Network.LoadingFailedEvent, state: TargetState, record: RequestRecord | undefined): void {
     try {
       // A request never seen starting: partial context, no resource_type (SPEC §6.4).
@@ -297,8 +319,12 @@ export class NetworkFamily implements TelemetryFamily {
     }
   }
 
-  private emitIdle(tab: TargetState, navSeq: number): void {
-    if (!this.host.isOn('network') || tab.target.isDetached || tab.navSeq !== navSeq) return;
+  /**
+   * The machine already ignores timers of an earlier nav_seq; the context is the tab's current
+   * one (the core may also learn of a navigation from a frame tree, without frameNavigated).
+   */
+  private emitIdle(tab: TargetState): void {
+    if (!this.host.isOn('network') || tab.target.isDetached) return;
     this.host.emit('network_idle', this.host.clock.nowUs(), this.host.tracker.contextOf(tab), false, undefined);
   }
 
@@ -356,7 +382,7 @@ export class NetworkFamily implements TelemetryFamily {
     machine = new NetworkIdleMachine({
       navSeq: tabState.navSeq,
       timers: this.options.timers,
-      onIdle: (navSeq) => this.emitIdle(tabState, navSeq),
+      onIdle: () => this.emitIdle(tabState),
     });
     this.machines.set(tab.sessionId, machine);
     return machine;
