@@ -11,7 +11,9 @@ import { createHttpServer } from './http/server.ts';
 import { EventLog } from './stream/event-log.ts';
 import { StreamHub } from './stream/stream-hub.ts';
 import { BrowserClock } from './telemetry/clock.ts';
-import { Monitor } from './telemetry/monitor.ts';
+import { AgentMetrics } from './metrics/agent-metrics.ts';
+import { Monitor, type EventSink } from './telemetry/monitor.ts';
+import { TelemetryStats } from './telemetry/telemetry-stats.ts';
 import { mergeTelemetryConfig, type TelemetryConfig, type TelemetryConfigPatch } from './telemetry/telemetry-config.ts';
 import { Telemetry, TelemetryMemory } from './telemetry/telemetry.ts';
 
@@ -57,9 +59,19 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   const clock = new BrowserClock();
   const memory = new TelemetryMemory();
   let telemetryConfig: TelemetryConfig = config.telemetry;
-  const monitor = new Monitor(eventLog, clock, () => telemetryConfig);
+  const stats = new TelemetryStats();
+  // Every admitted event passes here once: count it by type for /metrics.
+  const sink: EventSink = {
+    append(event) {
+      stats.countAdmitted(event.type);
+      return eventLog.append(event);
+    },
+  };
+  const monitor = new Monitor(sink, clock, () => telemetryConfig);
+  let reconnects = 0;
 
   let scope: ConnectionScope | undefined;
+  const computer = new ComputerExecutor({ targets: () => scope?.targets, logger });
   let terminated = false;
 
   const dropScope = () => {
@@ -74,7 +86,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       // Fresh state machines for every connection; memory (tabs announced, console watermarks)
       // carries over so a reconnect repeats nothing.
       let targets: TargetManager | undefined;
-      const telemetry = new Telemetry(connection, eventLog, {
+      const telemetry = new Telemetry(connection, sink, {
+        stats,
         config: telemetryConfig,
         limits: config.limits,
         logger,
@@ -94,12 +107,15 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
         throw err;
       }
       scope = { connection, telemetry, targets };
+      // A hidden cursor stays hidden in the tabs of a new connection too.
+      void computer.cursor.sync(targets).catch((err: Error) => logger.warn({ err: err.message }, 'cursor state sync failed'));
     },
     lost(reason) {
       dropScope();
       monitor.emit('monitor_disconnected', { reason });
     },
     reconnected(durationMs) {
+      reconnects++;
       monitor.emit('monitor_reconnected', { reconnect_duration_ms: durationMs });
     },
     reconnectFailed(attempts) {
@@ -142,7 +158,22 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     hub,
     log: eventLog,
     logger,
-    computer: new ComputerExecutor({ targets: () => scope?.targets, logger }),
+    metrics: new AgentMetrics({
+      stats,
+      stream: hub,
+      cdp: {
+        get isConnected() {
+          return link.isConnected;
+        },
+        get reconnects() {
+          return reconnects;
+        },
+      },
+      attachedTargetTypes: function* () {
+        if (scope) for (const target of scope.targets.all()) yield target.type;
+      },
+    }),
+    computer,
     maxUploadBytes: config.limits.maxUploadBytes,
     session: {
       createdAt,

@@ -29,6 +29,7 @@ export type FailureReason =
   | 'no_open_tab'
   | 'outside_viewport'
   | 'target_closed'
+  | 'tab_unresponsive'
   | 'browser_disconnected'
   | 'aborted'
   | 'cdp_error';
@@ -72,14 +73,27 @@ export interface ComputerExecutorOptions {
   /** The current connection's targets; undefined while the browser is disconnected. */
   targets: () => TargetSource | undefined;
   logger?: Logger;
+  /** Longest wait for one CDP command of an action (a hung renderer never acks input). */
+  commandTimeoutMs?: number;
+}
+
+export const DEFAULT_COMMAND_TIMEOUT_MS = 10_000;
+
+/** One batch's view: the tab of the previous action, to bring a newly active tab to the front. */
+interface BatchContext {
+  source: TargetSource | undefined;
+  signal: AbortSignal | undefined;
+  front?: InputTarget;
 }
 
 export class ComputerExecutor implements BatchRunner {
   readonly cursor = new CursorVisibility();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly pointers = new WeakMap<InputTarget, PointerState>();
+  private readonly commandTimeoutMs: number;
 
   constructor(private readonly options: ComputerExecutorOptions) {
+    this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     const source = options.targets();
     if (source) this.cursor.follow(source);
   }
@@ -94,11 +108,12 @@ export class ComputerExecutor implements BatchRunner {
     const source = this.options.targets();
     // After a reconnect the new targets must get the hidden cursor too.
     await this.cursor.sync(source).catch((err: Error) => this.options.logger?.warn({ err: err.message }, 'cursor state sync failed'));
+    const context: BatchContext = { source, signal };
     for (let index = 0; index < actions.length; index++) {
       const action = actions[index]!;
       try {
         if (signal?.aborted) throw new ActionError('aborted', 'the client went away before this action ran');
-        await this.runAction(action, source, signal);
+        await this.runAction(action, context);
       } catch (err) {
         throw this.failure(err, index, action);
       }
@@ -109,6 +124,7 @@ export class ComputerExecutor implements BatchRunner {
     const prefix = `action ${index} (${action.type}) failed`;
     const done = `; ${index} of the batch's actions completed`;
     if (err instanceof ActionError) return new BatchFailure(index, action.type, err.reason, `${prefix}: ${err.message}${done}`, index);
+    if (err instanceof CommandTimeout) return new BatchFailure(index, action.type, 'tab_unresponsive', `${prefix}: ${err.message}${done}`, index);
     if (err instanceof Error && err.name === 'AbortError') {
       return new BatchFailure(index, action.type, 'aborted', `${prefix}: the client went away${done}`, index);
     }
@@ -121,18 +137,19 @@ export class ComputerExecutor implements BatchRunner {
     return new BatchFailure(index, action.type, 'cdp_error', `${prefix}: ${message}${done}`, index);
   }
 
-  private async runAction(action: Action, source: TargetSource | undefined, signal: AbortSignal | undefined): Promise<void> {
+  private async runAction(action: Action, context: BatchContext): Promise<void> {
+    const { signal } = context;
     switch (action.type) {
       case 'sleep':
         await wait(action.sleep.duration_ms, signal);
         return;
       case 'set_cursor':
-        await this.cursor.setHidden(action.set_cursor.hidden, source);
+        await this.cursor.setHidden(action.set_cursor.hidden, context.source);
         return;
       default:
         break;
     }
-    const input = this.inputFor(source);
+    const input = await this.inputFor(context);
     try {
       switch (action.type) {
         case 'click_mouse':
@@ -154,14 +171,24 @@ export class ComputerExecutor implements BatchRunner {
     }
   }
 
-  private inputFor(source: TargetSource | undefined): TabInput {
-    if (!source) throw new ActionError('browser_disconnected', 'the browser is not connected');
-    const target = source.activePage();
-    if (!target) throw new ActionError('no_open_tab', 'there is no open tab');
-    let pointer = this.pointers.get(target);
+  /**
+   * The active tab's input, resolved for every action: a popup opened by the previous action is
+   * the active tab from then on. A tab the batch had not used yet is brought to the front first,
+   * since a hidden tab renders no frames and acknowledges mouse moves only after seconds.
+   */
+  private async inputFor(context: BatchContext): Promise<TabInput> {
+    if (!context.source) throw new ActionError('browser_disconnected', 'the browser is not connected');
+    const active = context.source.activePage();
+    if (!active) throw new ActionError('no_open_tab', 'there is no open tab');
+    const target = withDeadline(active, this.commandTimeoutMs);
+    if (context.front !== active) {
+      await target.send('Page.bringToFront');
+      context.front = active;
+    }
+    let pointer = this.pointers.get(active);
     if (!pointer) {
       pointer = { x: 0, y: 0, buttons: 0 };
-      this.pointers.set(target, pointer);
+      this.pointers.set(active, pointer);
     }
     return new TabInput(target, pointer);
   }
@@ -262,6 +289,38 @@ export class ComputerExecutor implements BatchRunner {
       }
     });
   }
+}
+
+class CommandTimeout extends Error {}
+
+/** `target` whose commands fail with CommandTimeout after `ms` instead of waiting forever. */
+function withDeadline(target: InputTarget, ms: number): InputTarget {
+  const send = (async (method: string, params?: object) => {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new CommandTimeout(`the tab did not answer ${method} within ${ms} ms`)), ms);
+    });
+    try {
+      return await Promise.race([(target.send as (m: string, p?: object) => Promise<unknown>)(method, params), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }) as InputTarget['send'];
+  return {
+    send,
+    get targetId() {
+      return target.targetId;
+    },
+    get type() {
+      return target.type;
+    },
+    get isDetached() {
+      return target.isDetached;
+    },
+    get wasWaiting() {
+      return target.wasWaiting;
+    },
+  };
 }
 
 function holdKeys(names: readonly string[] | undefined): KeyDefinition[] {

@@ -82,6 +82,8 @@ function batchProblems(request: FastifyRequest): ErrorDetail[] {
   };
   for (const problem of problems) {
     if (forbidden.some((path) => problem.instancePath.startsWith(`${path}/`))) continue;
+    // `{"type": "teleport", "teleport": {...}}`: the unknown type is the problem, not its payload.
+    if (problem.keyword === 'additionalProperties' && problem.params.additionalProperty === actionAt(request.body, problem.instancePath)?.type) continue;
     const [field, message] = describe(problem, request.body);
     add(field, message);
   }
@@ -105,12 +107,17 @@ function describe(problem: AjvProblem, body: unknown): [field: string, message: 
       return [join(String(params.additionalProperty)), 'is not an allowed field'];
     case 'enum':
       return [path || '$', `must be one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`];
-    case 'false schema': {
-      const index = /^\/actions\/(\d+)\//.exec(problem.instancePath)?.[1];
-      const type = index === undefined ? undefined : (body as BatchBody).actions[Number(index)]?.type;
-      return [path, `is not allowed in an action of type ${JSON.stringify(type)}`];
-    }
+    case 'false schema':
+      return [path, `is not allowed in an action of type ${JSON.stringify(actionAt(body, problem.instancePath)?.type)}`];
     default:
       return [path || '$', problem.message ?? 'is invalid'];
   }
+}
+
+/** The action a JSON pointer points into (`/actions/3/...`), if any. */
+function actionAt(body: unknown, pointer: string): { type?: unknown } | undefined {
+  const index = /^\/actions\/(\d+)(\/|$)/.exec(pointer)?.[1];
+  if (index === undefined) return undefined;
+  const action = (body as { actions?: unknown[] } | undefined)?.actions?.[Number(index)];
+  return typeof action === 'object' && action !== null ? (action as { type?: unknown }) : undefined;
 }

@@ -9,6 +9,7 @@ import { DEFAULT_LIMITS } from '../limits.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
 import { toApiError } from './error-handler.ts';
+import { badRequest } from './errors.ts';
 import { noRetryOnFailure } from './no-retry.ts';
 import type { HttpDeps } from './session-view.ts';
 
@@ -42,7 +43,11 @@ export function registerFsRoutes(app: FastifyInstance, deps: HttpDeps, auth: Bea
       const target = parseWriteTarget(query.path, query.mode ?? DEFAULT_MODE);
       if (request.validationError) throw toApiError(request.validationError);
 
-      const body = request.body instanceof Readable ? request.body : undefined;
+      // Another content type was parsed by its own parser (text, JSON): not a raw upload.
+      if (request.body !== undefined && !(request.body instanceof Readable)) {
+        throw badRequest('the body must be sent as application/octet-stream');
+      }
+      const body = request.body as Readable | undefined;
       const length = Number(request.headers['content-length']);
       try {
         await writeFileAtomic(target, body ? body.iterator({ destroyOnReturn: false }) : emptyBody(), {

@@ -8,6 +8,7 @@ import { registerComputerRoutes } from './computer-routes.ts';
 import { handleClientError, handleFrameworkError, installErrorHandling } from './error-handler.ts';
 import { registerFsRoutes } from './fs-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
+import { registerMetricsRoutes } from './metrics-routes.ts';
 import { OneLinePerRequest, requestLogger } from './request-log.ts';
 import type { HttpDeps } from './session-view.ts';
 import { registerTelemetryRoutes } from './telemetry-routes.ts';
@@ -21,6 +22,10 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
     // fastify's own 503 body while closing is not our error body; the routes answer instead
     // (the stream route reports 503 browser_unavailable once the hub is closed).
     return503OnClosing: false,
+    // On close, after the preClose hook has flushed and ended every stream: drop the remaining
+    // connections, idle keep-alive ones included (a client's spare socket would hold close open
+    // forever, since requestTimeout is off for the streams).
+    forceCloseConnections: true,
     // One `details` entry per problem, and unknown fields rejected rather than silently dropped.
     ajv: { customOptions: { allErrors: true, removeAdditional: false } },
     frameworkErrors: handleFrameworkError,
@@ -34,6 +39,7 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
   registerTelemetryRoutes(app, deps, auth);
   registerComputerRoutes(app, deps, auth);
   registerFsRoutes(app, deps, auth);
+  registerMetricsRoutes(app, deps, auth);
 
   // write_file streams its body to disk: the parser hands the request stream over unread.
   app.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));

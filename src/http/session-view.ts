@@ -7,6 +7,7 @@ import type { TokenGrant } from '../config.ts';
 import type { EventLog } from '../stream/event-log.ts';
 import type { StreamHub } from '../stream/stream-hub.ts';
 import type { TelemetryConfig, TelemetryConfigPatch } from '../telemetry/telemetry-config.ts';
+import type { MetricsSource } from './metrics-routes.ts';
 
 export interface SessionView {
   createdAt: Date;
@@ -36,4 +37,6 @@ export interface HttpDeps {
   computer?: BatchRunner;
   /** write_file body limit (SPEC §9); DEFAULT_LIMITS.maxUploadBytes when absent. */
   maxUploadBytes?: number;
+  /** Prometheus metrics for GET /metrics; the route answers 404 without it. */
+  metrics?: MetricsSource;
 }

@@ -47,6 +47,7 @@ export class SseSubscriber {
   private blocked = false;
   private lastWriteAt = now();
   private skipped = 0;
+  private written = 0;
   /** While ending: the last seq to deliver (what was admitted when end() was called). */
   private endSeq = 0;
   private keepaliveTimer: NodeJS.Timeout | undefined;
@@ -94,6 +95,11 @@ export class SseSubscriber {
 
   get isClosed(): boolean {
     return this.state === 'closed';
+  }
+
+  /** Bytes handed to the socket (frames and keepalives). */
+  get bytesWritten(): number {
+    return this.written;
   }
 
   /** Events this subscriber missed because it fell behind the log's retention. */
@@ -190,6 +196,7 @@ export class SseSubscriber {
       this.destroy();
       return false;
     }
+    this.written += frame.length;
     if (!accepted) this.blocked = true;
     return accepted && this.state !== 'closed';
   }

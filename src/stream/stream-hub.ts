@@ -25,6 +25,8 @@ export class StreamHub {
   private readonly subscribers = new Set<SseSubscriber>();
   private closing: Promise<void> | undefined;
   private skipped = 0;
+  /** Bytes written by subscribers that have closed; live ones are summed on demand. */
+  private closedBytes = 0;
 
   constructor(
     private readonly log: EventLog,
@@ -45,13 +47,22 @@ export class StreamHub {
     return this.skipped;
   }
 
+  /** Bytes written to every stream so far (for metrics). */
+  get bytesWritten(): number {
+    let total = this.closedBytes;
+    for (const s of this.subscribers) total += s.bytesWritten;
+    return total;
+  }
+
   /** Start streaming to `sink` from `startSeq`. Headers are the caller's business. */
   open(sink: SseSink, startSeq: number): SseSubscriber {
     if (this.closing) throw new StreamClosedError();
     const subscriber = new SseSubscriber(this.log, sink, startSeq, {
       keepaliveMs: this.options.keepaliveMs,
       flushTimeoutMs: this.options.flushTimeoutMs ?? DEFAULT_FLUSH_TIMEOUT_MS,
-      onClose: (s) => this.subscribers.delete(s),
+      onClose: (s) => {
+        if (this.subscribers.delete(s)) this.closedBytes += s.bytesWritten;
+      },
       onSkip: (count) => (this.skipped += count),
     });
     // The constructor closes at once when the client is already gone.

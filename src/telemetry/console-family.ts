@@ -33,7 +33,7 @@ export class ConsoleFamily implements TelemetryFamily {
   }
 
   private readonly onConsoleApiCalled = (params: Protocol.Runtime.ConsoleAPICalledEvent, state: TargetState): void => {
-    if (!this.host.isOn('console') || this.isReplayed(state, params.timestamp)) return;
+    if (!this.host.admits('console') || this.isReplayed(state, params.timestamp)) return;
     const ctx = this.host.tracker.contextOfExecutionContext(state, params.executionContextId);
     const t = translateConsoleApiCalled(params, ctx, this.host.limits);
     this.host.emit(t.type, t.ts, t.data, t.truncated, 'Runtime.consoleAPICalled', state);
@@ -46,7 +46,7 @@ export class ConsoleFamily implements TelemetryFamily {
   };
 
   private readonly onExceptionThrown = (params: Protocol.Runtime.ExceptionThrownEvent, state: TargetState): void => {
-    if (!this.host.isOn('console') || this.isReplayed(state, params.timestamp)) return;
+    if (!this.host.admits('console') || this.isReplayed(state, params.timestamp)) return;
     const ctx = this.host.tracker.contextOfExecutionContext(state, params.exceptionDetails.executionContextId);
     const t = translateExceptionThrown(params, ctx, this.host.limits);
     this.host.emit(t.type, t.ts, t.data, t.truncated, 'Runtime.exceptionThrown', state);

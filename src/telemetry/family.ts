@@ -11,6 +11,7 @@ import type { Limits } from '../limits.ts';
 import type { BrowserClock } from './clock.ts';
 import type { EventContextTracker, TargetState } from './event-context.ts';
 import type { TelemetryConfig } from './telemetry-config.ts';
+import type { TelemetryStats } from './telemetry-stats.ts';
 
 export type StateHandler<E extends EventName> = (params: EventParams<E>, state: TargetState) => void;
 
@@ -25,6 +26,13 @@ export interface FamilyHost {
   /** Register a CDP event handler; it runs only for events of attached targets. */
   handle<E extends EventName>(event: E, handler: StateHandler<E>): void;
   isOn(category: Category): boolean;
+  /**
+   * At event time: is the category on? When not, the event that would have been produced is
+   * counted as dropped (category_off) and must not be built.
+   */
+  admits(category: Category): boolean;
+  /** Counters read by /metrics. */
+  readonly stats: TelemetryStats;
   /**
    * Admit an event to the log. `method` is the CDP method that caused it (undefined: an agent
    * event); `origin` gives the source metadata (the target's, or an explicit block).

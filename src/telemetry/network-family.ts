@@ -176,7 +176,7 @@ export class NetworkFamily implements TelemetryFamily {
   // ---- CDP handlers -----------------------------------------------------------------------------
 
   private readonly onRequestWillBeSent = (params: Protocol.Network.RequestWillBeSentEvent, state: TargetState): void => {
-    if (!this.host.isOn('network')) return;
+    if (!this.host.admits('network')) return;
     this.host.clock.calibrate(params.wallTime, params.timestamp);
     const id = params.requestId;
     let record = this.requests.get(id);
@@ -234,7 +234,7 @@ export class NetworkFamily implements TelemetryFamily {
     if (record === undefined) return;
     this.requests.delete(params.requestId);
     const received = record.received;
-    if (!this.host.isOn('network') || received === undefined) {
+    if (!this.host.admits('network') || received === undefined) {
       record.idle?.requestEnded(record.id);
       return;
     }
@@ -245,10 +245,14 @@ export class NetworkFamily implements TelemetryFamily {
       const body = this.fetcher.responseBody(state.target.sessionId, record.id);
       const ready = record.requestEvent ? Promise.all([body, record.requestEvent]).then(([b]) => b) : body;
       ready
-        .then((b) => this.emitResponse(record, received, params, state, b === undefined ? NO_BODY : { body: b, skippedForSize: false }))
+        .then((b) => {
+          this.host.stats.bodyFetches[b === undefined ? 'failed' : 'fetched']++;
+          this.emitResponse(record, received, params, state, b === undefined ? NO_BODY : { body: b, skippedForSize: false });
+        })
         .catch(this.onAsyncError);
       return;
     }
+    if (plan === 'too_large') this.host.stats.bodyFetches.skipped_for_size++;
     const outcome = plan === 'too_large' ? SKIPPED_FOR_SIZE : NO_BODY;
     if (record.requestEvent !== undefined) {
       record.requestEvent.then(() => this.emitResponse(record, received, params, state, outcome)).catch(this.onAsyncError);
@@ -260,7 +264,7 @@ export class NetworkFamily implements TelemetryFamily {
   private readonly onLoadingFailed = (params: Protocol.Network.LoadingFailedEvent, state: TargetState): void => {
     const record = this.requests.get(params.requestId);
     if (record !== undefined) this.requests.delete(params.requestId);
-    if (!this.host.isOn('network')) {
+    if (!this.host.admits('network')) {
       record?.idle?.requestEnded(record.id);
       return;
     }

@@ -29,7 +29,7 @@ export class PageFamily implements TelemetryFamily {
   frameNavigated(state: TargetState, frame: Protocol.Page.Frame, isTabMainFrame: boolean): void {
     // A new top-level navigation resets the tab's machines; their pending timers become stale.
     if (isTabMainFrame) this.settles.get(state.target.sessionId)?.navigate(state.navSeq);
-    if (!this.host.isOn('page')) return;
+    if (!this.host.admits('page')) return;
     this.host.emit('page_navigation', this.host.clock.nowUs(), translateFrameNavigated(frame, state.target), false, 'Page.frameNavigated', state);
   }
 
@@ -37,7 +37,7 @@ export class PageFamily implements TelemetryFamily {
   targetCreated(info: Protocol.Target.TargetInfo): void {
     if (info.type !== 'page' || this.announcedTabs.has(info.targetId)) return;
     this.announcedTabs.add(info.targetId);
-    if (!this.host.isOn('page')) return;
+    if (!this.host.admits('page')) return;
     const event = translateTabOpened(info);
     this.host.emit('page_tab_opened', this.host.clock.nowUs(), event, false, 'Target.targetCreated', { target_id: info.targetId, target_type: info.type });
   }
@@ -59,7 +59,7 @@ export class PageFamily implements TelemetryFamily {
   }
 
   private onTiming(type: 'page_dom_content_loaded' | 'page_load', method: string, timestamp: number, state: TargetState): void {
-    if (!this.host.isOn('page')) return;
+    if (!this.host.admits('page')) return;
     const data = translatePageTiming(timestamp, this.host.tracker.contextOf(state));
     this.host.emit(type, this.host.clock.fromMonotonicSeconds(timestamp), data, false, method, state);
     // The tab's own document only: an out-of-process iframe's load is reported on its session.

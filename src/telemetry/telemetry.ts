@@ -19,6 +19,7 @@ import { PageScriptFamily } from './page-script-family.ts';
 import { ScreenshotFamily, type ScreenshotOptions } from './screenshot-family.ts';
 import { Monitor, type EventSink, type MonitorType } from './monitor.ts';
 import { isCategoryOn, type TelemetryConfig } from './telemetry-config.ts';
+import { TelemetryStats } from './telemetry-stats.ts';
 
 export type { EventSink } from './monitor.ts';
 
@@ -41,6 +42,8 @@ export interface TelemetryOptions {
   clock?: BrowserClock;
   /** Shared with the agent, which emits the connection-level monitor events. */
   monitor?: Monitor;
+  /** Counters shared across connections (read by /metrics). */
+  stats?: TelemetryStats;
   /** monitor_screenshot capture; absent = none. */
   screenshots?: Omit<ScreenshotOptions, 'monitor'>;
 }
@@ -53,6 +56,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
   readonly clock: BrowserClock;
   readonly limits: Limits;
   readonly logger: Logger;
+  readonly stats: TelemetryStats;
   private currentConfig: TelemetryConfig;
   private readonly memory: TelemetryMemory;
   private readonly monitor: Monitor;
@@ -72,6 +76,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
     this.logger = options.logger;
     this.memory = options.memory ?? new TelemetryMemory();
     this.clock = options.clock ?? new BrowserClock();
+    this.stats = options.stats ?? new TelemetryStats();
     this.monitor = options.monitor ?? new Monitor(sink, this.clock, () => this.currentConfig);
     this.pageFamily = new PageFamily(this.memory.announcedTabs);
     const pageScript = new PageScriptFamily((state) => this.pageFamily.layoutShift(state));
@@ -214,6 +219,12 @@ export class Telemetry implements TargetObserver, FamilyHost {
 
   isOn(category: Category): boolean {
     return isCategoryOn(this.currentConfig, category);
+  }
+
+  admits(category: Category): boolean {
+    if (isCategoryOn(this.currentConfig, category)) return true;
+    this.stats.dropped.category_off++;
+    return false;
   }
 
   emit<T extends EventType>(

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { Protocol } from 'devtools-protocol';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { TelemetryStats } from '../../src/telemetry/telemetry-stats.ts';
 import type { EventDataByType, EventType } from '../../injected/schema.ts';
 import { AttachedTarget } from '../../src/browser/target-manager.ts';
 import { DEFAULT_LIMITS, type Limits } from '../../src/limits.ts';
@@ -80,6 +81,8 @@ function setup(options: { limits?: Partial<Limits>; config?: TelemetryConfig } =
       });
     },
     isOn: (category) => isCategoryOn(config, category),
+    admits: (category) => isCategoryOn(config, category),
+    stats: new TelemetryStats(),
     emit(type, _ts, data, truncated, method) {
       events.push({ type, data, truncated, method } as Emitted);
     },

@@ -1,0 +1,20 @@
+// GET /metrics: Prometheus text format, behind its own scope `metrics:read` (SPEC §3).
+
+import type { FastifyInstance } from 'fastify';
+import type { BearerAuth } from './auth.ts';
+import { notFound } from './errors.ts';
+import type { HttpDeps } from './session-view.ts';
+
+/** What the route needs of the metrics registry (kept free of prom-client). */
+export interface MetricsSource {
+  readonly contentType: string;
+  render(): Promise<string>;
+}
+
+export function registerMetricsRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
+  app.get('/metrics', { onRequest: auth.require('metrics:read') }, async (_request, reply) => {
+    if (!deps.metrics) throw notFound('metrics are not enabled');
+    const body = await deps.metrics.render();
+    return reply.header('content-type', deps.metrics.contentType).send(body);
+  });
+}

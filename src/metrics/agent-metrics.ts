@@ -1,0 +1,121 @@
+// Prometheus metrics of the agent (GET /metrics), via prom-client on a private registry. Every
+// value is read from its owner when scraped (pull), so the hot paths only bump plain counters.
+
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { TelemetryStats } from '../telemetry/telemetry-stats.ts';
+
+export interface MetricsSources {
+  stats: TelemetryStats;
+  stream: { readonly subscriberCount: number; readonly skippedEvents: number; readonly bytesWritten: number };
+  cdp: { readonly isConnected: boolean; readonly reconnects: number };
+  /** Types of the targets attached right now. */
+  attachedTargetTypes(): Iterable<string>;
+}
+
+/**
+ * Mirrors totals owned elsewhere into a prom-client counter (which can only be incremented):
+ * each scrape adds the growth since the last one, per label set.
+ */
+function totalsMirror(): (counter: Counter<string>, total: number, labels?: Record<string, string>) => void {
+  const last = new Map<string, number>();
+  return (counter, total, labels) => {
+    const key = labels === undefined ? '' : JSON.stringify(labels);
+    const delta = total - (last.get(key) ?? 0);
+    if (delta <= 0) return;
+    last.set(key, total);
+    if (labels === undefined) counter.inc(delta);
+    else counter.inc(labels, delta);
+  };
+}
+
+export class AgentMetrics {
+  readonly registry = new Registry();
+
+  constructor(sources: MetricsSources) {
+    const r = this.registry;
+    const { stats } = sources;
+    const [admitted, dropped, bytes, reconnects, bodies] = [totalsMirror(), totalsMirror(), totalsMirror(), totalsMirror(), totalsMirror()];
+    new Counter({
+      name: 'bta_events_admitted_total',
+      help: 'Telemetry events admitted to the event log, by type.',
+      labelNames: ['type'],
+      registers: [r],
+      collect() {
+        for (const [type, n] of Object.entries(stats.admitted)) admitted(this, n ?? 0, { type });
+      },
+    });
+    new Counter({
+      name: 'bta_events_dropped_total',
+      help: 'Events not admitted or not delivered, by reason: category_off (category disabled), rate_limit and invalid_report (page script reports), retention_gap (skipped by subscribers that fell behind the log).',
+      labelNames: ['reason'],
+      registers: [r],
+      collect() {
+        for (const [reason, n] of Object.entries(stats.dropped)) dropped(this, n, { reason });
+        dropped(this, sources.stream.skippedEvents, { reason: 'retention_gap' });
+      },
+    });
+    new Gauge({
+      name: 'bta_stream_subscribers',
+      help: 'Open SSE streams.',
+      registers: [r],
+      collect() {
+        this.set(sources.stream.subscriberCount);
+      },
+    });
+    new Counter({
+      name: 'bta_stream_bytes_written_total',
+      help: 'Bytes written to SSE streams (frames and keepalives).',
+      registers: [r],
+      collect() {
+        bytes(this, sources.stream.bytesWritten);
+      },
+    });
+    new Gauge({
+      name: 'bta_cdp_connected',
+      help: '1 while the CDP connection to the browser is up.',
+      registers: [r],
+      collect() {
+        this.set(sources.cdp.isConnected ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'bta_cdp_reconnects_total',
+      help: 'Successful CDP reconnections.',
+      registers: [r],
+      collect() {
+        reconnects(this, sources.cdp.reconnects);
+      },
+    });
+    new Gauge({
+      name: 'bta_targets_attached',
+      help: 'CDP targets attached right now, by target type.',
+      labelNames: ['type'],
+      registers: [r],
+      collect() {
+        this.reset();
+        const counts = new Map<string, number>();
+        for (const type of sources.attachedTargetTypes()) counts.set(type, (counts.get(type) ?? 0) + 1);
+        for (const [type, n] of counts) this.set({ type }, n);
+      },
+    });
+    new Counter({
+      name: 'bta_body_fetches_total',
+      help: 'Response bodies: fetched, failed (the page navigated away, timeout), skipped_for_size (textual but over --max-body-fetch-bytes).',
+      labelNames: ['outcome'],
+      registers: [r],
+      collect() {
+        for (const [outcome, n] of Object.entries(stats.bodyFetches)) bodies(this, n, { outcome });
+      },
+    });
+    // Event-loop lag, RSS, heap, CPU, handles: prom-client's process and Node.js metrics.
+    collectDefaultMetrics({ register: r, prefix: 'bta_', eventLoopMonitoringPrecision: 20 });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,90 @@
+// @ts-expect-error: the parser ships no type declarations.
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleText, startRig, TOKEN, type TestRig } from './harness.ts';
+
+interface Family {
+  name: string;
+  type: string;
+  metrics: Array<{ value?: string; labels?: Record<string, string> }>;
+}
+
+describe('GET /metrics', () => {
+  let rig: TestRig;
+  beforeAll(async () => {
+    rig = await startRig({ screenshots: false, tokens: [{ token: 'scraper', scopes: ['metrics:read'] }, { token: 'reader', scopes: ['telemetry:read'] }] });
+  });
+  afterAll(() => rig?.close());
+
+  const scrape = async (token = 'scraper'): Promise<Map<string, Family>> => {
+    const response = await fetch(`${rig.agent.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const families = parsePrometheusTextFormat(await response.text()) as Family[];
+    return new Map(families.map((f) => [f.name, f]));
+  };
+  const value = (families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number => {
+    const family = families.get(name);
+    if (!family) return 0;
+    const metric = family.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
+    return metric ? Number(metric.value) : 0;
+  };
+
+  it('answers 403 to a token without metrics:read and 401 without a token', async () => {
+    expect((await fetch(`${rig.agent.url}/metrics`, { headers: { authorization: 'Bearer reader' } })).status).toBe(403);
+    expect((await fetch(`${rig.agent.url}/metrics`)).status).toBe(401);
+  });
+
+  it('parses as Prometheus text and lists every metric family of the agent', async () => {
+    const families = await scrape();
+    for (const name of [
+      'bta_events_admitted_total',
+      'bta_events_dropped_total',
+      'bta_stream_subscribers',
+      'bta_stream_bytes_written_total',
+      'bta_cdp_connected',
+      'bta_cdp_reconnects_total',
+      'bta_targets_attached',
+      'bta_body_fetches_total',
+      'bta_nodejs_eventloop_lag_seconds',
+      'bta_process_resident_memory_bytes',
+    ]) {
+      expect(families.has(name), name).toBe(true);
+    }
+    expect(value(families, 'bta_cdp_connected')).toBe(1);
+    expect(value(families, 'bta_stream_subscribers')).toBe(1);
+    expect(value(families, 'bta_targets_attached', { type: 'page' })).toBeGreaterThanOrEqual(1);
+  });
+
+  it('moves the counters as events flow', async () => {
+    const tab = await rig.driver.firstPage();
+    await tab.ready(rig.stream);
+    const before = await scrape();
+    const url = rig.server.route('/m.html', '<!doctype html><script>console.log("metric-line")</script>');
+    await tab.navigate(url);
+    await rig.stream.waitForEvent('console_log', (e) => consoleText(e) === 'metric-line');
+    await rig.stream.waitForEvent('network_response', (e) => (e.data as { url?: string }).url === url);
+    const after = await scrape();
+    expect(value(after, 'bta_events_admitted_total', { type: 'console_log' })).toBeGreaterThan(value(before, 'bta_events_admitted_total', { type: 'console_log' }));
+    expect(value(after, 'bta_events_admitted_total', { type: 'network_response' })).toBeGreaterThan(value(before, 'bta_events_admitted_total', { type: 'network_response' }));
+    expect(value(after, 'bta_stream_bytes_written_total')).toBeGreaterThan(value(before, 'bta_stream_bytes_written_total'));
+    expect(value(after, 'bta_body_fetches_total', { outcome: 'fetched' })).toBeGreaterThan(value(before, 'bta_body_fetches_total', { outcome: 'fetched' }));
+  });
+
+  it('counts events dropped because their category is off', async () => {
+    const tab = await rig.driver.firstPage();
+    const patch = (enabled: boolean) =>
+      fetch(`${rig.agent.url}/browsers/${rig.agent.sessionId}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ telemetry: { browser: { console: { enabled } } } }),
+      });
+    const before = value(await scrape(), 'bta_events_dropped_total', { reason: 'category_off' });
+    await patch(false);
+    await tab.evaluate(`console.log('dropped-line')`);
+    await tab.navigate(rig.server.url('/m.html?again'));
+    await rig.stream.waitForEvent('page_load', (e) => (e.data as { url?: string }).url === rig.server.url('/m.html?again'));
+    await patch(true);
+    expect(value(await scrape(), 'bta_events_dropped_total', { reason: 'category_off' })).toBeGreaterThan(before);
+  });
+});
