@@ -1,16 +1,15 @@
 #!/usr/bin/env node
 // CLI: parse flags/env, start the agent, print how to watch the stream, stop on SIGTERM/SIGINT.
 
-import { readFileSync } from 'node:fs';
 import { startAgent, type Agent } from './agent.ts';
+import { VERSION } from './version.ts';
 import { ConfigError, parseCommandLine, type Config } from './config.ts';
 
 /** SPEC §2: exit 0 within 5 s of a signal, whatever the browser does. */
 const SHUTDOWN_DEADLINE_MS = 4500;
 
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
+  return VERSION;
 }
 
 function banner(agent: Agent, config: Config): string {

@@ -7,6 +7,7 @@ import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
 import { invalidInput, type ErrorDetail } from './errors.ts';
 import { noRetryOnFailure } from './no-retry.ts';
+import { BROWSER_ERRORS, browserObjectSchema, errorResponses, noContent } from './schemas.ts';
 import type { HttpDeps } from './session-view.ts';
 
 /** Never carries `base_url` or `jwt`: clients must not route around the gateway. */
@@ -29,6 +30,28 @@ export function browserObject(deps: HttpDeps): BrowserObject {
     seq: deps.log.latestSeq,
   };
 }
+
+const categoryPatch = { type: 'object', properties: { enabled: { type: 'boolean' } }, additionalProperties: false } as const;
+
+const browserPatchSchema = {
+  type: 'object',
+  required: ['telemetry'],
+  additionalProperties: false,
+  properties: {
+    telemetry: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        browser: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { console: categoryPatch, network: categoryPatch, page: categoryPatch, interaction: categoryPatch },
+        },
+      },
+    },
+  },
+} as const;
 
 /** Validates a PATCH body: `{ "telemetry": {...} }` and nothing else. Throws 400 invalid_input. */
 export function parseBrowserPatch(body: unknown): TelemetryConfigPatch {
@@ -54,13 +77,33 @@ export function parseBrowserPatch(body: unknown): TelemetryConfigPatch {
 export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
   app.get(
     '/browsers/:id',
-    { onRequest: browserGuard(deps, auth, 'telemetry:read'), schema: { params: browserParamsSchema } },
+    {
+      onRequest: browserGuard(deps, auth, 'telemetry:read'),
+      schema: {
+        summary: 'The browser session and its effective telemetry config (scope telemetry:read)',
+        tags: ['browser'],
+        params: browserParamsSchema,
+        response: { 200: browserObjectSchema, ...errorResponses(...BROWSER_ERRORS) },
+      },
+    },
     async () => browserObject(deps),
   );
 
   app.patch(
     '/browsers/:id',
-    { onRequest: browserGuard(deps, auth, 'telemetry:write'), schema: { params: browserParamsSchema } },
+    {
+      onRequest: browserGuard(deps, auth, 'telemetry:write'),
+      // The body is checked by parseBrowserPatch (one detail per problem, full JSON paths); the
+      // schema documents it.
+      attachValidation: true,
+      schema: {
+        summary: 'Merge a telemetry config into the current one (scope telemetry:write)',
+        tags: ['browser'],
+        params: browserParamsSchema,
+        body: browserPatchSchema,
+        response: { 200: browserObjectSchema, ...errorResponses(400, ...BROWSER_ERRORS) },
+      },
+    },
     async (request) => {
       const patch = parseBrowserPatch(request.body);
       await deps.session.updateTelemetry(patch);
@@ -70,7 +113,16 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth
 
   app.delete(
     '/browsers/:id',
-    { onRequest: browserGuard(deps, auth, 'browser:delete'), schema: { params: browserParamsSchema }, onSend: noRetryOnFailure },
+    {
+      onRequest: browserGuard(deps, auth, 'browser:delete'),
+      onSend: noRetryOnFailure,
+      schema: {
+        summary: 'Terminate the session: streams flushed and ended, browser closed (scope browser:delete)',
+        tags: ['browser'],
+        params: browserParamsSchema,
+        response: { 204: noContent, ...errorResponses(...BROWSER_ERRORS) },
+      },
+    },
     async (_request, reply) => {
       await deps.session.terminate();
       return reply.code(204).send();

@@ -12,6 +12,7 @@ import { browserGuard, browserParamsSchema } from './browser-guard.ts';
 import { jsonPointerToPath } from './error-handler.ts';
 import { ApiError, actionFailed, browserUnavailable, invalidInput, type ErrorDetail } from './errors.ts';
 import { noRetryOnFailure } from './no-retry.ts';
+import { BROWSER_ERRORS, errorResponses, noContent } from './schemas.ts';
 import type { HttpDeps } from './session-view.ts';
 
 /** Response header of a failed batch: how many actions ran before the failure. */
@@ -32,7 +33,13 @@ export function registerComputerRoutes(app: FastifyInstance, deps: HttpDeps, aut
       onSend: noRetryOnFailure,
       // The schema's problems are merged with the cross-field rules' before answering.
       attachValidation: true,
-      schema: { params: browserParamsSchema, body: batchBodySchema },
+      schema: {
+        summary: 'Run a batch of computer actions in order on the active tab (scope computer)',
+        tags: ['computer'],
+        params: browserParamsSchema,
+        body: batchBodySchema,
+        response: { 204: noContent, ...errorResponses(400, ...BROWSER_ERRORS, 422, 503) },
+      },
     },
     async (request: FastifyRequest, reply: FastifyReply) => {
       const details = batchProblems(request);

@@ -11,6 +11,7 @@ import { browserGuard, browserParamsSchema } from './browser-guard.ts';
 import { toApiError } from './error-handler.ts';
 import { badRequest } from './errors.ts';
 import { noRetryOnFailure } from './no-retry.ts';
+import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
 import type { HttpDeps } from './session-view.ts';
 
 interface WriteFileQuery {
@@ -36,7 +37,13 @@ export function registerFsRoutes(app: FastifyInstance, deps: HttpDeps, auth: Bea
       onSend: noRetryOnFailure,
       // path and mode get their own messages below; the schema is the published contract.
       attachValidation: true,
-      schema: { params: browserParamsSchema, querystring: writeFileQuerySchema },
+      schema: {
+        summary: 'Write a file atomically with an exact mode (scope fs)',
+        tags: ['fs'],
+        params: browserParamsSchema,
+        querystring: writeFileQuerySchema,
+        response: { 201: { description: 'Written', type: 'null' }, ...errorResponses(400, ...BROWSER_ERRORS, 409, 413) },
+      },
     },
     async (request: FastifyRequest, reply: FastifyReply) => {
       const query = request.query as WriteFileQuery;

@@ -22,7 +22,13 @@ const healthSchema = {
 } as const;
 
 export function registerHealthRoutes(app: FastifyInstance, deps: HttpDeps): void {
-  app.get('/healthz', { schema: { response: { 200: healthSchema, 503: healthSchema } } }, async (_request, reply) => {
+  const schema = {
+    summary: 'Readiness of the session: 200 once CDP is attached, 503 while it is not or after termination',
+    tags: ['health'],
+    security: [],
+    response: { 200: { description: 'Ready', ...healthSchema }, 503: { description: 'Not ready (unavailable or terminated)', ...healthSchema } },
+  };
+  app.get('/healthz', { schema }, async (_request, reply) => {
     const cdpConnected = deps.session.cdpConnected();
     let status: HealthStatus = cdpConnected ? 'ok' : 'unavailable';
     // Terminated answers 503: the process is alive but can no longer serve its session, and

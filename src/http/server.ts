@@ -9,6 +9,8 @@ import { handleClientError, handleFrameworkError, installErrorHandling } from '.
 import { registerFsRoutes } from './fs-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerMetricsRoutes } from './metrics-routes.ts';
+import { registerOpenApi } from './openapi.ts';
+import { VERSION } from '../version.ts';
 import { OneLinePerRequest, requestLogger } from './request-log.ts';
 import type { HttpDeps } from './session-view.ts';
 import { registerTelemetryRoutes } from './telemetry-routes.ts';
@@ -34,12 +36,16 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
 
   installErrorHandling(app);
   const auth = new BearerAuth(deps.tokens);
-  registerHealthRoutes(app, deps);
-  registerBrowserRoutes(app, deps, auth);
-  registerTelemetryRoutes(app, deps, auth);
-  registerComputerRoutes(app, deps, auth);
-  registerFsRoutes(app, deps, auth);
-  registerMetricsRoutes(app, deps, auth);
+  // The OpenAPI generator loads first so that it sees every route registered after it.
+  registerOpenApi(app, VERSION);
+  void app.register(async (instance) => {
+    registerHealthRoutes(instance, deps);
+    registerBrowserRoutes(instance, deps, auth);
+    registerTelemetryRoutes(instance, deps, auth);
+    registerComputerRoutes(instance, deps, auth);
+    registerFsRoutes(instance, deps, auth);
+    registerMetricsRoutes(instance, deps, auth);
+  });
 
   // write_file streams its body to disk: the parser hands the request stream over unread.
   app.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));

@@ -7,6 +7,7 @@ import { resolveStartSeq } from '../stream/start-position.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
 import { browserUnavailable } from './errors.ts';
+import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
 import type { HttpDeps } from './session-view.ts';
 
 export const SSE_HEADERS = {
@@ -22,13 +23,29 @@ interface StreamQuery {
 
 const streamQuerySchema = {
   type: 'object',
-  properties: { replay: { type: 'string', enum: ['all'] } },
+  properties: { replay: { type: 'string', enum: ['all'], description: 'Start at the oldest retained event' } },
 } as const;
 
 export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
   const options = {
     onRequest: browserGuard(deps, auth, 'telemetry:read'),
-    schema: { params: browserParamsSchema, querystring: streamQuerySchema },
+    schema: {
+      summary: 'The telemetry stream as server-sent events (scope telemetry:read)',
+      tags: ['telemetry'],
+      params: browserParamsSchema,
+      querystring: streamQuerySchema,
+      headers: {
+        type: 'object',
+        properties: { 'last-event-id': { type: 'string', description: 'Resume after this seq (a non-negative integer)' } },
+      },
+      response: {
+        200: {
+          description: 'Frames `id: <seq>\\ndata: <envelope JSON>\\n\\n` and `: keepalive` comments',
+          content: { 'text/event-stream': { schema: { type: 'string' } } },
+        },
+        ...errorResponses(400, ...BROWSER_ERRORS, 503),
+      },
+    },
     // A HEAD request has no body to stream into; it would hold a subscriber open for nothing.
     exposeHeadRoute: false,
   };

@@ -1,0 +1,88 @@
+// JSON schemas shared by the routes: the error body (SPEC §4) and the response sets that the
+// OpenAPI document (GET /openapi.json) is generated from. Response schemas also drive fastify's
+// serializer, so each lists every field the body can carry.
+
+import { CATEGORIES } from '../../injected/schema.ts';
+
+export const errorBodySchema = {
+  $id: 'ErrorBody',
+  type: 'object',
+  required: ['code', 'message'],
+  properties: {
+    code: {
+      type: 'string',
+      enum: ['bad_request', 'invalid_input', 'unauthorized', 'forbidden', 'not_found', 'payload_too_large', 'action_failed', 'browser_unavailable', 'internal_error'],
+    },
+    message: { type: 'string' },
+    details: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: {
+          code: { type: 'string' },
+          message: { type: 'string' },
+          field: { type: 'string', description: 'JSON path of the offending input, e.g. actions[3].click_mouse.x' },
+          index: { type: 'integer', description: 'Position in a list input (batch actions)' },
+        },
+      },
+    },
+    inner_error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+    },
+  },
+} as const;
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Malformed request (bad_request) or invalid values (invalid_input)',
+  401: 'Missing, malformed or unknown bearer token',
+  403: 'The token lacks the scope of this endpoint',
+  404: 'Unknown or terminated session',
+  409: 'The path or one of its parents is a directory/file mismatch',
+  413: 'The body is over the limit',
+  422: 'An action failed (action_failed)',
+  500: 'Internal error',
+  503: 'The browser or the session is not available',
+};
+
+/** Response schemas for the given error statuses, each the error body. */
+export function errorResponses(...statuses: number[]): Record<number, unknown> {
+  const out: Record<number, unknown> = {};
+  for (const status of statuses) out[status] = { description: ERROR_DESCRIPTIONS[status] ?? 'Error', $ref: 'ErrorBody#' };
+  return out;
+}
+
+/** The errors every authenticated `/browsers/{id}` route can answer. */
+export const BROWSER_ERRORS = [401, 403, 404, 500] as const;
+
+const categoryConfig = { type: 'object', required: ['enabled'], properties: { enabled: { type: 'boolean' } } } as const;
+
+export const telemetryConfigSchema = {
+  type: 'object',
+  required: ['enabled', 'browser'],
+  properties: {
+    enabled: { type: 'boolean' },
+    browser: {
+      type: 'object',
+      required: [...CATEGORIES],
+      properties: Object.fromEntries(CATEGORIES.map((c) => [c, categoryConfig])),
+    },
+  },
+} as const;
+
+export const browserObjectSchema = {
+  description: 'The browser session',
+  type: 'object',
+  required: ['session_id', 'created_at', 'telemetry', 'cdp_connected', 'seq'],
+  properties: {
+    session_id: { type: 'string' },
+    created_at: { type: 'string', format: 'date-time' },
+    telemetry: telemetryConfigSchema,
+    cdp_connected: { type: 'boolean' },
+    seq: { type: 'integer', minimum: 0, description: 'Latest seq admitted to the event log' },
+  },
+} as const;
+
+export const noContent = { description: 'Done', type: 'null' } as const;
