@@ -7,6 +7,7 @@
 import type { Protocol } from 'devtools-protocol';
 import type { ConsoleErrorData, ConsoleLogData, EventContext } from '../../injected/schema.ts';
 import type { Limits } from '../limits.ts';
+import { withContext } from './event-context.ts';
 import { renderRemoteObject } from './remote-object.ts';
 import { capStackTrace, enforceDataLimit, truncateUtf8 } from './truncate.ts';
 
@@ -117,19 +118,6 @@ function exceptionText(details: Protocol.Runtime.ExceptionDetails): string {
 function stripStackFrames(description: string): string {
   const firstFrame = description.indexOf('\n    at ');
   return firstFrame === -1 ? description : description.slice(0, firstFrame);
-}
-
-/** The context fields that are known, in SPEC order; never an undefined value. */
-function withContext(ctx: EventContext): EventContext {
-  const data: EventContext = {};
-  if (ctx.session_id !== undefined) data.session_id = ctx.session_id;
-  if (ctx.target_id !== undefined) data.target_id = ctx.target_id;
-  if (ctx.target_type !== undefined) data.target_type = ctx.target_type;
-  if (ctx.frame_id !== undefined) data.frame_id = ctx.frame_id;
-  if (ctx.loader_id !== undefined) data.loader_id = ctx.loader_id;
-  if (ctx.url !== undefined) data.url = ctx.url;
-  if (ctx.nav_seq !== undefined) data.nav_seq = ctx.nav_seq;
-  return data;
 }
 
 /** Runtime timestamps are epoch milliseconds (fractional); events carry integer Unix µs. */

@@ -35,6 +35,22 @@ export class TargetState {
   }
 }
 
+/**
+ * A copy of the context with only its known fields, in SPEC order: the first fields of an event's
+ * `data`, never an undefined value.
+ */
+export function withContext(ctx: EventContext): EventContext {
+  const data: EventContext = {};
+  if (ctx.session_id !== undefined) data.session_id = ctx.session_id;
+  if (ctx.target_id !== undefined) data.target_id = ctx.target_id;
+  if (ctx.target_type !== undefined) data.target_type = ctx.target_type;
+  if (ctx.frame_id !== undefined) data.frame_id = ctx.frame_id;
+  if (ctx.loader_id !== undefined) data.loader_id = ctx.loader_id;
+  if (ctx.url !== undefined) data.url = ctx.url;
+  if (ctx.nav_seq !== undefined) data.nav_seq = ctx.nav_seq;
+  return data;
+}
+
 export class EventContextTracker {
   private readonly states = new Map<string, TargetState>();
 

@@ -13,6 +13,7 @@ import type {
   NetworkResponseData,
 } from '../../injected/schema.ts';
 import type { Limits } from '../limits.ts';
+import { withContext } from './event-context.ts';
 import { enforceDataLimit, truncateUtf8, type Cut } from './truncate.ts';
 
 export interface Translated<D> {
@@ -276,15 +277,3 @@ export function capHeaders(headers: Protocol.Network.Headers, maxBytes: number):
   return copy === undefined ? { value: headers as HeaderMap, cut: false } : { value: copy, cut: true };
 }
 
-/** The known context fields, in SPEC order. */
-function withContext(ctx: EventContext): EventContext {
-  const data: EventContext = {};
-  if (ctx.session_id !== undefined) data.session_id = ctx.session_id;
-  if (ctx.target_id !== undefined) data.target_id = ctx.target_id;
-  if (ctx.target_type !== undefined) data.target_type = ctx.target_type;
-  if (ctx.frame_id !== undefined) data.frame_id = ctx.frame_id;
-  if (ctx.loader_id !== undefined) data.loader_id = ctx.loader_id;
-  if (ctx.url !== undefined) data.url = ctx.url;
-  if (ctx.nav_seq !== undefined) data.nav_seq = ctx.nav_seq;
-  return data;
-}
