@@ -6,6 +6,26 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DEFAULT_LIMITS, type Limits } from './limits.ts';
 import {
+  BadValue,
+  choiceKind,
+  ConfigError,
+  hostKind,
+  integerKind,
+  LOG_LEVELS,
+  logLevelKind,
+  optionHelpLines,
+  portKind,
+  rejection,
+  scanArgv,
+  SettingReader,
+  show,
+  stringKind,
+  withLabel,
+  type LogLevel,
+  type Setting,
+  type ValueKind,
+} from './settings.ts';
+import {
   defaultTelemetryConfig,
   mergeTelemetryConfig,
   validateTelemetryPatch,
@@ -21,8 +41,7 @@ export interface TokenGrant {
   scopes: Scope[];
 }
 
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+export { ConfigError, LOG_LEVELS, type LogLevel } from './settings.ts';
 
 export interface Config {
   /** `http://host:port` or `ws://...`; undefined = embedded mode. */
@@ -45,10 +64,6 @@ export interface Config {
   limits: Limits;
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
 /** Options of the programmatic entry: every Config field optional, plus `token` like `--token`. */
 export interface ConfigOptions extends Partial<Omit<Config, 'limits' | 'telemetry'>> {
   /** Same as `--token`: a bearer token with every scope, added to `tokens`. */
@@ -68,35 +83,12 @@ export const KEEPALIVE_MS_MIN = 10;
 export const KEEPALIVE_MS_MAX = 3_600_000;
 
 // ---------------------------------------------------------------------------------------------
-// Value kinds: how one kind of setting is read from text (flags, env) and checked in code.
-
-/** A bad value; the message lacks the `--flag:` prefix, which the caller adds. */
-class BadValue extends Error {}
-
-interface ValueKind<T> {
-  /** Completes "expected ..." in error messages. */
-  expected: string;
-  /** Tokens are never echoed back. */
-  secret?: boolean;
-  /** Parse text from a flag or env var; undefined when it is not a valid value. */
-  fromText(text: string): T | undefined;
-  /** Check a value passed in code; undefined when it is not a valid value. */
-  fromValue(value: unknown): T | undefined;
-}
+// Value kinds of the agent's settings (the generic ones live in settings.ts).
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
 const GiB = 1024 * MiB;
 const BYTE_SUFFIXES: Record<string, number> = { '': 1, kib: KiB, mib: MiB, gib: GiB };
-
-function integerKind(min: number, max: number, expected: string): ValueKind<number> {
-  const inRange = (n: number) => (Number.isSafeInteger(n) && n >= min && n <= max ? n : undefined);
-  return {
-    expected,
-    fromText: (text) => (/^\d+$/.test(text) ? inRange(Number(text)) : undefined),
-    fromValue: (value) => (typeof value === 'number' ? inRange(value) : undefined),
-  };
-}
 
 const positiveInteger = integerKind(1, Number.MAX_SAFE_INTEGER, 'a positive integer');
 
@@ -111,19 +103,6 @@ const byteSize: ValueKind<number> = {
   },
   fromValue: (value) => positiveInteger.fromValue(value),
 };
-
-function choiceKind<T>(choices: Record<string, T>, expected: string): ValueKind<T> {
-  return {
-    expected,
-    fromText: (text) => (Object.hasOwn(choices, text.toLowerCase()) ? choices[text.toLowerCase()] : undefined),
-    fromValue: (value) => (Object.values(choices).includes(value as T) ? (value as T) : undefined),
-  };
-}
-
-function stringKind(expected: string, valid: (s: string) => boolean, secret = false): ValueKind<string> {
-  const check = (value: unknown) => (typeof value === 'string' && valid(value) ? value : undefined);
-  return { expected, secret, fromText: check, fromValue: check };
-}
 
 /**
  * http(s) must be exactly `scheme://host:port[/]` (it is resolved through /json/version);
@@ -146,12 +125,12 @@ function isCdpUrl(text: string): boolean {
 const kinds = {
   cdpUrl: stringKind('an http(s)://host:port URL or a ws(s):// browser URL', isCdpUrl),
   nonEmpty: stringKind('a non-empty string', (s) => s.length > 0),
-  host: stringKind('a host name or IP address without spaces', (s) => /^[^\s]+$/.test(s)),
-  port: integerKind(0, 65535, 'an integer from 0 to 65535'),
+  host: hostKind,
+  port: portKind,
   sessionId: stringKind('1 to 128 characters of A-Z a-z 0-9 _ -', (s) => /^[A-Za-z0-9_-]{1,128}$/.test(s)),
   token: stringKind('a non-empty token of printable ASCII without spaces, at most 4096 characters', isTokenText, true),
   keepaliveMs: integerKind(KEEPALIVE_MS_MIN, KEEPALIVE_MS_MAX, `an integer from ${KEEPALIVE_MS_MIN} to ${KEEPALIVE_MS_MAX}`),
-  logLevel: choiceKind(Object.fromEntries(LOG_LEVELS.map((l) => [l, l])) as Record<string, LogLevel>, `one of ${LOG_LEVELS.join(', ')}`),
+  logLevel: logLevelKind,
   onOff: choiceKind<boolean>({ on: true, off: false, true: true, false: false }, 'on, off, true or false'),
   boolean: choiceKind<boolean>({ true: true, false: false }, 'a boolean'),
 };
@@ -160,34 +139,8 @@ function isTokenText(s: string): boolean {
   return /^[\x21-\x7e]{1,4096}$/.test(s);
 }
 
-/** Error text for a value that failed its kind; secrets are described, never shown. */
-function rejection(kind: ValueKind<unknown>, shown: unknown): string {
-  if (kind.secret) return `expected ${kind.expected} (the value is not shown)`;
-  return `expected ${kind.expected}, got ${show(shown)}`;
-}
-
-function show(value: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    text = String(value);
-  }
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The settings table: one row per flag, used by the parser, resolveConfig and --help.
-
-interface Setting<T> {
-  flag: string;
-  env: string;
-  /** Placeholder in --help, e.g. `<port>`. */
-  arg: string;
-  default: string;
-  meaning: string;
-  kind: ValueKind<T>;
-}
 
 function formatBytes(n: number): string {
   if (n % GiB === 0) return `${n / GiB}GiB`;
@@ -303,35 +256,14 @@ const LIMIT_SETTINGS = Object.fromEntries(
  * else on the line, even over errors, and do not read env. Throws ConfigError otherwise.
  */
 export function parseCommandLine(argv: readonly string[], env: Record<string, string | undefined>): CommandLine {
-  const scanned = scanArgv(argv);
+  const scanned = scanArgv(argv, ALL_SETTINGS);
   if (scanned.help) return { kind: 'help', text: helpText() };
   if (scanned.version) return { kind: 'version' };
   if (scanned.problem !== undefined) throw new ConfigError(scanned.problem);
 
-  /** Text and error label of one setting: the flag if given, else its env var if non-empty. */
-  const source = (setting: Setting<unknown>): { text: string; label: string } | undefined => {
-    const flagText = scanned.values.get(setting.flag);
-    if (flagText !== undefined) return { text: flagText, label: `--${setting.flag}` };
-    const envText = env[setting.env];
-    // An empty variable counts as unset (`FOO=` in a compose file or a Dockerfile).
-    if (envText !== undefined && envText !== '') return { text: envText, label: `${setting.env} (env)` };
-    return undefined;
-  };
-  const read = <T>(setting: Setting<T>): T | undefined => {
-    const from = source(setting);
-    if (!from) return undefined;
-    const value = setting.kind.fromText(from.text);
-    if (value === undefined) throw new ConfigError(`${from.label}: ${rejection(setting.kind, from.text)}`);
-    return value;
-  };
-  const withLabel = <T>(label: string, run: () => T): T => {
-    try {
-      return run();
-    } catch (err) {
-      if (err instanceof BadValue) throw new ConfigError(`${label}: ${err.message}`);
-      throw err;
-    }
-  };
+  const reader = new SettingReader(scanned, env);
+  const source = (setting: Setting<unknown>) => reader.source(setting);
+  const read = <T>(setting: Setting<T>): T | undefined => reader.read(setting);
 
   const grants: TokenGrant[] = [];
   const token = read(SETTINGS.token);
@@ -379,73 +311,7 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
   return result.config;
 }
 
-interface Scanned {
-  values: Map<string, string>;
-  help: boolean;
-  version: boolean;
-  /** The first syntax problem; reported only when neither --help nor --version was given. */
-  problem?: string;
-}
-
 const ALL_SETTINGS: Array<Setting<unknown>> = [...Object.values(SETTINGS), ...Object.values(LIMIT_SETTINGS)];
-const VALUE_FLAGS = new Set(ALL_SETTINGS.map((s) => s.flag));
-const SECRET_FLAGS = new Set(ALL_SETTINGS.filter((s) => s.kind.secret).map((s) => s.flag));
-
-function scanArgv(argv: readonly string[]): Scanned {
-  const scanned: Scanned = { values: new Map(), help: false, version: false };
-  const fail = (problem: string) => {
-    scanned.problem ??= problem;
-  };
-  let previousWasSecret = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const name = arg.startsWith('--') && eq !== -1 ? arg.slice(0, eq) : arg;
-    if (name === '--help' || name === '-h' || name === '--version' || name === '-v') {
-      previousWasSecret = false;
-      if (name !== arg) fail(`${name}: takes no value`);
-      else if (name === '--help' || name === '-h') scanned.help = true;
-      else scanned.version = true;
-      continue;
-    }
-    if (!arg.startsWith('-') || arg === '-' || arg === '--') {
-      // A stray word right after a token may be the rest of it, split by the shell: never echo it.
-      fail(
-        previousWasSecret
-          ? 'unexpected argument after --token (this program takes only flags)'
-          : `unexpected argument ${show(arg)} (this program takes only flags; see --help)`,
-      );
-      previousWasSecret = false;
-      continue;
-    }
-    const flag = name.slice(2);
-    previousWasSecret = SECRET_FLAGS.has(flag);
-    if (!arg.startsWith('--') || !VALUE_FLAGS.has(flag)) {
-      fail(`unknown flag ${show(name)} (see --help)`);
-      continue;
-    }
-    let value: string;
-    if (eq !== -1) {
-      value = arg.slice(eq + 1);
-    } else {
-      const next = argv[i + 1];
-      // `--a --b` is a forgotten value, not the value "--b"; values starting with -- need `=`.
-      if (next === undefined || next.startsWith('--')) {
-        fail(`--${flag}: missing value (expected ${findSetting(flag).kind.expected})`);
-        continue;
-      }
-      value = next;
-      i++;
-    }
-    if (scanned.values.has(flag)) fail(`--${flag}: given more than once`);
-    else scanned.values.set(flag, value);
-  }
-  return scanned;
-}
-
-function findSetting(flag: string): Setting<unknown> {
-  return ALL_SETTINGS.find((s) => s.flag === flag)!;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Tokens
@@ -564,15 +430,6 @@ export function resolveConfig(options: ConfigOptions = {}): Config {
     if (checked === undefined) throw new ConfigError(`${label}: ${rejection(kind, value)}`);
     return checked;
   };
-  const withLabel = <T>(label: string, run: () => T): T => {
-    try {
-      return run();
-    } catch (err) {
-      if (err instanceof BadValue) throw new ConfigError(label ? `${label}: ${err.message}` : err.message);
-      throw err;
-    }
-  };
-
   const grants: TokenGrant[] = [];
   const token = check('token', kinds.token, options.token);
   if (token !== undefined) grants.push({ token, scopes: ['*'] });
@@ -668,27 +525,9 @@ export function helpText(): string {
     '',
     'Options:',
   ];
-  for (const setting of ALL_SETTINGS) {
-    lines.push(`  --${setting.flag} ${setting.arg}`.padEnd(34) + `  env ${setting.env}, default: ${setting.default}`);
-    for (const line of wrap(setting.meaning, 94)) lines.push(`      ${line}`);
-  }
+  lines.push(...optionHelpLines(ALL_SETTINGS));
   lines.push(`  -h, --help`.padEnd(34) + '  Print this help and exit.');
   lines.push(`  -v, --version`.padEnd(34) + '  Print the version and exit.');
   lines.push('', 'Invalid values exit with status 2 and one line on stderr.');
   return lines.join('\n') + '\n';
-}
-
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else {
-      line = line ? `${line} ${word}` : word;
-    }
-  }
-  if (line) lines.push(line);
-  return lines;
 }

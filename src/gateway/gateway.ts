@@ -1,0 +1,69 @@
+// startGateway(options): the gateway's programmatic entry. Opens and migrates the storage, then
+// serves the org API and the forwarded browser paths.
+
+import pino, { type Logger } from 'pino';
+import { resolveGatewayConfig, type GatewayConfig, type GatewayConfigOptions } from './config.ts';
+import { createGatewayServer } from './http/server.ts';
+import { describeStorage, openStore } from './storage/open-store.ts';
+import type { GatewayStore } from './storage/store.ts';
+
+export interface StartGatewayOptions extends GatewayConfigOptions {
+  /** A pino logger to use instead of one writing JSON lines to stdout. */
+  logger?: Logger;
+  /** TCP connect timeout towards agents (default 5000 ms). */
+  connectTimeoutMs?: number;
+}
+
+export interface Gateway {
+  /** `http://host:port` the gateway listens on. */
+  readonly url: string;
+  readonly config: GatewayConfig;
+  /** The state, for embedding and tests (e.g. to create the first key). */
+  readonly store: GatewayStore;
+  /** Number of forwarded exchanges still piping (streams, mostly). */
+  readonly openExchanges: number;
+  /** Stops serving (forwarded streams are cut; clients resume elsewhere) and closes the storage. */
+  close(): Promise<void>;
+}
+
+export async function startGateway(options: StartGatewayOptions = {}): Promise<Gateway> {
+  const { logger, connectTimeoutMs, ...configOptions } = options;
+  return startGatewayWithConfig(resolveGatewayConfig(configOptions), { logger, connectTimeoutMs });
+}
+
+export async function startGatewayWithConfig(
+  config: GatewayConfig,
+  extras: { logger?: Logger; connectTimeoutMs?: number } = {},
+): Promise<Gateway> {
+  const logger = extras.logger ?? pino({ level: config.logLevel });
+  const { store, migration } = await openStore(config.storage, (err) => logger.warn({ err }, 'idle database connection failed'));
+  if (migration.applied.length > 0) logger.info({ applied: migration.applied, version: migration.version }, 'database migrated');
+
+  const { app, proxy } = createGatewayServer({ store, logger, connectTimeoutMs: extras.connectTimeoutMs });
+  let url: string;
+  try {
+    await app.listen({ host: config.host, port: config.port });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    url = `http://${host}:${port}`;
+  } catch (err) {
+    await store.db.close();
+    throw err;
+  }
+  logger.info({ url, storage: describeStorage(config.storage), schema_version: migration.version }, 'listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    config,
+    store,
+    get openExchanges() {
+      return proxy.openExchanges;
+    },
+    close() {
+      closing ??= app.close().then(() => store.db.close());
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,20 @@
+// Offset paging of list endpoints (SPEC §13): `limit` 1..100 (default 20) and `offset` ≥ 0 in the
+// query; `X-Has-More` and `X-Next-Offset` (absolute start of the next page, 0 when there is
+// none, which the official SDK's pager treats as the end) in the response.
+
+import type { FastifyReply } from 'fastify';
+import type { Page, PageRequest } from '../storage/store.ts';
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+export const pagingQueryProperties = {
+  limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+  offset: { type: 'integer', minimum: 0, default: 0 },
+} as const;
+
+export function sendPage<T, V>(reply: FastifyReply, request: PageRequest, page: Page<T>, view: (item: T) => V): V[] {
+  reply.header('X-Has-More', page.hasMore ? 'true' : 'false');
+  reply.header('X-Next-Offset', String(page.hasMore ? request.offset + page.items.length : 0));
+  return page.items.map(view);
+}

@@ -1,0 +1,69 @@
+// The gateway's fastify server: the agent's error handling, validation settings and request
+// logging (src/http), API-key authentication in front of every route but /healthz, the org
+// routes, the browser registry and the forwarded browser paths.
+
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { handleClientError, handleFrameworkError, installErrorHandling, sendError, toApiError } from '../../http/error-handler.ts';
+import { OneLinePerRequest, requestLogger } from '../../http/request-log.ts';
+import { StoreError, type GatewayStore } from '../storage/store.ts';
+import { registerApiKeyRoutes } from './api-key-routes.ts';
+import { KeyAuth } from './auth.ts';
+import { BrowserProxy } from './browser-proxy.ts';
+import { registerBrowserRegistryRoutes } from './browser-registry-routes.ts';
+import { fromStoreError } from './errors.ts';
+import { registerProjectRoutes } from './project-routes.ts';
+
+export interface GatewayServerDeps {
+  store: GatewayStore;
+  logger?: Logger;
+  /** TCP connect timeout towards agents. */
+  connectTimeoutMs?: number;
+}
+
+export interface GatewayServer {
+  app: FastifyInstance;
+  proxy: BrowserProxy;
+}
+
+export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
+  const app = Fastify({
+    loggerInstance: deps.logger ? requestLogger(deps.logger) : undefined,
+    logController: new OneLinePerRequest(),
+    // One `details` entry per problem, and unknown fields rejected rather than silently dropped.
+    ajv: { customOptions: { allErrors: true, removeAdditional: false } },
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
+  });
+
+  installErrorHandling(app);
+
+  app.get('/healthz', async (_request, reply) => {
+    try {
+      await deps.store.ping();
+      return { status: 'ok', database: deps.store.db.dialect };
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', database: deps.store.db.dialect });
+    }
+  });
+
+  const proxy = new BrowserProxy({ store: deps.store, connectTimeoutMs: deps.connectTimeoutMs });
+  const auth = new KeyAuth(deps.store);
+  void app.register(async (authenticated) => {
+    // The store's domain failures (name taken, project not empty, ...) have their own statuses.
+    authenticated.setErrorHandler((error: unknown, request, reply) => {
+      const apiError = error instanceof StoreError ? fromStoreError(error) : toApiError(error);
+      if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+      sendError(reply, apiError);
+    });
+    authenticated.addHook('onRequest', auth.hook());
+    registerProjectRoutes(authenticated, deps.store);
+    registerApiKeyRoutes(authenticated, deps.store);
+    registerBrowserRegistryRoutes(authenticated, deps.store);
+    proxy.register(authenticated);
+  });
+
+  // Forwarded streams would keep server.close() waiting forever.
+  app.addHook('preClose', async () => proxy.close());
+  return { app, proxy };
+}

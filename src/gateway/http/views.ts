@@ -1,0 +1,54 @@
+// The JSON shapes of the gateway's resources (seed §2, SPEC §13): snake_case, ISO 8601 UTC times.
+
+import type { ApiKeyRecord, BrowserRecord, Project } from '../storage/store.ts';
+
+export interface ProjectView {
+  id: string;
+  name: string;
+  status: 'active' | 'archived';
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  created_at: string;
+  created_by: { id: string; email: string; name: string | null };
+  expires_at: string | null;
+  deleted_at: string | null;
+  masked_key: string;
+  project_id: string | null;
+  project_name: string | null;
+}
+
+/** A registration as the gateway shows it: never the agent's address or token. */
+export interface BrowserRegistrationView {
+  session_id: string;
+  project_id: string | null;
+  created_at: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function projectView(project: Project): ProjectView {
+  return { id: project.id, name: project.name, status: project.status, created_at: iso(project.createdAt), updated_at: iso(project.updatedAt) };
+}
+
+export function apiKeyView(key: ApiKeyRecord): ApiKeyView {
+  return {
+    id: key.id,
+    name: key.name,
+    created_at: iso(key.createdAt),
+    created_by: key.createdBy,
+    expires_at: key.expiresAt === null ? null : iso(key.expiresAt),
+    deleted_at: key.deletedAt === null ? null : iso(key.deletedAt),
+    masked_key: key.maskedKey,
+    project_id: key.projectId,
+    project_name: key.projectName,
+  };
+}
+
+export function browserRegistrationView(browser: BrowserRecord): BrowserRegistrationView {
+  return { session_id: browser.sessionId, project_id: browser.projectId, created_at: iso(browser.createdAt) };
+}

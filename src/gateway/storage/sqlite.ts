@@ -1,0 +1,99 @@
+// SQLite through better-sqlite3: the embedded default, one file under --data-dir. The driver is
+// synchronous, so the only way two requests can interleave is across the awaits of a
+// transaction; every operation therefore runs through one queue, and a transaction holds it
+// from BEGIN to COMMIT.
+
+import BetterSqlite3 from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Database, Queryable, Row, SqlValue } from './database.ts';
+
+export const SQLITE_FILE_NAME = 'gateway.sqlite3';
+
+export class SqliteDatabase implements Database {
+  readonly dialect = 'sqlite' as const;
+  readonly lockSuffix = '';
+  private readonly db: BetterSqlite3.Database;
+  private readonly statements = new Map<string, BetterSqlite3.Statement>();
+  private tail: Promise<unknown> = Promise.resolve();
+  private readonly direct: Queryable = {
+    all: async <T extends Row>(sql: string, params: readonly SqlValue[] = []) => this.allNow<T>(sql, params),
+    run: async (sql: string, params: readonly SqlValue[] = []) => this.runNow(sql, params),
+  };
+
+  private constructor(path: string) {
+    this.db = new BetterSqlite3(path);
+    // WAL lets the create-key command write while a gateway serves; busy_timeout makes the two
+    // wait for each other instead of failing with SQLITE_BUSY.
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('foreign_keys = ON');
+  }
+
+  /** Opens (creating the directory and the file when missing) `<dataDir>/gateway.sqlite3`. */
+  static open(dataDir: string): SqliteDatabase {
+    mkdirSync(dataDir, { recursive: true });
+    return new SqliteDatabase(join(dataDir, SQLITE_FILE_NAME));
+  }
+
+  all<T extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return this.exclusive(() => this.allNow<T>(sql, params));
+  }
+
+  run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    return this.exclusive(() => this.runNow(sql, params));
+  }
+
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.exclusive(async () => {
+      // IMMEDIATE takes the write lock at once, so another process cannot slip in between.
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await work(this.direct);
+        this.db.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw err;
+      }
+    });
+  }
+
+  isUniqueViolation(error: unknown): boolean {
+    const code = (error as { code?: unknown } | null)?.code;
+    return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+  }
+
+  async close(): Promise<void> {
+    await this.exclusive(() => this.db.close());
+  }
+
+  private exclusive<T>(operation: () => T | Promise<T>): Promise<T> {
+    const result = this.tail.then(operation);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  private statement(sql: string): BetterSqlite3.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  private allNow<T extends Row>(sql: string, params: readonly SqlValue[]): T[] {
+    return this.statement(sql).all(...params) as T[];
+  }
+
+  private runNow(sql: string, params: readonly SqlValue[]): number {
+    const statement = this.statement(sql);
+    if (statement.reader) {
+      statement.all(...params);
+      return 0;
+    }
+    return statement.run(...params).changes;
+  }
+}

@@ -1,0 +1,105 @@
+// The gateway's storage (SPEC §13): one schema, applied by versioned migrations on both
+// backends; a store is created and migrated on open, never migrated twice, and a database from
+// a newer gateway is refused. On PostgreSQL, several gateway instances share one state.
+
+import { ConflictError } from '@onkernel/sdk';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/gateway/storage/migrations.ts';
+import { openStore, type StorageConfig } from '../../src/gateway/storage/open-store.ts';
+import { BACKENDS, GatewayRig, TestStorages, uniqueName, type Backend } from './gateway-harness.ts';
+
+const storages = new TestStorages();
+afterAll(() => storages.close());
+
+const LATEST = MIGRATIONS.at(-1)!.version;
+
+async function freshStorage(backend: Backend): Promise<StorageConfig> {
+  const options = await storages.fresh(backend);
+  return 'dataDir' in options ? { kind: 'sqlite', dataDir: options.dataDir } : { kind: 'postgres', databaseUrl: options.databaseUrl };
+}
+
+describe.each(BACKENDS)('migrations on %s', (backend) => {
+  it('a new store is migrated to the latest version', async () => {
+    const { store, migration } = await openStore(await freshStorage(backend));
+    await store.db.close();
+    expect(migration).toEqual({ applied: MIGRATIONS.map((m) => m.version), version: LATEST });
+  });
+
+  it('opening a migrated store again applies nothing', async () => {
+    const storage = await freshStorage(backend);
+    await (await openStore(storage)).store.db.close();
+    const { store, migration } = await openStore(storage);
+    await store.db.close();
+    expect(migration).toEqual({ applied: [], version: LATEST });
+  });
+
+  it('records each applied version once', async () => {
+    const storage = await freshStorage(backend);
+    await (await openStore(storage)).store.db.close();
+    const { store } = await openStore(storage);
+    const rows = await store.db.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+    await store.db.close();
+    expect(rows.map((r) => Number(r.version))).toEqual(MIGRATIONS.map((m) => m.version));
+  });
+
+  it('keeps the data across reopening', async () => {
+    const storage = await freshStorage(backend);
+    const first = await openStore(storage);
+    const project = await first.store.createProject(uniqueName('durable'));
+    await first.store.db.close();
+    const second = await openStore(storage);
+    const found = await second.store.findProject(project.id);
+    await second.store.db.close();
+    expect(found).toEqual(project);
+  });
+
+  it('a database migrated by a newer gateway is refused', async () => {
+    const storage = await freshStorage(backend);
+    const { store } = await openStore(storage);
+    await store.db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [LATEST + 1, 'from the future', Date.now()]);
+    await store.db.close();
+    await expect(openStore(storage)).rejects.toThrow(/newer than this gateway knows/);
+  });
+
+  it('an invalid project status cannot be written (the schema checks it)', async () => {
+    const { store } = await openStore(await freshStorage(backend));
+    const project = await store.createProject(uniqueName('checked'));
+    const write = store.db.run("UPDATE projects SET status = 'paused' WHERE id = ?", [project.id]);
+    await expect(write).rejects.toThrow();
+    await store.db.close();
+  });
+});
+
+describe('several gateway instances on one PostgreSQL database', () => {
+  it('start at the same time and migrate it once', async () => {
+    const storage = await freshStorage('postgres');
+    const opened = await Promise.all([openStore(storage), openStore(storage), openStore(storage)]);
+    await Promise.all(opened.map(({ store }) => store.db.close()));
+    expect(opened.map(({ migration }) => migration.applied.length).sort()).toEqual([0, 0, MIGRATIONS.length]);
+  });
+
+  it('a key created through one authenticates on the other', async () => {
+    const storage = await storages.fresh('postgres');
+    const [a, b] = await Promise.all([GatewayRig.start(storage), GatewayRig.start(storage)]);
+    try {
+      const created = await a.sdk().apiKeys.create({ name: 'shared' });
+      await expect(b.sdk(created.key).apiKeys.retrieve(created.id)).resolves.toMatchObject({ id: created.id });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('20 parallel creates of one name spread over two instances make exactly one project', async () => {
+    const storage = await storages.fresh('postgres');
+    const [a, b] = await Promise.all([GatewayRig.start(storage), GatewayRig.start(storage)]);
+    try {
+      const name = uniqueName('shared-race');
+      const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).sdk().projects.create({ name })));
+      const created = results.filter((r) => r.status === 'fulfilled').length;
+      const conflicts = results.filter((r) => r.status === 'rejected' && r.reason instanceof ConflictError).length;
+      expect([created, conflicts]).toEqual([1, 19]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});

@@ -1,0 +1,208 @@
+// The gateway's flags and environment (SPEC §13, in the agent's style of SPEC §2): defaults,
+// flag over env, storage selection, the create-key command, and one clear error per bad value.
+
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_GATEWAY_PORT,
+  gatewayHelpText,
+  parseGatewayCommandLine,
+  resolveGatewayConfig,
+  type GatewayCommandLine,
+} from '../../src/gateway/config.ts';
+import { ConfigError } from '../../src/settings.ts';
+
+const noEnv = {};
+
+function serve(argv: string[], env: Record<string, string> = {}) {
+  const command = parseGatewayCommandLine(argv, env);
+  if (command.kind !== 'serve') throw new Error(`expected serve, got ${command.kind}`);
+  return command.config;
+}
+
+function createKey(argv: string[], env: Record<string, string> = {}) {
+  const command = parseGatewayCommandLine(['create-key', ...argv], env);
+  if (command.kind !== 'create-key') throw new Error(`expected create-key, got ${command.kind}`);
+  return command.options;
+}
+
+function errorOf(run: () => unknown): string {
+  try {
+    run();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('defaults', () => {
+  const config = serve([], noEnv);
+
+  it('listens on 127.0.0.1:10000', () => {
+    expect([config.host, config.port, DEFAULT_GATEWAY_PORT]).toEqual(['127.0.0.1', 10000, 10000]);
+  });
+
+  it('stores in SQLite under ./gateway-data', () => {
+    expect(config.storage).toEqual({ kind: 'sqlite', dataDir: resolve('gateway-data') });
+  });
+
+  it('logs at info', () => {
+    expect(config.logLevel).toBe('info');
+  });
+});
+
+describe('flags and environment', () => {
+  it('--port sets the port', () => {
+    expect(serve(['--port', '0']).port).toBe(0);
+  });
+
+  it('GATEWAY_PORT sets the port', () => {
+    expect(serve([], { GATEWAY_PORT: '1234' }).port).toBe(1234);
+  });
+
+  it('a flag wins over its variable', () => {
+    expect(serve(['--port=5'], { GATEWAY_PORT: '1234' }).port).toBe(5);
+  });
+
+  it('an empty variable counts as unset', () => {
+    expect(serve([], { GATEWAY_PORT: '' }).port).toBe(10000);
+  });
+
+  it('--data-dir is resolved to an absolute path', () => {
+    expect(serve(['--data-dir', 'some/dir']).storage).toEqual({ kind: 'sqlite', dataDir: resolve('some/dir') });
+  });
+
+  it('--database-url selects PostgreSQL', () => {
+    expect(serve(['--database-url', 'postgres://u:p@db:5432/gw']).storage).toEqual({ kind: 'postgres', databaseUrl: 'postgres://u:p@db:5432/gw' });
+  });
+
+  it('GATEWAY_DATABASE_URL selects PostgreSQL', () => {
+    expect(serve([], { GATEWAY_DATABASE_URL: 'postgresql://db/gw' }).storage.kind).toBe('postgres');
+  });
+
+  it('--log-level sets the level', () => {
+    expect(serve(['--log-level', 'silent']).logLevel).toBe('silent');
+  });
+
+  it('--host sets the listen address', () => {
+    expect(serve(['--host', '0.0.0.0']).host).toBe('0.0.0.0');
+  });
+});
+
+describe('errors', () => {
+  it('a bad port names the flag and the value', () => {
+    expect(errorOf(() => serve(['--port', '70000']))).toBe('--port: expected an integer from 0 to 65535, got "70000"');
+  });
+
+  it('a bad GATEWAY_PORT names the variable', () => {
+    expect(errorOf(() => serve([], { GATEWAY_PORT: 'x' }))).toMatch(/^GATEWAY_PORT \(env\): /);
+  });
+
+  it('--data-dir and --database-url exclude each other', () => {
+    expect(errorOf(() => serve(['--data-dir', 'd', '--database-url', 'postgres://h/db']))).toBe('--database-url and --data-dir exclude each other: give one');
+  });
+
+  it('a database URL that is not postgres is rejected without showing it', () => {
+    expect(errorOf(() => serve(['--database-url', 'mysql://u:secret@h/db']))).toBe(
+      '--database-url: expected a postgres:// or postgresql:// URL with a host (the value is not shown)',
+    );
+  });
+
+  it('an unknown flag is rejected', () => {
+    expect(errorOf(() => serve(['--prot', '1']))).toBe('unknown flag "--prot" (see --help)');
+  });
+
+  it('a positional word is rejected', () => {
+    expect(errorOf(() => serve(['serve']))).toBe('unexpected argument "serve" (this program takes only flags; see --help)');
+  });
+});
+
+describe('create-key', () => {
+  it('takes the name', () => {
+    expect(createKey(['--name', 'admin']).name).toBe('admin');
+  });
+
+  it('is organization-wide without --project', () => {
+    expect(createKey(['--name', 'admin']).project).toBeUndefined();
+  });
+
+  it('takes a project id or name', () => {
+    expect(createKey(['--name', 'n', '--project', 'staging']).project).toBe('staging');
+  });
+
+  it('never expires without --days-to-expire', () => {
+    expect(createKey(['--name', 'n']).daysToExpire).toBeUndefined();
+  });
+
+  it('takes --days-to-expire', () => {
+    expect(createKey(['--name', 'n', '--days-to-expire', '30']).daysToExpire).toBe(30);
+  });
+
+  it('uses the same storage flags as serving', () => {
+    expect(createKey(['--name', 'n', '--database-url', 'postgres://h/db']).storage).toEqual({ kind: 'postgres', databaseUrl: 'postgres://h/db' });
+  });
+
+  it('reads the storage from the environment too', () => {
+    expect(createKey(['--name', 'n'], { GATEWAY_DATA_DIR: '/var/lib/gw' }).storage).toEqual({ kind: 'sqlite', dataDir: '/var/lib/gw' });
+  });
+
+  it('requires --name', () => {
+    expect(errorOf(() => createKey([]))).toBe('--name: required (create-key --name <name>)');
+  });
+
+  it('rejects a name over 255 characters', () => {
+    expect(errorOf(() => createKey(['--name', 'x'.repeat(256)]))).toMatch(/^--name: expected 1 to 255 characters/);
+  });
+
+  it('rejects --days-to-expire over 3650', () => {
+    expect(errorOf(() => createKey(['--name', 'n', '--days-to-expire', '3651']))).toMatch(/^--days-to-expire: expected an integer from 1 to 3650/);
+  });
+
+  it('rejects the serving flags it does not take', () => {
+    expect(errorOf(() => createKey(['--name', 'n', '--port', '1']))).toBe('unknown flag "--port" (see --help)');
+  });
+});
+
+describe('help and version', () => {
+  const kind = (argv: string[]): GatewayCommandLine['kind'] => parseGatewayCommandLine(argv, noEnv).kind;
+
+  it('--help wins over errors', () => {
+    expect(kind(['--port', 'x', '--help'])).toBe('help');
+  });
+
+  it('create-key --help is the help of create-key', () => {
+    const command = parseGatewayCommandLine(['create-key', '--help'], noEnv);
+    expect(command.kind === 'help' && command.text.startsWith('Usage: browser-telemetry-gateway create-key')).toBe(true);
+  });
+
+  it('--version is version', () => {
+    expect(kind(['--version'])).toBe('version');
+  });
+
+  it.each(['--host', '--port', '--data-dir', '--database-url', '--log-level'])('the help lists %s', (flag) => {
+    expect(gatewayHelpText()).toContain(flag);
+  });
+
+  it('the help shows the default port', () => {
+    expect(gatewayHelpText()).toMatch(/--port <port>\s+env GATEWAY_PORT, default: 10000/);
+  });
+});
+
+describe('resolveGatewayConfig', () => {
+  it('applies the command line defaults', () => {
+    expect(resolveGatewayConfig({})).toEqual(serve([], noEnv));
+  });
+
+  it('rejects an unknown option', () => {
+    expect(errorOf(() => resolveGatewayConfig({ prot: 1 } as object))).toBe('prot: unknown option');
+  });
+
+  it('rejects dataDir with databaseUrl', () => {
+    expect(errorOf(() => resolveGatewayConfig({ dataDir: 'd', databaseUrl: 'postgres://h/db' }))).toBe('databaseUrl and dataDir exclude each other: give one');
+  });
+
+  it('rejects a bad port naming the option', () => {
+    expect(errorOf(() => resolveGatewayConfig({ port: -1 }))).toBe('port: expected an integer from 0 to 65535, got -1');
+  });
+});
