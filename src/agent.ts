@@ -7,6 +7,7 @@ import type { CdpConnection } from './browser/cdp-connection.ts';
 import { TargetManager } from './browser/target-manager.ts';
 import { ComputerExecutor } from './computer/executor.ts';
 import { resolveConfig, type Config, type ConfigOptions } from './config.ts';
+import { listenUrl } from './http/listen.ts';
 import { createHttpServer } from './http/server.ts';
 import { EventLog } from './stream/event-log.ts';
 import { StreamHub } from './stream/stream-hub.ts';
@@ -192,11 +193,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   });
   let url: string;
   try {
-    await app.listen({ host: config.host, port: config.port });
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    url = `http://${host}:${port}`;
+    url = await listenUrl(app, config.host, config.port);
   } catch (err) {
     await link.close(false);
     throw err;

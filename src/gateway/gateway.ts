@@ -5,6 +5,7 @@ import pino, { type Logger } from 'pino';
 import { resolveGatewayConfig, type GatewayConfig, type GatewayConfigOptions } from './config.ts';
 import { createGatewayServer } from './http/server.ts';
 import { describeStorage, openStore } from './storage/open-store.ts';
+import { listenUrl } from '../http/listen.ts';
 import type { GatewayStore } from './storage/store.ts';
 
 export interface StartGatewayOptions extends GatewayConfigOptions {
@@ -42,11 +43,7 @@ export async function startGatewayWithConfig(
   const { app, proxy } = createGatewayServer({ store, logger, connectTimeoutMs: extras.connectTimeoutMs });
   let url: string;
   try {
-    await app.listen({ host: config.host, port: config.port });
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    url = `http://${host}:${port}`;
+    url = await listenUrl(app, config.host, config.port);
   } catch (err) {
     await store.db.close();
     throw err;
