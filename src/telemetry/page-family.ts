@@ -79,7 +79,7 @@ export class PageFamily implements TelemetryFamily {
   }
 
   private emitSettled(type: 'page_layout_settled' | 'page_navigation_settled', tab: TargetState): void {
-    if (!this.host.isOn('page') || tab.target.isDetached) return;
+    if (tab.target.isDetached || !this.host.admits('page')) return;
     this.host.emit(type, this.host.clock.nowUs(), this.host.tracker.contextOf(tab), false, undefined);
   }
 }

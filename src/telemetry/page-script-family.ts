@@ -10,6 +10,11 @@
 // needed). The page can neither see, call, overwrite nor forge the binding. Both registrations
 // are per session, so every out-of-process iframe gets its own in its setup.
 //
+// A config change (PATCH) swaps the registration for one with the new categories, again with
+// `runImmediately`: in a world where the script runs already, it adds or removes its listeners and
+// observers to match. With both categories off it is unregistered and told to stop in every
+// existing world.
+//
 // Reports are untrusted all the same: each must come from a context of that world, pass the
 // per-target rate limit and validate against its schema shape; only the measured fields are taken
 // from it, the context (target, frame, loader, url, nav_seq) always comes from the agent.
@@ -28,6 +33,7 @@ import {
 import { PAGE_SCRIPT_BUNDLE, PAGE_SCRIPT_GLOBAL_NAME } from '../generated/page-script.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
+import type { TelemetryConfig } from './telemetry-config.ts';
 import { parsePageScriptReport } from './page-script-report.ts';
 import { TokenBucket } from './token-bucket.ts';
 
@@ -37,12 +43,14 @@ export const REPORTS_PER_SECOND = 1000;
 
 const BINDING_NAME = '__browserTelemetryAgentReport';
 const METHOD = 'Runtime.bindingCalled';
+const SCRIPT_TARGET_TYPES = new Set(['page', 'iframe']);
 
-export interface DroppedReports {
-  /** Not from the script's world, not JSON, unknown type or field, wrong type or size. */
-  invalid: number;
-  /** Over the per-target token bucket. */
-  rate_limited: number;
+/** The script registered on one session. */
+interface Registration {
+  /** Which categories it installs. */
+  categories: string;
+  /** Its `addScriptToEvaluateOnNewDocument` identifier, once known. */
+  identifier: Promise<string | undefined>;
 }
 
 export class PageScriptFamily implements TelemetryFamily {
@@ -51,13 +59,14 @@ export class PageScriptFamily implements TelemetryFamily {
    * a second agent (or client) using the same name would receive this agent's reports.
    */
   readonly worldName = `browser-telemetry-agent-${randomBytes(6).toString('hex')}`;
-  readonly dropped: DroppedReports = { invalid: 0, rate_limited: 0 };
   private host!: FamilyHost;
   /** Per session: the execution contexts of the script's world. */
   private readonly worldContexts = new Map<string, Set<number>>();
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly warnedRateLimited = new Set<string>();
   private readonly sources = new Map<string, string>();
+  /** Per session: the current script registration (none while both categories are off). */
+  private readonly registrations = new Map<string, Registration>();
   private disposed = false;
 
   constructor(
@@ -78,14 +87,38 @@ export class PageScriptFamily implements TelemetryFamily {
   }
 
   setUpTarget(state: TargetState): Array<Promise<unknown>> {
-    const target = state.target;
-    if (target.type !== 'page' && target.type !== 'iframe') return [];
-    const options: PageScriptOptions = { binding: BINDING_NAME, interaction: this.host.isOn('interaction'), page: this.host.isOn('page') };
+    if (!SCRIPT_TARGET_TYPES.has(state.target.type)) return [];
+    const options = this.optionsFor(true);
     if (!options.interaction && !options.page) return [];
-    // The binding first: the script looks it up when it starts.
-    const binding = target.send('Runtime.addBinding', { name: BINDING_NAME, executionContextName: this.worldName });
-    const script = target.send('Page.addScriptToEvaluateOnNewDocument', { source: this.sourceFor(options), worldName: this.worldName, runImmediately: true });
-    return [this.host.setUpStep(target, 'Runtime.addBinding', binding), this.host.setUpStep(target, 'Page.addScriptToEvaluateOnNewDocument', script)];
+    return this.register(state, options);
+  }
+
+  /** The config changed: re-register the script with the categories now on, or stop it. */
+  reconfigure(state: TargetState, _previous: TelemetryConfig, _next: TelemetryConfig): Array<Promise<unknown>> {
+    const target = state.target;
+    if (!SCRIPT_TARGET_TYPES.has(target.type)) return [];
+    const options = this.optionsFor(false);
+    const current = this.registrations.get(target.sessionId);
+    if ((current?.categories ?? categoriesOf({ interaction: false, page: false })) === categoriesOf(options)) return [];
+    const commands: Array<Promise<unknown>> = [];
+    if (current) {
+      this.registrations.delete(target.sessionId);
+      const remove = current.identifier.then((identifier) => {
+        if (identifier !== undefined) return target.send('Page.removeScriptToEvaluateOnNewDocument', { identifier });
+        return undefined;
+      });
+      commands.push(remove.catch(() => undefined));
+    }
+    if (options.interaction || options.page) {
+      commands.push(...this.register(state, options));
+    } else {
+      // Nothing to register: tell the script in every existing world to remove everything.
+      const expression = `globalThis[${JSON.stringify(PAGE_SCRIPT_GLOBAL)}]?.configure(${JSON.stringify(options)})`;
+      for (const contextId of this.worldContexts.get(target.sessionId) ?? []) {
+        commands.push(target.send('Runtime.evaluate', { expression, contextId, silent: true }).catch(() => undefined));
+      }
+    }
+    return commands;
   }
 
   targetDetached(state: TargetState): void {
@@ -93,23 +126,42 @@ export class PageScriptFamily implements TelemetryFamily {
     this.worldContexts.delete(sessionId);
     this.buckets.delete(sessionId);
     this.warnedRateLimited.delete(sessionId);
+    this.registrations.delete(sessionId);
   }
 
   dispose(): void {
     this.disposed = true;
     this.worldContexts.clear();
     this.buckets.clear();
+    this.registrations.clear();
+  }
+
+  /**
+   * Binding, then script (the script looks the binding up when it reports). The binding is added
+   * again on every registration: turning Runtime off and on again drops it.
+   */
+  private register(state: TargetState, options: PageScriptOptions): Array<Promise<unknown>> {
+    const target = state.target;
+    const binding = target.send('Runtime.addBinding', { name: BINDING_NAME, executionContextName: this.worldName });
+    const script = target.send('Page.addScriptToEvaluateOnNewDocument', { source: this.sourceFor(options), worldName: this.worldName, runImmediately: true });
+    const identifier = script.then((r) => r.identifier).catch(() => undefined);
+    this.registrations.set(target.sessionId, { categories: categoriesOf(options), identifier });
+    return [this.host.setUpStep(target, 'Runtime.addBinding', binding), this.host.setUpStep(target, 'Page.addScriptToEvaluateOnNewDocument', script)];
+  }
+
+  private optionsFor(history: boolean): PageScriptOptions {
+    return { binding: BINDING_NAME, interaction: this.host.isOn('interaction'), page: this.host.isOn('page'), history };
   }
 
   private readonly onBindingCalled = (params: Protocol.Runtime.BindingCalledEvent, state: TargetState): void => {
     if (params.name !== BINDING_NAME) return;
     const sessionId = state.target.sessionId;
-    if (!this.worldContexts.get(sessionId)?.has(params.executionContextId)) return this.drop('invalid', state, 'not from the page script world');
-    if (!this.bucketOf(sessionId).take()) return this.drop('rate_limited', state, 'over the rate limit');
+    if (!this.worldContexts.get(sessionId)?.has(params.executionContextId)) return this.drop('invalid_report', state, 'not from the page script world');
+    if (!this.bucketOf(sessionId).take()) return this.drop('rate_limit', state, 'over the rate limit');
     const parsed = parsePageScriptReport(params.payload);
-    if (!parsed.ok) return this.drop('invalid', state, parsed.reason);
+    if (!parsed.ok) return this.drop('invalid_report', state, parsed.reason);
     const report = parsed.report;
-    if (!this.host.isOn(EVENT_CATEGORY[report.type]!)) return;
+    if (!this.host.admits(EVENT_CATEGORY[report.type]!)) return;
     // Binding calls carry no timestamp: the event time is when the agent received the report.
     const ts = this.host.clock.nowUs();
     const ctx = this.host.tracker.contextOfExecutionContext(state, params.executionContextId);
@@ -158,7 +210,7 @@ export class PageScriptFamily implements TelemetryFamily {
     };
     const data: PageLcpData = { ...ctx, source_frame_id: sourceFrameOf(ctx, state), time: report.time, lcp_details: details };
     const emit = (nodeId: number | undefined): void => {
-      if (this.disposed || state.target.isDetached || !this.host.isOn('page')) return;
+      if (this.disposed || state.target.isDetached || !this.host.admits('page')) return;
       if (nodeId !== undefined) details.node_id = nodeId;
       this.host.emit('page_lcp', ts, data, report.truncated === true, METHOD, state);
     };
@@ -187,10 +239,15 @@ export class PageScriptFamily implements TelemetryFamily {
     }
   }
 
-  private drop(reason: keyof DroppedReports, state: TargetState, detail: string): void {
-    this.dropped[reason]++;
+  /**
+   * Counted in the telemetry stats (/metrics `bta_events_dropped_total`): `invalid_report` = not
+   * from the script's world, not JSON, unknown type or field, wrong type or size; `rate_limit` =
+   * over the target's token bucket.
+   */
+  private drop(reason: 'invalid_report' | 'rate_limit', state: TargetState, detail: string): void {
+    this.host.stats.dropped[reason]++;
     const target = state.target;
-    if (reason === 'rate_limited') {
+    if (reason === 'rate_limit') {
       // Once per target: a page flooding reports would otherwise flood the log too.
       if (this.warnedRateLimited.has(target.sessionId)) return;
       this.warnedRateLimited.add(target.sessionId);
@@ -228,6 +285,10 @@ export class PageScriptFamily implements TelemetryFamily {
     }
     return source;
   }
+}
+
+function categoriesOf(options: Pick<PageScriptOptions, 'interaction' | 'page'>): string {
+  return `${options.interaction ? 'interaction' : ''},${options.page ? 'page' : ''}`;
 }
 
 /** The frame whose document reported the entry; page and iframe targets always know it. */

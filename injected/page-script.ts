@@ -1,0 +1,53 @@
+// The injected page script (SPEC §12), entry of the bundle build.mjs makes. The agent registers it
+// in an isolated world of every frame, before any page script runs, and calls `install` with the
+// categories that are on: a category that is off installs nothing and costs nothing. When the
+// config changes the agent calls `install` again in the same world (or `configure` directly),
+// which adds or removes listeners and observers to match.
+
+import { installInteraction } from './interaction.ts';
+import { installPerformance, type PerformanceReporting } from './performance.ts';
+import { createReporter, type Report } from './report.ts';
+import { PAGE_SCRIPT_GLOBAL, type PageScriptOptions } from './schema.ts';
+
+/** What the agent can reach in the isolated world (by Runtime.evaluate in that context). */
+export interface InstalledPageScript {
+  configure(options: Pick<PageScriptOptions, 'interaction' | 'page' | 'history'>): void;
+  takeLcpElement(ref: number): Element | undefined;
+}
+
+export function install(options: PageScriptOptions): void {
+  const global = globalThis as unknown as Record<string, InstalledPageScript | undefined>;
+  let installed = global[PAGE_SCRIPT_GLOBAL];
+  if (!installed) {
+    installed = create(createReporter(options.binding));
+    Object.defineProperty(global, PAGE_SCRIPT_GLOBAL, { value: installed });
+  }
+  installed.configure(options);
+}
+
+function create(report: Report): InstalledPageScript {
+  let stopInteraction: (() => void) | undefined;
+  let performance: PerformanceReporting | undefined;
+  let performanceInstalled = false;
+  return {
+    configure({ interaction, page, history }) {
+      if (interaction && !stopInteraction) stopInteraction = installInteraction(report, window);
+      if (!interaction && stopInteraction) {
+        stopInteraction();
+        stopInteraction = undefined;
+      }
+      if (page && !performance) {
+        // Entries from before the script ran are history worth reporting the first time in a
+        // document the agent just attached to; not those of a period the category was off, nor
+        // those already reported before it was turned off.
+        performance = installPerformance(report, history && !performanceInstalled ? undefined : globalThis.performance.now());
+        performanceInstalled = true;
+      }
+      if (!page && performance) {
+        performance.dispose();
+        performance = undefined;
+      }
+    },
+    takeLcpElement: (ref) => performance?.takeLcpElement(ref),
+  };
+}
