@@ -1,0 +1,147 @@
+// Helper process: the bare CDP client, i.e. what following a browser costs the browser and a Node
+// process before the agent does anything of its own. It attaches the way the agent does (browser
+// auto-attach with waitForDebuggerOnStart, recursively on every page and iframe session, the same
+// target filters, discovery on), enables the same domains on the same target types with the same
+// Network buffer parameters, and resumes each target. Nothing else: no page script, no body
+// fetches, no translation. It counts the events it receives (the throughput floor).
+//
+// Transport: chrome-remote-interface as the agent uses it (the floor), or `ws8` (bench/ws8-cdp.ts,
+// a diagnostic: what the same client costs without chrome-remote-interface).
+//
+// argv[2]: JSON of BareClientOptions.
+
+import CDP from 'chrome-remote-interface';
+import type { Protocol } from 'devtools-protocol';
+import { DEFAULT_LIMITS } from '../src/limits.ts';
+import { networkEnableParams } from '../src/telemetry/network-family.ts';
+import { pushEvent, serveIpc } from './ipc.ts';
+import { monoMs } from './processes.ts';
+import { Ws8Cdp } from './ws8-cdp.ts';
+
+export interface BareClientOptions {
+  wsUrl: string;
+  /** Count `Runtime.consoleAPICalled` whose first argument starts with this. */
+  consolePrefix?: string;
+  /** Count `Network.responseReceived` whose URL contains this. */
+  fetchPath?: string;
+  /** Read process.cpuUsage() at every matched event (for matchedCpuMicros; off in throughput runs). */
+  cpuOfMatched?: boolean;
+  transport?: 'cri' | 'ws8';
+}
+
+export interface BareStats {
+  events: number;
+  matched: number;
+  firstMatchAt: number;
+  lastMatchAt: number;
+  /** user+system CPU of this process (µs) over `matchedCpuSpanMs`, within the matched phase. */
+  matchedCpuMicros: number;
+  matchedCpuSpanMs: number;
+}
+
+// The agent's filters (src/browser/target-manager.ts): no `tab`, no headless WebUI targets; page
+// sessions leave service and shared workers to the browser session.
+const BROWSER_FILTER: Protocol.Target.TargetFilter = [{ type: 'browser_ui', exclude: true }, { type: 'tab', exclude: true }, {}];
+const CHILD_FILTER: Protocol.Target.TargetFilter = [
+  { type: 'service_worker', exclude: true },
+  { type: 'shared_worker', exclude: true },
+  { type: 'browser_ui', exclude: true },
+  { type: 'tab', exclude: true },
+  {},
+];
+const NETWORK_TARGET_TYPES = new Set(['page', 'iframe', 'worker', 'service_worker', 'shared_worker']);
+const NETWORK_PARAMS = networkEnableParams(DEFAULT_LIMITS);
+
+const options = JSON.parse(process.argv[2] ?? '{}') as BareClientOptions;
+interface Client extends NodeJS.EventEmitter {
+  close(): Promise<void>;
+}
+const client: Client = options.transport === 'ws8' ? await Ws8Cdp.connect(options.wsUrl) : ((await CDP({ target: options.wsUrl, local: true })) as unknown as Client);
+const send = (client as unknown as { send: (method: string, params?: object, sessionId?: string) => Promise<unknown> }).send.bind(client);
+
+const stats: BareStats = { events: 0, matched: 0, firstMatchAt: NaN, lastMatchAt: NaN, matchedCpuMicros: 0, matchedCpuSpanMs: 0 };
+let cpuAtFirstMatch: (NodeJS.CpuUsage & { at: number }) | undefined;
+const match = (): void => {
+  const at = monoMs();
+  stats.matched++;
+  // getrusage is not free: sampled on every 100th match only, as in the agent host.
+  if (options.cpuOfMatched && stats.matched % 100 === 1) {
+    const cpu = process.cpuUsage();
+    cpuAtFirstMatch ??= { ...cpu, at };
+    stats.matchedCpuMicros = cpu.user + cpu.system - cpuAtFirstMatch.user - cpuAtFirstMatch.system;
+    stats.matchedCpuSpanMs = at - cpuAtFirstMatch.at;
+  }
+  if (Number.isNaN(stats.firstMatchAt)) stats.firstMatchAt = at;
+  stats.lastMatchAt = at;
+};
+// Both transports emit 'event' with the raw message once per CDP event.
+client.on('event', (message: { method: string; params: unknown; sessionId?: string }) => {
+  stats.events++;
+  if (options.consolePrefix !== undefined && message.method === 'Runtime.consoleAPICalled') {
+    const first = (message.params as Protocol.Runtime.ConsoleAPICalledEvent).args[0];
+    if (typeof first?.value === 'string' && first.value.startsWith(options.consolePrefix)) match();
+  } else if (options.fetchPath !== undefined && message.method === 'Network.responseReceived') {
+    if ((message.params as Protocol.Network.ResponseReceivedEvent).response.url.includes(options.fetchPath)) match();
+  }
+});
+
+const attached = new Set<string>();
+const setups = new Set<Promise<unknown>>();
+
+client.on('event', (message: { method: string; params: unknown }) => {
+  if (message.method === 'Target.attachedToTarget') onAttached(message.params as Protocol.Target.AttachedToTargetEvent);
+  else if (message.method === 'Target.detachedFromTarget') {
+    const targetId = (message.params as Protocol.Target.DetachedFromTargetEvent).targetId;
+    if (targetId) attached.delete(targetId);
+  }
+});
+
+function onAttached(params: Protocol.Target.AttachedToTargetEvent): void {
+  const { sessionId, targetInfo } = params;
+  const ignore = () => undefined;
+  if (attached.has(targetInfo.targetId)) {
+    // The same worker through a second session: release it, as the agent does.
+    void send('Runtime.runIfWaitingForDebugger', {}, sessionId).catch(ignore).then(() => send('Target.detachFromTarget', { sessionId }).catch(ignore));
+    return;
+  }
+  attached.add(targetInfo.targetId);
+  const type = targetInfo.type;
+  // Sent together, resume last, nothing awaited first (a paused service worker answers the enables
+  // only after its resume: CHROMIUM-NOTES "Deadlock").
+  const commands: Array<Promise<unknown>> = [];
+  if (type === 'page' || type === 'iframe') commands.push(send('Page.enable', {}, sessionId));
+  commands.push(send('Runtime.enable', {}, sessionId));
+  if (NETWORK_TARGET_TYPES.has(type)) commands.push(send('Network.enable', NETWORK_PARAMS, sessionId));
+  if (type === 'page' || type === 'iframe') {
+    commands.push(send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: CHILD_FILTER }, sessionId));
+  }
+  commands.push(send('Runtime.runIfWaitingForDebugger', {}, sessionId));
+  const all = Promise.allSettled(commands);
+  setups.add(all);
+  void all.finally(() => setups.delete(all));
+}
+
+await send('Target.setDiscoverTargets', { discover: true, filter: BROWSER_FILTER });
+await send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: BROWSER_FILTER });
+// The targets that existed are attached by now; wait for their setup before saying ready.
+while (setups.size > 0) await Promise.allSettled([...setups]);
+
+serveIpc({
+  stats(): BareStats {
+    return { ...stats };
+  },
+  reset(): void {
+    stats.matched = 0;
+    stats.firstMatchAt = NaN;
+    stats.lastMatchAt = NaN;
+    stats.matchedCpuMicros = 0;
+    stats.matchedCpuSpanMs = 0;
+    cpuAtFirstMatch = undefined;
+  },
+  async close(): Promise<void> {
+    await client.close();
+    setTimeout(() => process.exit(0), 20);
+  },
+});
+
+pushEvent({ event: 'ready' });

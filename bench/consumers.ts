@@ -1,0 +1,208 @@
+// The orchestrator's handles on the processes that consume the browser's CDP stream: the real agent
+// CLI, the agent host (startAgent + instrumentation), the bare CDP client, and the subscribers
+// process. Each is a separate process, so its CPU and memory are read from /proc on its own.
+
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { StartAgentOptions } from '../src/agent.ts';
+import type { HostInfo, HostMemory, TakenMarks } from './agent-host.ts';
+import type { BareClientOptions, BareStats } from './bare-client.ts';
+import { experimentNodeFlags } from './experiment-list.ts';
+import { IpcPeer } from './ipc.ts';
+import { exited, forkOwned, spawnOwned, stopChild, until } from './processes.ts';
+import type { ReaderStats } from './sse-reader.ts';
+import type { LatencyArgs, LatencyReport, OpenArgs } from './subscribers.ts';
+
+export const TOKEN = 'bench-token-with-every-scope';
+
+/** The bundles run.mjs writes next to this one (.tmp/bench-*.js). */
+function sibling(name: string): string {
+  return fileURLToPath(new URL(`./bench-${name}.js`, import.meta.url));
+}
+
+export function streamUrlOf(agentUrl: string, sessionId: string): string {
+  return `${agentUrl}/browsers/${sessionId}/telemetry`;
+}
+
+/** The agent CLI (`node dist/main.js`, built from the current sources), attached via --cdp-url. */
+export class AgentCli {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly url: string,
+    readonly sessionId: string,
+  ) {}
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get streamUrl(): string {
+    return streamUrlOf(this.url, this.sessionId);
+  }
+
+  /** `profileDir`: run under `node --cpu-prof`, profile written there when it exits. */
+  static async start(cdpUrl: string, extraArgs: string[] = [], profileDir?: string): Promise<AgentCli> {
+    const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+    if (profileDir) mkdirSync(profileDir, { recursive: true });
+    const args = [...experimentNodeFlags(), ...profiling, sibling('agent-cli'), '--cdp-url', cdpUrl, '--port', '0', '--token', TOKEN, '--log-level', 'warn', ...extraArgs];
+    const child = spawnOwned(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8');
+    const banner = new Promise<{ url: string; sessionId: string }>((resolve, reject) => {
+      child.stderr!.on('data', (chunk: string) => {
+        // Keep draining for the process's whole life; remember only the tail (for errors).
+        stderr = (stderr + chunk).slice(-8192);
+        const url = /listening on (http:\/\/\S+)/.exec(stderr)?.[1];
+        const sessionId = /session id:\s+(\S+)/.exec(stderr)?.[1];
+        if (url && sessionId) resolve({ url, sessionId });
+      });
+      child.once('exit', (code) => reject(new Error(`agent CLI exited during start-up (code ${code}): ${stderr.slice(-500)}`)));
+    });
+    try {
+      const { url, sessionId } = await withTimeout(banner, 30_000, 'the agent CLI banner');
+      const cli = new AgentCli(child, url, sessionId);
+      // Attached to the browser (CDP up, existing targets being set up).
+      await until(async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200, 'agent /healthz 200', 30_000, 25);
+      return cli;
+    } catch (err) {
+      await stopChild(child, 1000);
+      throw err;
+    }
+  }
+
+  /** SIGTERM: ends its streams, closes CDP, leaves the browser running; exits within 5 s. */
+  stop(): Promise<void> {
+    return stopChild(this.child, 6000);
+  }
+}
+
+/** bench/agent-host.ts: the agent in-process with startAgent, driven over IPC. */
+export class AgentHost {
+  private constructor(
+    private readonly peer: IpcPeer,
+    readonly info: HostInfo,
+  ) {}
+
+  get pid(): number {
+    return this.peer.pid;
+  }
+
+  get streamUrl(): string {
+    return streamUrlOf(this.info.url, this.info.sessionId);
+  }
+
+  /** `profileDir`: run under `node --cpu-prof`, profile written there on close. */
+  static async start(options: StartAgentOptions, profileDir?: string): Promise<AgentHost> {
+    const execArgv = ['--expose-gc', ...experimentNodeFlags()];
+    if (profileDir) {
+      mkdirSync(profileDir, { recursive: true });
+      execArgv.push('--cpu-prof', '--cpu-prof-dir', profileDir);
+    }
+    const child = forkOwned(sibling('agent-host'), [JSON.stringify({ token: TOKEN, ...options })], {
+      execArgv,
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    const peer = new IpcPeer(child, 'agent host');
+    try {
+      await peer.waitForEvent('ready', 30_000);
+      return new AgentHost(peer, await peer.request<HostInfo>('info'));
+    } catch (err) {
+      await stopChild(child, 1000);
+      throw err;
+    }
+  }
+
+  current(): Promise<HostInfo> {
+    return this.peer.request<HostInfo>('info');
+  }
+
+  setMarkPrefix(prefix: string | null): Promise<void> {
+    return this.peer.request('setMarkPrefix', prefix);
+  }
+
+  takeMarks(): Promise<TakenMarks> {
+    return this.peer.request('takeMarks');
+  }
+
+  memory(gc: boolean): Promise<HostMemory> {
+    return this.peer.request('mem', { gc });
+  }
+
+  async stop(): Promise<void> {
+    await this.peer.request('close', undefined, 10_000).catch(() => undefined);
+    // It exits by itself after close (and writes its CPU profile then): give it the time.
+    await exited(this.peer.child, 10_000);
+    await stopChild(this.peer.child, 5000);
+  }
+}
+
+/** bench/bare-client.ts. */
+export class BareClient {
+  private constructor(private readonly peer: IpcPeer) {}
+
+  get pid(): number {
+    return this.peer.pid;
+  }
+
+  static async start(options: BareClientOptions): Promise<BareClient> {
+    const child = forkOwned(sibling('bare-client'), [JSON.stringify(options)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const peer = new IpcPeer(child, 'bare client');
+    try {
+      await peer.waitForEvent('ready', 30_000);
+      return new BareClient(peer);
+    } catch (err) {
+      await stopChild(child, 1000);
+      throw err;
+    }
+  }
+
+  stats(): Promise<BareStats> {
+    return this.peer.request('stats');
+  }
+
+  async stop(): Promise<void> {
+    await this.peer.request('close', undefined, 5000).catch(() => undefined);
+    await stopChild(this.peer.child, 3000);
+  }
+}
+
+/** bench/subscribers.ts: one long-lived process holding the SSE readers of a measurement. */
+export class Subscribers {
+  private constructor(private readonly peer: IpcPeer) {}
+
+  get pid(): number {
+    return this.peer.pid;
+  }
+
+  static async start(): Promise<Subscribers> {
+    const child = forkOwned(sibling('subscribers'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    return new Subscribers(new IpcPeer(child, 'subscribers'));
+  }
+
+  open(args: Omit<OpenArgs, 'token'>): Promise<number> {
+    return this.peer.request('open', { token: TOKEN, ...args });
+  }
+
+  stats(): Promise<ReaderStats[]> {
+    return this.peer.request('stats');
+  }
+
+  latency(args: LatencyArgs): Promise<LatencyReport> {
+    return this.peer.request('latency', args);
+  }
+
+  closeAll(): Promise<void> {
+    return this.peer.request('closeAll');
+  }
+
+  stop(): Promise<void> {
+    return stopChild(this.peer.child, 2000);
+  }
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,187 @@
+// Section 3, latency and fan-out. A page logs 10 numbered lines every 10 ms (1,000 events/s) while
+// N SSE subscribers read the stream, in several configurations interleaved over repetitions. The
+// agent host stamps CLOCK_MONOTONIC when each raw CDP message carrying a marker arrives (before
+// the agent parses it); the subscribers process stamps CLOCK_MONOTONIC when the frame's bytes are
+// read from each subscriber's socket. The difference is the agent's latency, Node's socket
+// delivery included. Agent CPU is utime+stime of the host process over the window.
+
+import { BenchBrowser } from './chromium.ts';
+import { AgentHost, BareClient } from './consumers.ts';
+import { rotate, type BenchContext } from './context.ts';
+import { LATENCY_MARKER } from './pages.ts';
+import { cpuSeconds, monoMs, sleep } from './processes.ts';
+import { median, type Summary } from './stats.ts';
+
+export interface LatencyOptions {
+  reps: number;
+  /** Duration of the steady logging per window (ms). */
+  windowMs: number;
+  /** Also measure the floor on a bare ws 8 transport (no chrome-remote-interface). */
+  diagnose: boolean;
+  configs: FanOut[];
+}
+
+export interface FanOut {
+  name: string;
+  readers: number;
+  stalled: number;
+}
+
+export const FAN_OUTS: FanOut[] = [
+  { name: '1 subscriber', readers: 1, stalled: 0 },
+  { name: '10 subscribers', readers: 10, stalled: 0 },
+  { name: '10 + 1 stalled', readers: 10, stalled: 1 },
+  { name: '50 (1 stalled)', readers: 49, stalled: 1 },
+];
+
+export interface LatencyWindow {
+  pooled: Summary;
+  /** Highest p99 of any single reader. */
+  worstReaderP99: number;
+  /** Agent CPU (% of one core) while the steady 1k events/s ran: first to last marked message. */
+  cpuPercent: number;
+  /** The kernel (system) part of cpuPercent. */
+  systemPercent: number;
+  /** The same from /proc utime+stime over the whole window (page load and tail included). */
+  cpuPercentWindow: number;
+  /** Marker lines per second delivered to a reader. */
+  eventsPerSecond: number;
+  /** Seq gaps over the non-stalled readers. */
+  readerGaps: number;
+  /** Markers the agent received that some reader never got. */
+  lost: number;
+  /** Marked CDP messages per tick at the agent (how many one socket write carries today). */
+  messagesPerTick: number;
+  /** Marked CDP messages per event-loop iteration (how many a write per iteration would carry). */
+  messagesPerIteration: number;
+}
+
+/** The bare CDP client during the same steady 1k events/s: what receiving them costs Node. */
+export interface FloorWindow {
+  cpuPercent: number;
+  eventsPerSecond: number;
+}
+
+export interface FanOutResult {
+  config: FanOut;
+  windows: LatencyWindow[];
+  median: { p50: number; p99: number; cpuPercent: number; eventsPerSecond: number };
+  spread: { p50: [number, number]; p99: [number, number]; cpuPercent: [number, number] };
+}
+
+export interface LatencyResult {
+  options: LatencyOptions;
+  configs: FanOutResult[];
+  floor: { windows: FloorWindow[]; medianCpuPercent: number };
+  /** --diagnose: the same bare client on ws 8 instead of chrome-remote-interface. */
+  floorWs8?: { windows: FloorWindow[]; medianCpuPercent: number };
+}
+
+export async function runLatency(ctx: BenchContext, options: LatencyOptions): Promise<LatencyResult> {
+  const { pages, subscribers } = ctx;
+  const browser = await BenchBrowser.launch(pages.idleUrl);
+  const profileDir = ctx.profileDir ? `${ctx.profileDir}/latency` : undefined;
+  const host = await AgentHost.start({ cdpUrl: browser.httpUrl }, profileDir);
+  const windows = new Map<string, LatencyWindow[]>(options.configs.map((c) => [c.name, []]));
+  const floorWindows: FloorWindow[] = [];
+  const floorWs8Windows: FloorWindow[] = [];
+  let base = 1_000_000;
+
+  /** One steady window with the bare client attached too, measuring the bare client only. */
+  const floorWindow = async (transport: 'cri' | 'ws8'): Promise<void> => {
+    const bare = await BareClient.start({ wsUrl: browser.wsUrl, consolePrefix: LATENCY_MARKER, cpuOfMatched: true, transport });
+    try {
+      base += 1_000_000;
+      await sleep(300);
+      await pages.runChain([`/p/steady?base=${base}&ms=${options.windowMs}`], options.windowMs + 60_000);
+      await sleep(300);
+      const s = await bare.stats();
+      const spanS = (s.lastMatchAt - s.firstMatchAt) / 1000;
+      const w = { cpuPercent: s.matchedCpuSpanMs > 0 ? (s.matchedCpuMicros / 1000 / s.matchedCpuSpanMs) * 100 : NaN, eventsPerSecond: s.matched / spanS };
+      (transport === 'cri' ? floorWindows : floorWs8Windows).push(w);
+      ctx.log(`[latency] bare CDP client (floor${transport === 'ws8' ? ', ws 8 transport' : ''}): cpu ${w.cpuPercent.toFixed(1)}%, ${Math.round(w.eventsPerSecond)} ev/s`);
+    } finally {
+      await bare.stop();
+      await pages.waitIdle();
+    }
+  };
+  try {
+    await pages.waitIdle();
+    // Warm-up: one short window, not kept.
+    await pages.runChain([`/p/steady?base=0&ms=1000`], 30_000);
+    await pages.waitIdle();
+
+    for (let rep = 0; rep < options.reps; rep++) {
+      await floorWindow('cri');
+      if (options.diagnose) await floorWindow('ws8');
+      for (const config of rotate(options.configs, rep)) {
+        base += 1_000_000;
+        const count = options.windowMs + 2000;
+        await subscribers.open({
+          url: host.streamUrl,
+          readers: config.readers,
+          stalled: config.stalled,
+          match: { type: 'console_log', contains: LATENCY_MARKER },
+          marks: { base, count },
+        });
+        await sleep(300);
+        await host.setMarkPrefix(LATENCY_MARKER);
+        const cpu0 = cpuSeconds(host.pid);
+        const t0 = monoMs();
+        await pages.runChain([`/p/steady?base=${base}&ms=${options.windowMs}`], options.windowMs + 60_000);
+        await sleep(300); // the last lines' way through
+        const cpu = cpuSeconds(host.pid) - cpu0;
+        const elapsed = monoMs() - t0;
+        ctx.profileWindow(profileDir, t0, monoMs(), config.name);
+        const taken = await host.takeMarks();
+        const agentMarks = taken.marks.filter(([n]) => n >= base && n < base + count);
+        await host.setMarkPrefix(null);
+        const report = await subscribers.latency({ agentMarks });
+        const stats = (await subscribers.stats()).filter((s) => !s.stalled);
+        await subscribers.closeAll();
+        await pages.waitIdle();
+
+        const first = stats[0]!;
+        const window: LatencyWindow = {
+          pooled: report.pooled,
+          worstReaderP99: Math.max(...report.perReader.map((r) => r.summary.p99)),
+          cpuPercent: taken.cpuSpanMs > 0 ? (taken.cpuMicros / 1000 / taken.cpuSpanMs) * 100 : NaN,
+          systemPercent: taken.cpuSpanMs > 0 ? (taken.systemMicros / 1000 / taken.cpuSpanMs) * 100 : NaN,
+          cpuPercentWindow: (cpu / (elapsed / 1000)) * 100,
+          eventsPerSecond: first.matched / ((first.lastMatchAt - first.firstMatchAt) / 1000),
+          readerGaps: stats.reduce((sum, s) => sum + s.gaps, 0),
+          lost: report.perReader.reduce((sum, r) => sum + r.lost, 0),
+          messagesPerTick: taken.ticks > 0 ? taken.marks.length / taken.ticks : NaN,
+          messagesPerIteration: taken.iterations > 0 ? taken.marks.length / taken.iterations : NaN,
+        };
+        windows.get(config.name)!.push(window);
+        ctx.log(
+          `[latency] rep ${rep + 1}/${options.reps} ${config.name}: p50 ${window.pooled.p50.toFixed(2)} ms, p99 ${window.pooled.p99.toFixed(2)} ms, ` +
+            `cpu ${window.cpuPercent.toFixed(1)}% (sys ${window.systemPercent.toFixed(1)}%, whole window ${window.cpuPercentWindow.toFixed(1)}%), ${Math.round(window.eventsPerSecond)} ev/s, ${window.messagesPerTick.toFixed(1)} msgs/tick, ${window.messagesPerIteration.toFixed(1)} msgs/iteration, gaps ${window.readerGaps}, lost ${window.lost}`,
+        );
+      }
+    }
+  } finally {
+    await host.stop();
+    await browser.close();
+  }
+
+  return {
+    options,
+    floor: { windows: floorWindows, medianCpuPercent: median(floorWindows.map((w) => w.cpuPercent)) },
+    ...(options.diagnose ? { floorWs8: { windows: floorWs8Windows, medianCpuPercent: median(floorWs8Windows.map((w) => w.cpuPercent)) } } : {}),
+    configs: options.configs.map((config) => {
+      const w = windows.get(config.name)!;
+      const range = (values: number[]): [number, number] => [Math.min(...values), Math.max(...values)];
+      const p50s = w.map((x) => x.pooled.p50);
+      const p99s = w.map((x) => x.pooled.p99);
+      const cpus = w.map((x) => x.cpuPercent);
+      return {
+        config,
+        windows: w,
+        median: { p50: median(p50s), p99: median(p99s), cpuPercent: median(cpus), eventsPerSecond: median(w.map((x) => x.eventsPerSecond)) },
+        spread: { p50: range(p50s), p99: range(p99s), cpuPercent: range(cpus) },
+      };
+    }),
+  };
+}

@@ -1,0 +1,198 @@
+// Section 1, page-load overhead. One browser, one tab, the page set loaded by the pages themselves
+// (bench/pages.ts) under each mode in turn: (a) no CDP client, (b) the bare client, (c) the agent
+// CLI with every category, (d) the agent CLI with network only. A block = one mode attached while
+// the tab loads every page 1 + k times (the first round of the block is a warm-up and not kept);
+// the order of the modes rotates every round (A B C D, B C D A, ...), so drift and neighbours' load
+// spread over all modes. The load time is the page's own Navigation Timing (loadEventEnd, or the
+// end of the SPA's XHR bursts), reported with a beacon.
+
+import { BenchBrowser } from './chromium.ts';
+import { AgentCli, BareClient } from './consumers.ts';
+import { rotate, type BenchContext } from './context.ts';
+import { cpuSeconds, monoMs, sleep } from './processes.ts';
+import { bootstrapRatio, median, round, summarize, type Summary } from './stats.ts';
+
+export const LOAD_PAGES = ['typical', 'console', 'spa'] as const;
+export type LoadPage = (typeof LOAD_PAGES)[number];
+
+export const LOAD_MODES = {
+  none: '(a) no CDP client',
+  bare: '(b) bare CDP client',
+  agent: '(c) agent, all categories',
+  network: '(d) agent, network only',
+  // Diagnostics (--diagnose): the agent with every category minus one of its costs.
+  noshots: '(c-shots) agent, all, --screenshots off',
+  nobody: '(c-bodies) agent, all, no body fetches',
+  noscript: '(c-script) agent, console+network, no page script',
+} as const;
+export type LoadMode = keyof typeof LOAD_MODES;
+
+const NETWORK_ONLY = JSON.stringify({ browser: { console: { enabled: false }, page: { enabled: false }, interaction: { enabled: false } } });
+const NO_PAGE_SCRIPT = JSON.stringify({ browser: { page: { enabled: false }, interaction: { enabled: false } } });
+
+/** Agent CLI flags of each agent mode. */
+const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
+  agent: [],
+  network: ['--telemetry', NETWORK_ONLY],
+  noshots: ['--screenshots', 'off'],
+  // Every body is over a 1-byte fetch limit: none is asked for.
+  nobody: ['--max-body-fetch-bytes', '1'],
+  noscript: ['--telemetry', NO_PAGE_SCRIPT],
+};
+
+export interface PageLoadOptions {
+  rounds: number;
+  /** Which pages of LOAD_PAGES (all by default). */
+  pages: LoadPage[];
+  /** Measured loads of each page per block (after one warm-up load of each). */
+  loadsPerBlock: number;
+  modes: LoadMode[];
+}
+
+export interface ModeResult {
+  mode: LoadMode;
+  label: string;
+  byPage: Partial<Record<LoadPage, { summary: Summary; samples: number[]; roundMedians: number[] }>>;
+  /** Consumer CPU per page load (ms), over all its blocks; absent for (a). */
+  cpuMsPerLoad?: number;
+  /** SSE events delivered per page load (agent modes). */
+  eventsPerLoad?: number;
+}
+
+export interface RatioResult {
+  page: LoadPage;
+  p50: number;
+  p50Ci: [number, number];
+  p90: number;
+  p90Ci: [number, number];
+}
+
+export interface PageLoadResult {
+  options: PageLoadOptions;
+  modes: ModeResult[];
+  /** `(c)/(b)`, `(d)/(b)`, ... per page. */
+  ratios: Record<string, RatioResult[]>;
+}
+
+interface Running {
+  pid: number | undefined;
+  stop(): Promise<void>;
+}
+
+export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): Promise<PageLoadResult> {
+  const { pages, subscribers } = ctx;
+  const pageSet = options.pages;
+  const browser = await BenchBrowser.launch(pages.idleUrl);
+  const samples = new Map<LoadMode, Map<LoadPage, number[][]>>();
+  const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number }>();
+  for (const mode of options.modes) {
+    samples.set(mode, new Map(pageSet.map((p) => [p, []])));
+    cpu.set(mode, { seconds: 0, loads: 0, events: 0 });
+  }
+
+  const profileDirOf = (mode: LoadMode) => (ctx.profileDir ? `${ctx.profileDir}/load-${mode}` : undefined);
+  const start = async (mode: LoadMode): Promise<Running> => {
+    if (mode === 'none') return { pid: undefined, stop: async () => undefined };
+    if (mode === 'bare') return BareClient.start({ wsUrl: browser.wsUrl });
+    const agent = await AgentCli.start(browser.httpUrl, AGENT_FLAGS[mode], profileDirOf(mode));
+    // One subscriber, as in production (the gateway).
+    await subscribers.open({ url: agent.streamUrl, readers: 1, stalled: 0 });
+    return {
+      pid: agent.pid,
+      stop: async () => {
+        await subscribers.closeAll();
+        await agent.stop();
+      },
+    };
+  };
+
+  try {
+    await pages.waitIdle();
+    // Warm the browser, the server and the OS caches once before anything is measured.
+    await pages.runChain(
+      pageSet.map((p) => `/p/${p}`),
+      60_000,
+    );
+    await pages.waitIdle();
+
+    for (let round = 0; round < options.rounds; round++) {
+      for (const mode of rotate(options.modes, round)) {
+        const running = await start(mode);
+        await sleep(200);
+        const plan: string[] = [];
+        for (let rep = 0; rep <= options.loadsPerBlock; rep++) for (const page of pageSet) plan.push(`/p/${page}`);
+        const cpu0 = running.pid === undefined ? 0 : cpuSeconds(running.pid);
+        const t0 = monoMs();
+        const beacons = await pages.runChain(plan, 60_000 + plan.length * 5000);
+        const cpu1 = running.pid === undefined ? 0 : cpuSeconds(running.pid);
+        ctx.profileWindow(profileDirOf(mode), t0, monoMs());
+        let events = 0;
+        if (mode !== 'none' && mode !== 'bare') events = (await subscribers.stats())[0]?.frames ?? 0;
+        await running.stop();
+        await pages.waitIdle();
+
+        const byPage = samples.get(mode)!;
+        const roundSamples = new Map<LoadPage, number[]>(pageSet.map((p) => [p, []]));
+        for (const beacon of beacons) {
+          if (beacon.index < pageSet.length) continue; // the block's warm-up round
+          roundSamples.get(beacon.page as LoadPage)?.push(beacon.metric);
+        }
+        for (const page of pageSet) byPage.get(page)!.push(roundSamples.get(page)!);
+        const c = cpu.get(mode)!;
+        c.seconds += cpu1 - cpu0;
+        c.loads += beacons.length;
+        c.events += events;
+        const medians = pageSet.map((p) => `${p} ${round1(median(roundSamples.get(p)!))}`).join(', ');
+        ctx.log(`[load] round ${round + 1}/${options.rounds} ${LOAD_MODES[mode]}: median ms ${medians}`);
+      }
+    }
+  } finally {
+    await browser.close();
+  }
+
+  const modes: ModeResult[] = options.modes.map((mode) => {
+    const byPage: ModeResult['byPage'] = {};
+    for (const page of pageSet) {
+      const rounds = samples.get(mode)!.get(page)!;
+      const all = rounds.flat();
+      byPage[page] = { summary: summarize(all), samples: all.map((v) => round(v, 1)), roundMedians: rounds.map((r) => round(median(r), 1)) };
+    }
+    const c = cpu.get(mode)!;
+    const result: ModeResult = { mode, label: LOAD_MODES[mode], byPage };
+    if (mode !== 'none' && c.loads > 0) result.cpuMsPerLoad = (c.seconds * 1000) / c.loads;
+    if (mode !== 'none' && mode !== 'bare' && c.loads > 0) result.eventsPerLoad = c.events / c.loads;
+    return result;
+  });
+
+  const ratios: Record<string, RatioResult[]> = {};
+  const ratio = (m: ModeResult, base: ModeResult): RatioResult[] =>
+    pageSet.map((page) => {
+      const a = m.byPage[page]!;
+      const b = base.byPage[page]!;
+      return {
+        page,
+        p50: a.summary.p50 / b.summary.p50,
+        p50Ci: bootstrapRatio(a.samples, b.samples, 0.5),
+        p90: a.summary.p90 / b.summary.p90,
+        p90Ci: bootstrapRatio(a.samples, b.samples, 0.9),
+      };
+    });
+  const none = modes.find((m) => m.mode === 'none');
+  const bare = modes.find((m) => m.mode === 'bare');
+  if (bare) {
+    for (const m of modes) {
+      if (m.mode !== 'bare' && m.mode !== 'none') ratios[`${labelLetter(m.mode)}/(b)`] = ratio(m, bare);
+    }
+    // What being observed costs the browser, whoever observes it.
+    if (none) ratios['(b)/(a)'] = ratio(bare, none);
+  }
+  return { options, modes, ratios };
+}
+
+export function labelLetter(mode: LoadMode): string {
+  return LOAD_MODES[mode].split(' ')[0]!;
+}
+
+function round1(v: number): number {
+  return round(v, 1);
+}

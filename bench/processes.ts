@@ -1,0 +1,139 @@
+// Every process the bench starts, and what /proc says about them. Children are started in their
+// own process group (detached), so stopping one also stops what it started (an agent's embedded
+// Chromium, Chromium's renderers) by that group id and nothing else. `stopAll()` runs on normal
+// exit, on failure and on SIGINT/SIGTERM.
+
+import { fork, spawn, type ChildProcess, type ForkOptions, type SpawnOptions } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+
+const CLOCK_TICKS_PER_SECOND = 100; // sysconf(_SC_CLK_TCK) on Linux
+
+const running = new Set<ChildProcess>();
+/** Temporary directories (browser profiles) to remove when everything stops. */
+const ownedDirs = new Set<string>();
+
+export function ownDir(dir: string): void {
+  ownedDirs.add(dir);
+}
+
+/** Remove `dir` (with retries: Chromium helpers may still be writing); true when it is gone. */
+export function removeDir(dir: string): boolean {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      ownedDirs.delete(dir);
+      return true;
+    } catch {
+      // ENOTEMPTY while a helper exits: try again.
+    }
+  }
+  return false;
+}
+
+export function spawnOwned(command: string, args: string[], options: SpawnOptions = {}): ChildProcess {
+  return own(spawn(command, args, { ...options, detached: true }));
+}
+
+export function forkOwned(module: string, args: string[], options: ForkOptions = {}): ChildProcess {
+  return own(fork(module, args, { ...options, detached: true }));
+}
+
+function own(child: ChildProcess): ChildProcess {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+/** Signal the child's whole process group (it leads one: spawned detached). */
+export function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+/** Resolves when the child has exited, or after `ms` (whichever first). */
+export function exited(child: ChildProcess, ms: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref();
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/**
+ * SIGTERM the child, wait up to `graceMs` for it to exit, then SIGKILL its group (whatever it
+ * left behind, e.g. Chromium helpers, goes too).
+ */
+export async function stopChild(child: ChildProcess, graceMs = 5000): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+    await Promise.race([exited, timer]);
+  }
+  signalGroup(child, 'SIGKILL');
+  running.delete(child);
+}
+
+/** Synchronous last resort (process 'exit' handler): SIGKILL every group still running. */
+export function killAllNow(): void {
+  for (const child of running) signalGroup(child, 'SIGKILL');
+  running.clear();
+  for (const dir of [...ownedDirs]) removeDir(dir);
+}
+
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((child) => stopChild(child, 2000)));
+  await sleep(200);
+  for (const dir of [...ownedDirs]) removeDir(dir);
+}
+
+// ---- /proc ----------------------------------------------------------------------------------------
+
+/** utime + stime of the process (all its threads), in seconds. */
+export function cpuSeconds(pid: number): number {
+  const { user, system } = cpuTimes(pid);
+  return user + system;
+}
+
+/** utime and stime of the process (all its threads), in seconds. */
+export function cpuTimes(pid: number): { user: number; system: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Field 2 (comm) may contain spaces; the fields after it start past the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state): utime is field 14, stime field 15.
+  return { user: Number(fields[11]) / CLOCK_TICKS_PER_SECOND, system: Number(fields[12]) / CLOCK_TICKS_PER_SECOND };
+}
+
+/** A field of /proc/<pid>/status in bytes (VmHWM = peak RSS, VmRSS = current RSS). */
+export function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+  if (!match) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return Number(match[1]) * 1024;
+}
+
+/** CLOCK_MONOTONIC in milliseconds: comparable across processes on Linux. */
+export function monoMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Resolves when `predicate()` holds (polled), rejects after `timeoutMs`. */
+export async function until(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs: number, pollMs = 20): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(pollMs);
+  }
+}

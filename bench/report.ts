@@ -1,0 +1,215 @@
+// The printed report (Markdown tables, so a run can be pasted into the README) and the budget
+// lines of issue 7, each PASS or FAIL against the measured value.
+
+import type { LatencyResult } from './latency.ts';
+import type { PageLoadResult } from './page-load.ts';
+import type { ReconnectResult } from './reconnect.ts';
+import type { SoakResult } from './soak.ts';
+import type { ThroughputResult } from './throughput.ts';
+
+export interface Results {
+  load?: PageLoadResult;
+  throughput?: ThroughputResult;
+  latency?: LatencyResult;
+  reconnect?: ReconnectResult;
+  soak?: SoakResult;
+}
+
+export interface BudgetLine {
+  line: string;
+  limit: string;
+  measured: string;
+  pass: boolean;
+}
+
+const MB = 2 ** 20;
+
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(headers), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+const f = (v: number, digits = 1): string => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
+const ci = ([lo, hi]: [number, number]): string => `[${f(lo, 2)}–${f(hi, 2)}]`;
+
+export function renderReport(results: Results): string {
+  const out: string[] = [];
+  const { load, throughput, latency, reconnect, soak } = results;
+  if (load) {
+    out.push(`### 1. Page-load overhead (ms from navigation start; ${load.options.rounds} rounds × ${load.options.loadsPerBlock} loads per mode and page, interleaved)`);
+    const rows: string[][] = [];
+    for (const m of load.modes) {
+      for (const page of load.options.pages) {
+        const { summary, roundMedians } = m.byPage[page]!;
+        rows.push([
+          m.label,
+          page,
+          String(summary.n),
+          f(summary.p50),
+          f(summary.p90),
+          `${f(summary.p10)}–${f(summary.max)}`,
+          `${f(Math.min(...roundMedians))}–${f(Math.max(...roundMedians))}`,
+          m.cpuMsPerLoad === undefined ? '' : f(m.cpuMsPerLoad),
+          m.eventsPerLoad === undefined ? '' : f(m.eventsPerLoad, 0),
+        ]);
+      }
+    }
+    out.push(table(['mode', 'page', 'n', 'p50', 'p90', 'p10–max', 'round medians', 'client CPU ms/load', 'events/load'], rows));
+    const ratioRows: string[][] = [];
+    for (const [name, ratios] of Object.entries(load.ratios)) {
+      for (const r of ratios) ratioRows.push([name, r.page, f(r.p50, 3), ci(r.p50Ci), f(r.p90, 3), ci(r.p90Ci)]);
+    }
+    if (ratioRows.length) out.push('', table(['ratio', 'page', 'p50', 'p50 95% CI', 'p90', 'p90 95% CI'], ratioRows));
+    out.push('');
+  }
+  if (throughput) {
+    out.push(`### 2. Throughput and drops (${throughput.options.reps} runs per arm, interleaved; medians)`);
+    const rows: string[][] = [];
+    for (const w of throughput.workloads) {
+      for (const a of w.arms) {
+        rows.push([
+          w.name,
+          a.arm,
+          `${f(a.unitsPerSecond, 0)} ${w.unit}/s`,
+          f(a.cpuMicrosPerUnit, 0),
+          `${f(a.systemShare * 100, 0)}%`,
+          f(a.cpuSecondsPer10kEvents, 3),
+          a.arm.startsWith('floor') ? '' : String(a.seqGaps),
+          f(a.peakRssBytes / MB, 0),
+        ]);
+      }
+      rows.push([w.name, 'agent / floor CPU per unit', `${f(w.cpuRatio, 2)}×`, '', '', '', '', '']);
+    }
+    out.push(
+      table(['workload', 'arm', 'delivered', 'CPU µs per unit', 'kernel share', 'CPU s per 10k events', 'seq gaps', 'peak RSS MB'], rows),
+      'Events are SSE frames for the agent arms, CDP events for the floor (the bare client).',
+      '',
+    );
+  }
+  if (latency) {
+    out.push(`### 3. Latency and fan-out at 1,000 events/s (CDP arrival → subscriber socket; ${latency.options.reps} windows of ${latency.options.windowMs / 1000} s per config)`);
+    const rows = latency.configs.map((c) => [
+      c.config.name,
+      f(c.median.p50, 2),
+      `${f(c.spread.p50[0], 2)}–${f(c.spread.p50[1], 2)}`,
+      f(c.median.p99, 2),
+      `${f(c.spread.p99[0], 2)}–${f(c.spread.p99[1], 2)}`,
+      f(c.median.cpuPercent),
+      `${f(c.spread.cpuPercent[0])}–${f(c.spread.cpuPercent[1])}`,
+      f(c.median.eventsPerSecond, 0),
+      String(c.windows.reduce((s, w) => s + w.readerGaps + w.lost, 0)),
+    ]);
+    out.push(table(['subscribers', 'p50 ms', 'p50 range', 'p99 ms', 'p99 range', 'agent CPU %', 'CPU range', 'events/s', 'gaps+lost'], rows));
+    const ws8 = latency.floorWs8 ? ` (on ws 8 without chrome-remote-interface: ${f(latency.floorWs8.medianCpuPercent)}%)` : '';
+    out.push(`Floor: the bare CDP client receiving the same 1,000 events/s uses ${f(latency.floor.medianCpuPercent)}% of a core${ws8}.`, '');
+  }
+  if (reconnect) {
+    out.push(`### 4. Reconnect (embedded mode, SIGKILL of the browser, ${reconnect.kills.length} kills)`);
+    out.push(
+      table(
+        ['measure', 'p50 ms', 'range ms'],
+        [
+          ['kill → monitor_reconnected at subscriber', f(reconnect.median.reconnectedMs, 0), `${f(Math.min(...reconnect.kills.map((k) => k.reconnectedMs)), 0)}–${f(Math.max(...reconnect.kills.map((k) => k.reconnectedMs)), 0)}`],
+          ['kill → first console line of the new browser', f(reconnect.median.firstEventMs, 0), `${f(reconnect.spread.firstEventMs[0], 0)}–${f(reconnect.spread.firstEventMs[1], 0)}`],
+          ['agent-reported reconnect_duration_ms', f(reconnect.median.agentReportedMs, 0), ''],
+        ],
+      ),
+      '',
+    );
+  }
+  if (soak) {
+    out.push(`### 5. Soak (${soak.options.durationS} s after ${soak.options.warmupS} s warm-up; ${soak.pageLoads} page loads, ${f(soak.eventsPerSecond, 0)} events/s)`);
+    out.push(
+      table(
+        ['', 'start', 'half-way', 'end', 'growth'],
+        [
+          ['RSS MB (after GC)', f(soak.start.rss / MB), f(soak.mid.rss / MB), f(soak.end.rss / MB), f(soak.rssGrowthBytes / MB)],
+          ['heap used MB', f(soak.start.heapUsed / MB), f(soak.mid.heapUsed / MB), f(soak.end.heapUsed / MB), f(soak.heapGrowthBytes / MB)],
+          // memoryUsage().external includes arrayBuffers (Node Buffers: the log's frames among them).
+          ['external (Buffers) MB', f(soak.start.external / MB), f(soak.mid.external / MB), f(soak.end.external / MB), f((soak.end.external - soak.start.external) / MB)],
+          ['event log retained MB', f(soak.start.retainedLogBytes / MB), '', f(soak.end.retainedLogBytes / MB), f(soak.retainedLogGrowthBytes / MB)],
+        ],
+      ),
+      `peak RSS ${f(soak.peakRssBytes / MB)} MB, RSS trend over the run ${f(soak.rssSlopeMbPerMin, 2)} MB/min, seq gaps ${soak.seqGaps}`,
+      '',
+    );
+  }
+  return out.join('\n');
+}
+
+export function evaluateBudget(results: Results): BudgetLine[] {
+  const lines: BudgetLine[] = [];
+  const { load, throughput, latency, reconnect, soak } = results;
+  const ratios = load?.ratios['(c)/(b)'];
+  if (ratios) {
+    const worst50 = Math.max(...ratios.map((r) => r.p50));
+    const worst90 = Math.max(...ratios.map((r) => r.p90));
+    const each = (q: 'p50' | 'p90') => ratios.map((r) => `${r.page} ${f(r[q], 3)}`).join(', ');
+    lines.push({ line: '(c)/(b) page load p50', limit: '≤ 1.05', measured: `worst ${f(worst50, 3)} (${each('p50')})`, pass: worst50 <= 1.05 });
+    lines.push({ line: '(c)/(b) page load p90', limit: '≤ 1.10', measured: `worst ${f(worst90, 3)} (${each('p90')})`, pass: worst90 <= 1.1 });
+  }
+  const ten = latency?.configs.find((c) => c.config.readers === 10 && c.config.stalled === 0);
+  if (ten) {
+    lines.push({ line: 'agent CPU at 1k events/s, 10 subscribers', limit: '≤ 10% of a core', measured: `${f(ten.median.cpuPercent)}%`, pass: ten.median.cpuPercent <= 10 });
+  }
+  if (throughput) {
+    const worst = Math.max(...throughput.workloads.map((w) => w.cpuRatio));
+    const each = throughput.workloads.map((w) => `${w.name} ${f(w.cpuRatio, 2)}×`).join(', ');
+    lines.push({ line: 'agent CPU per event vs bare floor', limit: '≤ 2.5×', measured: `worst ${f(worst, 2)}× (${each})`, pass: worst <= 2.5 });
+  }
+  if (ten) {
+    lines.push({ line: 'latency p50, 1k events/s, 10 subscribers', limit: '≤ 2 ms', measured: `${f(ten.median.p50, 2)} ms`, pass: ten.median.p50 <= 2 });
+    lines.push({ line: 'latency p99, 1k events/s, 10 subscribers', limit: '≤ 10 ms', measured: `${f(ten.median.p99, 2)} ms`, pass: ten.median.p99 <= 10 });
+  }
+  const stalled = latency?.configs.find((c) => c.config.readers === 10 && c.config.stalled > 0);
+  if (ten && stalled) {
+    const losses = stalled.windows.reduce((s, w) => s + w.readerGaps + w.lost, 0);
+    // "Changes nothing" = within the noise seen between windows of the same config on this machine.
+    const ok =
+      stalled.median.p50 <= ten.median.p50 * 1.25 + 0.25 &&
+      stalled.median.p99 <= ten.median.p99 * 1.25 + 1 &&
+      stalled.median.cpuPercent <= ten.median.cpuPercent * 1.25 + 1 &&
+      losses === 0;
+    lines.push({
+      line: 'a stalled subscriber changes nothing for the others',
+      limit: '10+stalled ≈ 10 (p50 ≤ 1.25×+0.25 ms, p99 ≤ 1.25×+1 ms, CPU ≤ 1.25×+1 pt), no loss',
+      measured: `p50 ${f(stalled.median.p50, 2)} vs ${f(ten.median.p50, 2)} ms, p99 ${f(stalled.median.p99, 2)} vs ${f(ten.median.p99, 2)} ms, CPU ${f(stalled.median.cpuPercent)} vs ${f(ten.median.cpuPercent)}%, gaps+lost ${losses}`,
+      pass: ok,
+    });
+  }
+  const flood = throughput?.workloads.find((w) => w.name === 'console flood');
+  const floodAgent = flood?.arms.find((a) => a.arm === 'agent');
+  if (floodAgent) {
+    const gaps = Math.max(...floodAgent.runs.map((r) => r.seqGaps ?? 0));
+    const missing = Math.max(...floodAgent.runs.map((r) => r.expected - r.received));
+    lines.push({ line: 'seq gaps for a non-stalled subscriber, console flood', limit: '0', measured: `${gaps} gaps, ${missing} lines not delivered`, pass: gaps === 0 && missing === 0 });
+  }
+  if (throughput) {
+    const agentArms = throughput.workloads.flatMap((w) => w.arms.filter((a) => a.arm === 'agent'));
+    const peak = Math.max(...agentArms.map((a) => a.peakRssBytes), soak?.peakRssBytes ?? 0);
+    lines.push({ line: 'agent peak RSS (throughput runs and soak)', limit: '≤ 150 MB', measured: `${f(peak / MB)} MB`, pass: peak <= 150 * MB });
+  }
+  if (reconnect) {
+    lines.push({ line: 'reconnect, kill → first console line (p50)', limit: '≤ 2000 ms', measured: `${f(reconnect.median.firstEventMs, 0)} ms`, pass: reconnect.median.firstEventMs <= 2000 });
+  }
+  if (soak) {
+    const net = soak.rssGrowthBytes - soak.retainedLogGrowthBytes;
+    lines.push({ line: 'soak RSS growth', limit: '≤ 10 MB', measured: `${f(soak.rssGrowthBytes / MB)} MB`, pass: soak.rssGrowthBytes <= 10 * MB });
+    // The event log fills up to --ring-events/--ring-bytes by design; what grows beyond it would leak.
+    lines.push({
+      line: 'soak RSS growth beyond the event log\'s own retention',
+      limit: '≤ 10 MB',
+      measured: `${f(net / MB)} MB (log retained ${f(soak.retainedLogGrowthBytes / MB)} MB more at the end)`,
+      pass: net <= 10 * MB,
+    });
+  }
+  return lines;
+}
+
+export function renderBudget(lines: BudgetLine[]): string {
+  return table(
+    ['budget line', 'limit', 'measured', 'result'],
+    lines.map((l) => [l.line, l.limit, l.measured, l.pass ? 'PASS' : 'FAIL']),
+  );
+}

@@ -1,0 +1,64 @@
+// `npm run bench [-- --quick]`: bundles the harness and the agent from the current sources with
+// esbuild (dependencies stay external, as in build.mjs) into .tmp/bench-*.js, then runs the
+// orchestrator. Bundling from src/ (not dist/) means the numbers always describe the code on disk.
+// The page script is bundled from injected/ the way build.mjs does it, so a stale or missing
+// src/generated/ does not matter.
+import { build } from 'esbuild';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+process.chdir(root);
+
+/** Resolves `../generated/page-script.ts` to a module built from injected/page-script.ts. */
+const pageScriptPlugin = {
+  name: 'bench-page-script',
+  setup(b) {
+    b.onResolve({ filter: /generated\/page-script\.ts$/ }, (args) => ({ path: args.path, namespace: 'bench-page-script' }));
+    b.onLoad({ filter: /.*/, namespace: 'bench-page-script' }, async () => {
+      const out = await build({
+        entryPoints: ['injected/page-script.ts'],
+        bundle: true,
+        minify: true,
+        format: 'iife',
+        globalName: 'BrowserTelemetryAgentPageScript',
+        target: 'chrome110',
+        legalComments: 'none',
+        write: false,
+        logLevel: 'warning',
+      });
+      const text = out.outputFiles[0].text.trim();
+      return {
+        contents: `export const PAGE_SCRIPT_BUNDLE = ${JSON.stringify(text)};\nexport const PAGE_SCRIPT_GLOBAL_NAME = 'BrowserTelemetryAgentPageScript';\n`,
+        loader: 'ts',
+      };
+    });
+  },
+};
+
+// Output names are `.tmp/bench-<name>.js`: one level below the repository root, so the agent
+// CLI's `new URL('../package.json', import.meta.url)` finds package.json as dist/main.js does.
+await build({
+  entryPoints: {
+    'bench-run': 'bench/run.ts',
+    'bench-agent-host': 'bench/agent-host.ts',
+    'bench-bare-client': 'bench/bare-client.ts',
+    'bench-subscribers': 'bench/subscribers.ts',
+    'bench-agent-cli': 'src/main.ts',
+  },
+  outdir: '.tmp',
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  packages: 'external',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+  plugins: [pageScriptPlugin],
+});
+
+// The orchestrator runs in its own process so it owns signals (Ctrl-C) and its children.
+const child = spawn(process.execPath, ['--expose-gc', join(root, '.tmp/bench-run.js'), ...process.argv.slice(2)], { stdio: 'inherit' });
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

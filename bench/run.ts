@@ -1,0 +1,208 @@
+// The benchmark orchestrator (`npm run bench [-- --quick]`, via bench/run.mjs). Runs the five
+// sections of issue 7 on real headless Chromium with local pages, prints Markdown tables and the
+// budget lines, and writes bench/results.json. Every process it starts is stopped at the end, also
+// on failure and on Ctrl-C.
+//
+// Flags: --quick (under 3 minutes), --only=load,throughput,latency,reconnect,soak, --profile (agent
+// hosts under node --cpu-prof; prints hot spots), --diagnose (adds page-load modes and throughput
+// arms that remove or multiply one agent cost each: screenshots, body fetches, the page script,
+// subscribers), --experiment=<name> (a proposed
+// change applied to the agent processes: bench/experiment-list.ts), --soak-seconds=N, --rounds=N
+// (page-load rounds), --reps=N (throughput and latency repetitions),
+// --modes=none,bare,agent,... and --pages=typical,console,spa (page-load section subsets).
+
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { findChromium } from '../src/browser/chromium-launcher.ts';
+import { Subscribers } from './consumers.ts';
+import type { BenchContext } from './context.ts';
+import { EXPERIMENTS } from './experiment-list.ts';
+import { FAN_OUTS, runLatency } from './latency.ts';
+import { LOAD_MODES, LOAD_PAGES, runPageLoad, type LoadMode, type LoadPage } from './page-load.ts';
+import { PageServer, TYPICAL_SUBRESOURCES } from './pages.ts';
+import { killAllNow, stopAll } from './processes.ts';
+import { findProfiles, renderProfile, summarizeProfile, type ProfileSummary } from './profile.ts';
+import { runReconnect } from './reconnect.ts';
+import { evaluateBudget, renderBudget, renderReport, type Results } from './report.ts';
+import { runSoak } from './soak.ts';
+import { runThroughput } from './throughput.ts';
+
+const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak'] as const;
+type Section = (typeof SECTIONS)[number];
+
+interface Flags {
+  quick: boolean;
+  only: Section[];
+  profile: boolean;
+  diagnose: boolean;
+  soakSeconds: number | undefined;
+  rounds: number | undefined;
+  reps: number | undefined;
+  experiments: string[];
+  /** Page-load section: modes and pages to run (investigation; the default is the full set). */
+  modes: LoadMode[] | undefined;
+  pages: LoadPage[] | undefined;
+}
+
+function parseFlags(argv: string[]): Flags {
+  const value = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  const number = (name: string) => (value(name) === undefined ? undefined : Number(value(name)));
+  const listOf = (name: string, allowed: readonly string[]): string[] | undefined => {
+    const list = value(name)?.split(',');
+    for (const item of list ?? []) if (!allowed.includes(item)) throw new Error(`--${name}: unknown ${item} (${allowed.join(', ')})`);
+    return list;
+  };
+  const only = value('only')?.split(',') ?? [...SECTIONS];
+  for (const s of only) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--only: unknown section ${s} (${SECTIONS.join(', ')})`);
+  return {
+    // `npm run bench --quick` (without --) reaches us as npm_config_quick.
+    quick: argv.includes('--quick') || process.env.npm_config_quick === 'true',
+    only: only as Section[],
+    profile: argv.includes('--profile'),
+    diagnose: argv.includes('--diagnose'),
+    soakSeconds: number('soak-seconds'),
+    rounds: number('rounds'),
+    reps: number('reps'),
+    experiments: value('experiment')?.split(',') ?? [],
+    modes: listOf('modes', Object.keys(LOAD_MODES)) as LoadMode[] | undefined,
+    pages: listOf('pages', LOAD_PAGES) as LoadPage[] | undefined,
+  };
+}
+
+function machine(): Record<string, unknown> {
+  let chromium = 'unknown';
+  try {
+    chromium = execFileSync(findChromium(process.env.CHROME_PATH), ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    // Reported as unknown.
+  }
+  return {
+    cpu: os.cpus()[0]?.model,
+    cores: os.cpus().length,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    kernel: `${os.type()} ${os.release()}`,
+    node: process.version,
+    chromium,
+  };
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  for (const e of flags.experiments) if (!EXPERIMENTS[e]) throw new Error(`--experiment: unknown ${e} (${Object.keys(EXPERIMENTS).join(', ')})`);
+  // Read when the agent processes are started (bench/consumers.ts).
+  if (flags.experiments.length > 0) process.env.BENCH_EXPERIMENTS = flags.experiments.join(',');
+  else delete process.env.BENCH_EXPERIMENTS;
+  const q = flags.quick;
+  const started = Date.now();
+  const log = (line: string) => process.stderr.write(`${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s ${line}\n`);
+  const profileDir = flags.profile ? join(process.cwd(), '.tmp/bench-prof') : undefined;
+  if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+
+  const meta = { date: new Date().toISOString(), quick: q, flags, machine: machine(), loadAverageStart: os.loadavg(), typicalSubresources: TYPICAL_SUBRESOURCES };
+  log(`bench ${q ? '--quick' : 'full'} on ${meta.machine.cpu} ×${meta.machine.cores}, ${meta.machine.chromium}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+
+  const pages = await new PageServer().start();
+  const subscribers = await Subscribers.start();
+  const profileWindows = new Map<string, Map<string, Array<[number, number]>>>();
+  const ctx: BenchContext = {
+    quick: q,
+    pages,
+    subscribers,
+    profileDir,
+    log,
+    profileWindow(dir, from, to, label = '') {
+      if (!dir) return;
+      const byLabel = profileWindows.get(dir) ?? new Map<string, Array<[number, number]>>();
+      byLabel.set(label, [...(byLabel.get(label) ?? []), [from, to]]);
+      profileWindows.set(dir, byLabel);
+    },
+  };
+  const results: Results = {};
+  const errors: Record<string, string> = {};
+
+  const modes: LoadMode[] = flags.modes ?? ['none', 'bare', 'agent', 'network'];
+  if (flags.diagnose) modes.push('noshots', 'nobody', 'noscript');
+  const plan: Record<Section, () => Promise<void>> = {
+    load: async () => {
+      results.load = await runPageLoad(ctx, { rounds: flags.rounds ?? (q ? 2 : 6), loadsPerBlock: q ? 2 : 5, modes, pages: flags.pages ?? [...LOAD_PAGES] });
+    },
+    throughput: async () => {
+      results.throughput = await runThroughput(ctx, { reps: flags.reps ?? (q ? 1 : 3), floodLines: q ? 20_000 : 50_000, fetches: 2000, diagnose: flags.diagnose });
+    },
+    latency: async () => {
+      results.latency = await runLatency(ctx, { reps: flags.reps ?? (q ? 1 : 3), windowMs: q ? 3000 : 15_000, configs: FAN_OUTS, diagnose: flags.diagnose });
+    },
+    reconnect: async () => {
+      results.reconnect = await runReconnect(ctx, { kills: q ? 3 : 10 });
+    },
+    soak: async () => {
+      results.soak = await runSoak(ctx, { warmupS: q ? 10 : 20, durationS: flags.soakSeconds ?? (q ? 60 : 600) });
+    },
+  };
+
+  try {
+    for (const section of flags.only) {
+      log(`--- ${section}`);
+      try {
+        await plan[section]();
+      } catch (err) {
+        errors[section] = (err as Error).stack ?? String(err);
+        log(`${section} failed: ${(err as Error).message}`);
+      }
+    }
+  } finally {
+    await subscribers.stop();
+    await pages.close();
+    await stopAll();
+  }
+
+  const budget = evaluateBudget(results);
+  let profiles: ProfileSummary[] = [];
+  if (profileDir) {
+    for (const file of findProfiles(profileDir)) {
+      const byLabel = profileWindows.get(dirname(file)) ?? new Map([['', []]]);
+      for (const [label, windows] of byLabel) {
+        const summary = summarizeProfile(file, windows, label);
+        if (summary.busyMs > 0) profiles.push(summary);
+      }
+    }
+  }
+
+  const report = renderReport(results);
+  process.stdout.write(`\n## Benchmark results (${q ? 'quick' : 'full'} run, ${meta.date})\n\n`);
+  process.stdout.write(`Machine: ${meta.machine.cpu}, ${meta.machine.cores} cores, ${meta.machine.memoryGiB} GiB; ${meta.machine.node}; ${meta.machine.chromium}. `);
+  process.stdout.write(`Load average at start ${meta.loadAverageStart.map((l) => l.toFixed(1)).join(' ')}, at end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}.\n\n`);
+  for (const e of flags.experiments) process.stdout.write(`EXPERIMENT ${e}: ${EXPERIMENTS[e]!.about}. These numbers are not the agent as it is.\n\n`);
+  process.stdout.write(`${report}\n### Budget\n${renderBudget(budget)}\n`);
+  if (flags.profile) {
+    process.stdout.write('\nResults under --profile run with the profiler attached: compare hot spots, not numbers.\n');
+    for (const p of profiles) process.stdout.write(`\n${renderProfile(p)}\n`);
+  }
+  for (const [section, error] of Object.entries(errors)) process.stdout.write(`\n${section} FAILED: ${error}\n`);
+
+  const file = join(process.cwd(), 'bench/results.json');
+  writeFileSync(file, `${JSON.stringify({ meta: { ...meta, loadAverageEnd: os.loadavg(), durationS: (Date.now() - started) / 1000 }, results, budget, profiles, errors }, null, 1)}\n`);
+  log(`wrote ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  process.exitCode = Object.keys(errors).length > 0 ? 1 : 0;
+}
+
+// Whatever happens, nothing the bench started outlives it.
+process.on('exit', killAllNow);
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    process.stderr.write(`\nbench: ${signal}, stopping everything it started\n`);
+    void stopAll().finally(() => process.exit(130));
+  });
+}
+
+main().catch(async (err: Error) => {
+  process.stderr.write(`bench failed: ${err.stack ?? err}\n`);
+  await stopAll();
+  process.exit(1);
+});

@@ -1,0 +1,65 @@
+// A minimal flatten-mode CDP client on ws 8 (the project's own `ws`), used by the bare client's
+// `ws8` transport to measure what chrome-remote-interface itself costs: it parses each message
+// once and dispatches it once, and uses ws 8's native UTF-8 check and pooled frame masks (ws 7,
+// which chrome-remote-interface bundles, validates UTF-8 in JavaScript and draws a mask from the
+// CSPRNG for every frame it sends).
+
+import { EventEmitter } from 'node:events';
+import WebSocket from 'ws';
+
+interface Message {
+  id?: number;
+  method?: string;
+  params?: unknown;
+  sessionId?: string;
+  result?: unknown;
+  error?: { message: string };
+}
+
+export class Ws8Cdp extends EventEmitter {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+
+  private constructor(private readonly socket: WebSocket) {
+    super();
+    socket.on('message', (data: Buffer) => {
+      const message = JSON.parse(data.toString()) as Message;
+      if (message.id !== undefined) {
+        const waiter = this.pending.get(message.id);
+        this.pending.delete(message.id);
+        if (message.error) waiter?.reject(new Error(message.error.message));
+        else waiter?.resolve(message.result);
+      } else if (message.method) {
+        // One dispatch per event: { method, params, sessionId }.
+        this.emit('event', message);
+      }
+    });
+    socket.on('close', () => {
+      for (const waiter of this.pending.values()) waiter.reject(new Error('closed'));
+      this.pending.clear();
+    });
+  }
+
+  static connect(wsUrl: string): Promise<Ws8Cdp> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(wsUrl, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
+      socket.once('open', () => resolve(new Ws8Cdp(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  send(method: string, params: object = {}, sessionId?: string): Promise<unknown> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.socket.send(JSON.stringify(sessionId === undefined ? { id, method, params } : { id, method, params, sessionId }));
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.socket.once('close', () => resolve());
+      this.socket.close();
+    });
+  }
+}
