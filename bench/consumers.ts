@@ -94,7 +94,8 @@ export class AgentHost {
 
   /** `profileDir`: run under `node --cpu-prof`, profile written there on close. */
   static async start(options: StartAgentOptions, profileDir?: string): Promise<AgentHost> {
-    const execArgv = ['--expose-gc', ...experimentNodeFlags()];
+    // The agent runs as deployed (deploy/, npm start): with a 4 MiB young generation.
+    const execArgv = ['--expose-gc', '--max-semi-space-size=4', ...experimentNodeFlags()];
     if (profileDir) {
       mkdirSync(profileDir, { recursive: true });
       execArgv.push('--cpu-prof', '--cpu-prof-dir', profileDir);

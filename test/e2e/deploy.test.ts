@@ -16,7 +16,7 @@ describe('systemd unit', () => {
   it('passes systemd-analyze verify (paths pointed at this checkout)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'bta-unit-'));
     const unit = readFileSync(join(root, 'deploy/browser-telemetry-agent.service'), 'utf8')
-      .replaceAll('/usr/bin/node /opt/browser-telemetry-agent/dist/main.js', `${process.execPath} ${root}/dist/main.js`)
+      .replaceAll('/usr/bin/node --max-semi-space-size=4 /opt/browser-telemetry-agent/dist/main.js', `${process.execPath} --max-semi-space-size=4 ${root}/dist/main.js`)
       .replaceAll('/opt/browser-telemetry-agent/deploy/wait-healthy.sh', `${root}/deploy/wait-healthy.sh`)
       .replaceAll('WorkingDirectory=/opt/browser-telemetry-agent', `WorkingDirectory=${root}`);
     writeFileSync(join(dir, 'browser-telemetry-agent.service'), unit);
