@@ -124,10 +124,12 @@ describe('monitor screenshots', () => {
       await tab.navigate(rig.server.url(`/shot.html?${i}`));
       await rig.stream.waitFor((s) => s.ofType('page_load').length >= loadsBefore + i + 1, `load ${i}`);
     }
-    expect(Date.now() - started).toBeLessThan(2000);
+    const elapsed = Date.now() - started;
     // The last load's screenshot would have been taken by now if the throttle let it through.
     await new Promise((r) => setTimeout(r, 500));
-    expect(rig.stream.ofType('monitor_screenshot').length - before).toBeLessThanOrEqual(1);
+    // At most one per 2 s window: one when the loads fit in 2 s (the usual case), and never more
+    // than the windows they spanned on a slow machine.
+    expect(rig.stream.ofType('monitor_screenshot').length - before).toBeLessThanOrEqual(Math.floor(elapsed / 2000) + 1);
   });
 });
 

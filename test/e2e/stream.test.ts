@@ -149,11 +149,12 @@ describe('the telemetry stream', () => {
     });
 
     it('flushes the headers at once when there is nothing to send', async () => {
-      // The rig's keepalive is the default 15 s and the tab is idle: only a flush gets them out.
+      // The rig's keepalive is the default 15 s and the tab is idle: only a flush gets them out
+      // (without it they would come with the first keepalive, after 15 s).
       const started = Date.now();
       const client = await clients.connect(rig.streamUrl);
       expect(client.status).toBe(200);
-      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(Date.now() - started).toBeLessThan(10_000);
       expect(client.raw).toBe('');
     });
   });
