@@ -7,17 +7,14 @@ import { forbidden, notFound } from '../../http/errors.ts';
 import { expiryAfterDays, generateApiKey, MAX_DAYS_TO_EXPIRE } from '../api-key.ts';
 import type { ApiKeySortField, ApiKeyStatusFilter, Creator, GatewayStore } from '../storage/store.ts';
 import { principalOf, requireProjectAccess, type Principal } from './auth.ts';
-import { pagingQueryProperties, sendPage } from './paging.ts';
+import { idParams, nameFilterProperties, pagingQueryProperties, sendPage } from './paging.ts';
 import { apiKeyView } from './views.ts';
-
-const idParams = { type: 'object', properties: { id: { type: 'string', minLength: 1 } }, required: ['id'] } as const;
 
 const listQuery = {
   type: 'object',
   properties: {
     ...pagingQueryProperties,
-    query: { type: 'string', maxLength: 255 },
-    name: { type: 'string', maxLength: 255 },
+    ...nameFilterProperties,
     include_deleted: { type: 'boolean' },
     status: { type: 'string', enum: ['active', 'deleted', 'all'] },
     sort_by: { type: 'string', enum: ['created_at', 'name', 'expires_at'] },

@@ -13,6 +13,15 @@ export const pagingQueryProperties = {
   offset: { type: 'integer', minimum: 0, default: 0 },
 } as const;
 
+/** The list filters every listing shares: a case-insensitive substring and an exact name. */
+export const nameFilterProperties = {
+  query: { type: 'string', maxLength: 255 },
+  name: { type: 'string', maxLength: 255 },
+} as const;
+
+/** `{id}` of a single resource. */
+export const idParams = { type: 'object', properties: { id: { type: 'string', minLength: 1 } }, required: ['id'] } as const;
+
 export function sendPage<T, V>(reply: FastifyReply, request: PageRequest, page: Page<T>, view: (item: T) => V): V[] {
   reply.header('X-Has-More', page.hasMore ? 'true' : 'false');
   reply.header('X-Next-Offset', String(page.hasMore ? request.offset + page.items.length : 0));

@@ -7,19 +7,16 @@ import { invalidInput, notFound } from '../../http/errors.ts';
 import type { GatewayStore, Project, ProjectStatus } from '../storage/store.ts';
 import { PROJECT_STATUSES } from '../storage/store.ts';
 import { principalOf, requireOrgWide, requireProjectAccess } from './auth.ts';
-import { pagingQueryProperties, sendPage } from './paging.ts';
+import { idParams, nameFilterProperties, pagingQueryProperties, sendPage } from './paging.ts';
 import { projectView } from './views.ts';
 
 const NAME = { type: 'string', minLength: 1, maxLength: 255 } as const;
-
-const idParams = { type: 'object', properties: { id: { type: 'string', minLength: 1 } }, required: ['id'] } as const;
 
 const listQuery = {
   type: 'object',
   properties: {
     ...pagingQueryProperties,
-    query: { type: 'string', maxLength: 255 },
-    name: { type: 'string', maxLength: 255 },
+    ...nameFilterProperties,
   },
   additionalProperties: false,
 } as const;
