@@ -2,8 +2,9 @@
 // instrumentation. Used where the orchestrator needs more than the CLI offers: the CDP arrival time
 // of marked console lines (latency), memory figures (soak), the embedded browser's pid (reconnect).
 //
-// Arrival times: chrome-remote-interface reads CDP through its own copy of `ws` (v7, which emits
-// text messages as strings). Wrapping that WebSocket class's `emit` for 'message' records
+// Arrival times: chrome-remote-interface reads CDP through `ws` (the project's ws 8, forced by the
+// `overrides` in package.json; it emits text messages as Buffers). Wrapping that WebSocket class's
+// `emit` for 'message' records
 // CLOCK_MONOTONIC when a raw CDP message containing the marker arrives, before the agent parses it.
 // The cost is one clock read and one indexOf per message, and only while a marker is set.
 //
@@ -71,6 +72,18 @@ export interface TakenMarks {
   iterations: number;
 }
 
+/** readNumber over the bytes of a message (ASCII digits). */
+function readNumberBytes(bytes: Buffer, from: number): number {
+  let n = 0;
+  let i = from;
+  for (; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (c < 48 || c > 57) break;
+    n = n * 10 + (c - 48);
+  }
+  return i === from ? -1 : n;
+}
+
 function instrumentCdpSocket(): void {
   const require = createRequire(import.meta.url);
   const criEntry = require.resolve('chrome-remote-interface');
@@ -80,10 +93,10 @@ function instrumentCdpSocket(): void {
     if (event === 'message' && markPrefix !== undefined) {
       const at = monoMs();
       const data = args[0];
-      if (typeof data === 'string') {
+      if (typeof data === 'string' || Buffer.isBuffer(data)) {
         const i = data.indexOf(markPrefix);
         if (i !== -1) {
-          const n = readNumber(data, i + markPrefix.length);
+          const n = typeof data === 'string' ? readNumber(data, i + markPrefix.length) : readNumberBytes(data, i + Buffer.byteLength(markPrefix));
           if (n >= 0) {
             marks.push([n, at]);
             if (!tickOpen) {

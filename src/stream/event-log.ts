@@ -1,6 +1,10 @@
 // The event log (SPEC §5): the single producer of sequence numbers. Each admitted event is
 // serialized once into its SSE frame; subscribers write those very bytes, so fan-out costs no
 // serialization. Retention keeps the newest events within a count and a byte budget.
+//
+// Subscribers that are caught up all ask, at the end of a tick, for the same run of frames
+// (the events admitted in that tick); read() joins such a run once and hands every one of them the
+// same Buffer, so ten subscribers cost one copy and ten socket writes, not ten of each per event.
 
 import type { Envelope, TelemetryEvent } from '../../injected/schema.ts';
 import { encodeEventFrame } from './sse-frame.ts';
@@ -14,6 +18,18 @@ export interface EventLogOptions {
 
 /** Called synchronously after each append. Must not throw: it runs on the producer's path. */
 export type AppendListener = (seq: number, frame: Buffer) => void;
+
+/** A run of consecutive frames, joined: what read() returns. */
+export interface FrameRun {
+  /** Seq of the first frame in `bytes`. */
+  readonly from: number;
+  /** Seq after the last frame in `bytes`. */
+  readonly next: number;
+  readonly bytes: Buffer;
+}
+
+/** read() joins at most this many bytes (a single larger frame is returned whole). */
+export const MAX_RUN_BYTES = 64 * 1024;
 
 // The ring starts small and doubles up to maxEvents, so a generous --ring-events does not cost
 // its full slot array up front.
@@ -33,6 +49,8 @@ export class EventLog {
   // Replaced (never mutated) on subscribe/unsubscribe, so dispatch iterates a stable snapshot
   // without copying on the hot path.
   private listeners: readonly AppendListener[] = [];
+  /** The last read(): its arguments and result. */
+  private lastRun: { from: number; to: number; run: FrameRun } | undefined;
 
   constructor(options: EventLogOptions) {
     if (!Number.isSafeInteger(options.maxEvents) || options.maxEvents < 1) {
@@ -101,6 +119,37 @@ export class EventLog {
     const offset = seq - this.oldestSeq;
     if (!Number.isInteger(offset) || offset < 0 || offset >= this.count) return undefined;
     return this.ring[(this.head + offset) % this.ring.length];
+  }
+
+  /**
+   * The frames from `from` through `to` (inclusive, clamped to what is retained), as one Buffer of
+   * at most MAX_RUN_BYTES (always at least the first frame). A single frame is the stored Buffer
+   * itself. Undefined when `from` is not retained. The last run is cached: every subscriber at the
+   * same cursor gets the same Buffer.
+   */
+  read(from: number, to: number): FrameRun | undefined {
+    const cached = this.lastRun;
+    if (cached !== undefined && cached.from === from && cached.to === to) return cached.run;
+    const first = this.frame(from);
+    if (first === undefined) return undefined;
+    const last = Math.min(to, this.lastSeq);
+    let next = from + 1;
+    let size = first.length;
+    while (next <= last) {
+      const length = this.ring[(this.head + (next - this.oldestSeq)) % this.ring.length]!.length;
+      if (size + length > MAX_RUN_BYTES) break;
+      size += length;
+      next++;
+    }
+    let bytes = first;
+    if (next > from + 1) {
+      bytes = Buffer.allocUnsafe(size);
+      let offset = 0;
+      for (let seq = from; seq < next; seq++) offset += this.frame(seq)!.copy(bytes, offset);
+    }
+    const run: FrameRun = { from, next, bytes };
+    this.lastRun = { from, to, run };
+    return run;
   }
 
   /** Subscribe to appends; returns the unsubscribe function (idempotent). */

@@ -2,7 +2,9 @@
 //
 // The subscriber holds no queue of its own. It pulls frames from the log by seq and writes them
 // while the socket accepts them; when write() reports backpressure it stops and waits for
-// 'drain'. A subscriber that stalls therefore retains nothing beyond the log (plus the one frame
+// 'drain'. An append schedules one pump at the end of the current tick (process.nextTick, no
+// timer, no wait): the events admitted while handling one CDP read go out as one write, shared
+// with every other caught-up subscriber (EventLog.read). A subscriber that stalls therefore retains nothing beyond the log (plus the one frame
 // the socket buffered), costs the producer one cheap check per append, and never delays anyone
 // else. If its cursor falls out of the log it continues from the oldest retained event, and the
 // client sees the gap in `seq`.
@@ -45,6 +47,8 @@ export class SseSubscriber {
   private cursor: number;
   /** Set while the sink refuses more data; cleared by 'drain'. */
   private blocked = false;
+  /** A pump is queued for the end of this tick. */
+  private pumpScheduled = false;
   private lastWriteAt = now();
   private skipped = 0;
   private written = 0;
@@ -136,7 +140,14 @@ export class SseSubscriber {
   }
 
   private readonly onAppend = (): void => {
-    if (!this.blocked) this.pump();
+    if (this.blocked || this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    process.nextTick(this.scheduledPump);
+  };
+
+  private readonly scheduledPump = (): void => {
+    this.pumpScheduled = false;
+    this.pump();
   };
 
   private readonly onDrain = (): void => {
@@ -171,16 +182,16 @@ export class SseSubscriber {
     if (this.state === 'closed' || this.blocked) return;
     const last = this.state === 'ending' ? this.endSeq : this.log.latestSeq;
     while (this.cursor <= last) {
-      let frame = this.log.frame(this.cursor);
-      if (frame === undefined) {
+      let run = this.log.read(this.cursor, last);
+      if (run === undefined) {
         // The cursor left the log while this client was slow: jump to the oldest retained event.
         const oldest = this.log.oldestSeq;
         if (oldest > last) break;
         this.skip(oldest - this.cursor);
-        frame = this.log.frame(oldest)!;
+        run = this.log.read(oldest, last)!;
       }
-      this.cursor++;
-      if (!this.write(frame)) return;
+      this.cursor = run.next;
+      if (!this.write(run.bytes)) return;
     }
     if (this.state === 'ending') this.finish();
   }

@@ -10,6 +10,8 @@ const MAX_SKEW_US = 60_000_000;
 export class BrowserClock {
   /** Unix µs minus monotonic µs. */
   private offsetUs: number;
+  /** performance.timeOrigin in µs (the getter is not free, and the value never changes). */
+  private readonly originUs = performance.timeOrigin * 1000;
 
   constructor() {
     this.offsetUs = BrowserClock.localOffsetUs();
@@ -17,7 +19,7 @@ export class BrowserClock {
 
   /** Unix microseconds now. */
   nowUs(): number {
-    return Math.round(performance.timeOrigin * 1000 + performance.now() * 1000);
+    return Math.round(this.originUs + performance.now() * 1000);
   }
 
   /** Epoch milliseconds (Runtime events) → integer Unix microseconds. */

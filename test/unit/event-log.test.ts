@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
-import { EventLog } from '../../src/stream/event-log.ts';
+import { EventLog, MAX_RUN_BYTES } from '../../src/stream/event-log.ts';
 import { InvalidLastEventIdError, resolveStartSeq } from '../../src/stream/start-position.ts';
 
 function consoleEvent(text = 'hello'): TelemetryEvent {
@@ -140,6 +140,56 @@ describe('EventLog', () => {
     log.onAppend(() => seen.push('b'));
     log.append(consoleEvent());
     expect(seen).toEqual(['a', 'b']);
+  });
+});
+
+describe('EventLog.read', () => {
+  const joined = (log: EventLog, from: number, to: number): string =>
+    Array.from({ length: to - from + 1 }, (_, i) => log.frame(from + i)!.toString('utf8')).join('');
+
+  it('joins consecutive frames into one buffer and says where the run ends', () => {
+    const log = logWith(5);
+    const run = log.read(2, 4)!;
+    expect([run.from, run.next, run.bytes.toString('utf8')]).toEqual([2, 5, joined(log, 2, 4)]);
+  });
+
+  it('returns the stored Buffer itself for a run of one frame', () => {
+    const log = logWith(3);
+    expect(log.read(3, 3)!.bytes).toBe(log.frame(3));
+  });
+
+  it('clamps the run to the newest event', () => {
+    const log = logWith(3);
+    expect(log.read(2, 10)!.next).toBe(4);
+  });
+
+  it('returns the same Buffer to every caller asking for the same run', () => {
+    const log = logWith(4);
+    const first = log.read(1, 4)!.bytes;
+    expect(log.read(1, 4)!.bytes).toBe(first);
+  });
+
+  it('does not return a cached run once newer events were appended', () => {
+    const log = logWith(2);
+    log.read(1, 2);
+    log.append(consoleEvent('later'));
+    expect(log.read(1, 3)!.bytes.toString('utf8')).toBe(joined(log, 1, 3));
+  });
+
+  it('caps a run at MAX_RUN_BYTES, but always returns at least one frame', () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 24 });
+    const big = 'x'.repeat(MAX_RUN_BYTES / 4);
+    for (let i = 0; i < 10; i++) log.append(consoleEvent(big));
+    const huge = log.append(consoleEvent('y'.repeat(MAX_RUN_BYTES * 2)));
+    const run = log.read(1, 10)!;
+    const whole = log.read(huge, huge)!;
+    expect([run.next - run.from < 10, run.bytes.length <= MAX_RUN_BYTES, run.bytes.toString('utf8')]).toEqual([true, true, joined(log, 1, run.next - 1)]);
+    expect(whole.bytes).toBe(log.frame(huge));
+  });
+
+  it('returns undefined when the first seq is no longer retained', () => {
+    const log = logWith(20, { maxEvents: 5, maxBytes: 1 << 20 });
+    expect([log.read(10, 20), log.read(16, 20)?.from]).toEqual([undefined, 16]);
   });
 });
 

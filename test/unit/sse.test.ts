@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
-import { EventLog } from '../../src/stream/event-log.ts';
+import { EventLog, MAX_RUN_BYTES } from '../../src/stream/event-log.ts';
 import { KEEPALIVE_FRAME, encodeEventFrame } from '../../src/stream/sse-frame.ts';
 import { SseSubscriber } from '../../src/stream/sse-subscriber.ts';
 import { StreamClosedError, StreamHub } from '../../src/stream/stream-hub.ts';
@@ -13,6 +13,9 @@ function event(text = 'hello'): TelemetryEvent {
 }
 
 const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+
+/** Subscribers write at the end of the tick that appended (one write per run of events). */
+const endOfTick = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
 
 /** Seqs of the `id:` lines in raw SSE text. */
 function seqsIn(text: string): number[] {
@@ -85,36 +88,52 @@ describe('SseSubscriber', () => {
     vi.useRealTimers();
   });
 
-  it('writes events appended after it opens, in seq order', () => {
+  it('writes events appended after it opens, in seq order, at the end of the tick', async () => {
     const sink = new RecordingSink();
     new SseSubscriber(log, sink, 1, { keepaliveMs: 1000 });
     log.append(event());
     log.append(event());
-    expect(sink.seqs).toEqual([1, 2]);
+    const sameTick = sink.chunks.length;
+    await endOfTick();
+    expect([sameTick, sink.seqs]).toEqual([0, [1, 2]]);
   });
 
-  it('replays retained events from its start seq before new ones', () => {
+  it('writes the events of one tick with a single write', async () => {
+    const sink = new RecordingSink(1 << 20);
+    new SseSubscriber(log, sink, 1, { keepaliveMs: 1000 });
+    for (let i = 0; i < 3; i++) log.append(event());
+    await endOfTick();
+    log.append(event());
+    await endOfTick();
+    expect([sink.chunks.length, sink.seqs]).toEqual([2, [1, 2, 3, 4]]);
+  });
+
+  it('replays retained events from its start seq before new ones', async () => {
     for (let i = 0; i < 5; i++) log.append(event());
     const sink = new RecordingSink();
     new SseSubscriber(log, sink, 3, { keepaliveMs: 1000 });
     log.append(event());
+    await endOfTick();
     expect(sink.seqs).toEqual([3, 4, 5, 6]);
   });
 
-  it('writes the very Buffer the log stores', () => {
+  it('writes the very Buffer the log stores when a tick admitted one event', async () => {
     const sink = new RecordingSink();
     new SseSubscriber(log, sink, 1, { keepaliveMs: 1000 });
     log.append(event());
+    await endOfTick();
     expect(sink.chunks[0]).toBe(log.frame(1));
   });
 
-  it('stops writing when the sink pushes back', () => {
+  it('stops writing when the sink pushes back', async () => {
     const sink = new RecordingSink(16);
     sink.stall();
     new SseSubscriber(log, sink, 1, { keepaliveMs: 1000 });
     log.append(event());
+    await endOfTick();
     log.append(event());
     log.append(event());
+    await endOfTick();
     expect(sink.seqs).toEqual([1]);
   });
 
@@ -123,6 +142,7 @@ describe('SseSubscriber', () => {
     sink.stall();
     new SseSubscriber(log, sink, 1, { keepaliveMs: 1000 });
     log.append(event());
+    await endOfTick();
     log.append(event());
     log.append(event());
     const drained = new Promise((resolve) => sink.once('drain', resolve));
@@ -131,11 +151,14 @@ describe('SseSubscriber', () => {
     expect(sink.seqs).toEqual([1, 2, 3]);
   });
 
-  it('does not advance its cursor while blocked (it holds no queue)', () => {
+  it('does not advance its cursor while blocked (it holds no queue)', async () => {
     const sink = new RecordingSink(16);
     sink.stall();
     const subscriber = new SseSubscriber(log, sink, 1, { keepaliveMs: 1000 });
-    for (let i = 0; i < 6; i++) log.append(event());
+    log.append(event());
+    await endOfTick();
+    for (let i = 0; i < 5; i++) log.append(event());
+    await endOfTick();
     expect([subscriber.isBlocked, subscriber.nextSeq]).toEqual([true, 2]);
   });
 
@@ -143,7 +166,9 @@ describe('SseSubscriber', () => {
     const sink = new RecordingSink(16);
     sink.stall();
     const subscriber = new SseSubscriber(log, sink, 1, { keepaliveMs: 1000 });
-    for (let i = 0; i < 20; i++) log.append(event());
+    log.append(event());
+    await endOfTick();
+    for (let i = 0; i < 19; i++) log.append(event());
     const drained = new Promise((resolve) => sink.once('drain', resolve));
     sink.release();
     await drained;
@@ -159,21 +184,23 @@ describe('SseSubscriber', () => {
     expect([before, sink.text]).toEqual([0, ': keepalive\n\n']);
   });
 
-  it('writes no keepalive while frames keep coming within keepaliveMs', () => {
+  it('writes no keepalive while frames keep coming within keepaliveMs', async () => {
     const sink = new RecordingSink();
     new SseSubscriber(log, sink, 1, { keepaliveMs: 50 });
     for (let i = 0; i < 5; i++) {
       vi.advanceTimersByTime(40);
       log.append(event());
+      await endOfTick();
     }
     expect(sink.text).not.toContain(': keepalive');
   });
 
-  it('writes the next keepalive keepaliveMs after the last frame', () => {
+  it('writes the next keepalive keepaliveMs after the last frame', async () => {
     const sink = new RecordingSink();
     new SseSubscriber(log, sink, 1, { keepaliveMs: 50 });
     vi.advanceTimersByTime(40);
     log.append(event());
+    await endOfTick();
     vi.advanceTimersByTime(49);
     const before = sink.text.includes(': keepalive');
     vi.advanceTimersByTime(1);
@@ -254,13 +281,15 @@ describe('SseSubscriber', () => {
     expect([subscriber.isClosed, log.listenerCount, vi.getTimerCount()]).toEqual([true, 0, 0]);
   });
 
-  it('closes itself when the sink throws on write, without disturbing the producer', () => {
+  it('closes itself when the sink throws on write, without disturbing the producer', async () => {
     const sink = new RecordingSink();
-    new SseSubscriber(log, sink, 1, { keepaliveMs: 50 });
+    const subscriber = new SseSubscriber(log, sink, 1, { keepaliveMs: 50 });
     sink.write = () => {
       throw new Error('broken sink');
     };
-    expect([log.append(event()), log.listenerCount]).toEqual([1, 0]);
+    const seq = log.append(event());
+    await endOfTick();
+    expect([seq, subscriber.isClosed, log.listenerCount, log.append(event())]).toEqual([1, true, 0, 2]);
   });
 });
 
@@ -279,13 +308,17 @@ describe('StreamHub', () => {
     expect(hub.subscriberCount).toBe(2);
   });
 
-  it('writes the same bytes to every subscriber', () => {
-    const a = new RecordingSink();
-    const b = new RecordingSink();
+  it('writes the same Buffer to every subscriber, for one event and for a run of them', async () => {
+    const a = new RecordingSink(1 << 20);
+    const b = new RecordingSink(1 << 20);
     hub.open(a, 1);
     hub.open(b, 1);
     log.append(event());
-    expect(a.chunks[0]).toBe(b.chunks[0]);
+    await endOfTick();
+    log.append(event());
+    log.append(event());
+    await endOfTick();
+    expect([a.chunks.length, a.seqs, a.chunks[0] === b.chunks[0], a.chunks[1] === b.chunks[1]]).toEqual([2, [1, 2, 3], true, true]);
   });
 
   it('forgets a subscriber whose client went away', async () => {
@@ -317,7 +350,9 @@ describe('StreamHub', () => {
     const sink = new RecordingSink(16);
     sink.stall();
     hub.open(sink, 1);
-    for (let i = 0; i < 20; i++) log.append(event());
+    log.append(event());
+    await endOfTick();
+    for (let i = 0; i < 19; i++) log.append(event());
     const drained = new Promise((resolve) => sink.once('drain', resolve));
     sink.release();
     await drained;
@@ -483,7 +518,7 @@ describe('SSE over a real socket', () => {
     expect([stalledAtMarker, reader.seqs]).toEqual([true, range(1, marker)]);
   });
 
-  it('buffers at most one frame beyond the socket high-water mark for a stalled client', async () => {
+  it('buffers at most one write (one frame, or a run of at most MAX_RUN_BYTES) beyond the socket high-water mark for a stalled client', async () => {
     fixture = await startFixture({ maxEvents: 64 });
     const { log, subscribers, responses } = fixture;
     await fixture.connect({ paused: true });
@@ -492,7 +527,8 @@ describe('SSE over a real socket', () => {
     for (let i = 0; i < 200; i++) log.append(event(BIG_TEXT));
     const frameBytes = log.frame(log.latestSeq)!.length;
     const chunkFraming = 16;
-    expect(responses[0]!.writableLength).toBeLessThanOrEqual(responses[0]!.writableHighWaterMark + frameBytes + chunkFraming);
+    await endOfTick();
+    expect(responses[0]!.writableLength).toBeLessThanOrEqual(responses[0]!.writableHighWaterMark + Math.max(frameBytes, MAX_RUN_BYTES) + chunkFraming);
   });
 
   it('resumes a stalled client from the oldest retained event, leaving a visible gap', async () => {
