@@ -1,5 +1,10 @@
 // monitor_screenshot (SPEC §11): a PNG of the active tab after its load event and after an
 // uncaught exception in it, at most one every 2 s, downscaled until it is under 750 KiB.
+//
+// After a load the capture waits QUIET_MS (the page's late images, fonts and first layout
+// shifts land in the picture) and is dropped when the tab navigates again first: capturing at the
+// load event itself makes the browser composite and encode a PNG while it is busiest, often
+// while the next page is already loading, and shows a page that is already gone.
 
 import type { AttachedTarget } from '../browser/target-manager.ts';
 import type { TargetState } from './event-context.ts';
@@ -14,9 +19,13 @@ export interface ScreenshotOptions {
   monitor: Monitor;
   minIntervalMs?: number;
   maxPngBytes?: number;
+  /** Delay after a load event (SCREENSHOT_QUIET_MS). */
+  quietMs?: number;
 }
 
 const MIN_INTERVAL_MS = 2000;
+/** Delay between a tab's load event and its screenshot. */
+export const SCREENSHOT_QUIET_MS = 1000;
 const MAX_PNG_BYTES = 750 * 1024;
 /** Below this scale a screenshot says nothing useful; give up. */
 const MIN_SCALE = 0.05;
@@ -28,27 +37,46 @@ export class ScreenshotFamily implements TelemetryFamily {
   private disposed = false;
   private readonly minIntervalMs: number;
   private readonly maxPngBytes: number;
+  private readonly quietMs: number;
+  /** The capture waiting for its tab to stay on the loaded document for quietMs. */
+  private pending: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: ScreenshotOptions) {
     this.minIntervalMs = options.minIntervalMs ?? MIN_INTERVAL_MS;
     this.maxPngBytes = options.maxPngBytes ?? MAX_PNG_BYTES;
+    this.quietMs = options.quietMs ?? SCREENSHOT_QUIET_MS;
   }
 
   start(host: FamilyHost): void {
     this.host = host;
     if (!this.options.enabled) return;
-    host.handle('Page.loadEventFired', (_p, state) => this.trigger(state));
-    host.handle('Runtime.exceptionThrown', (_p, state) => this.trigger(state));
+    host.handle('Page.loadEventFired', (_p, state) => this.afterLoad(state));
+    host.handle('Runtime.exceptionThrown', (_p, state) => {
+      if (state.target.tab) this.trigger(state.target.tab);
+    });
   }
 
   dispose(): void {
     this.disposed = true;
+    clearTimeout(this.pending);
   }
 
-  private trigger(state: TargetState): void {
-    if (!this.host.config.enabled || this.inFlight) return;
+  /** The load event of a tab's own document (not of its iframes): capture once it stayed there. */
+  private afterLoad(state: TargetState): void {
     const tab = state.target.tab;
-    if (!tab || tab !== this.options.activePage()) return;
+    if (!tab || state.target !== tab || !this.host.config.enabled || tab !== this.options.activePage()) return;
+    clearTimeout(this.pending);
+    const navSeq = this.host.tracker.navSeqOf(tab);
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      if (this.host.tracker.navSeqOf(tab) === navSeq) this.trigger(tab);
+    }, this.quietMs);
+    this.pending.unref();
+  }
+
+  private trigger(tab: AttachedTarget): void {
+    if (this.disposed || !this.host.config.enabled || this.inFlight) return;
+    if (tab !== this.options.activePage()) return;
     const now = performance.now();
     if (now - this.lastCaptureAt < this.minIntervalMs) return;
     this.lastCaptureAt = now;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import { consoleText, Driver, SseClient, startRig, TOKEN, type TestRig } from './harness.ts';
+import { SCREENSHOT_QUIET_MS } from '../../src/telemetry/screenshot-family.ts';
 
 function pngSize(base64: string): { width: number; height: number; signatureOk: boolean } {
   const bytes = Buffer.from(base64, 'base64');
@@ -112,6 +113,23 @@ describe('monitor screenshots', () => {
     expect([width, height]).toEqual(viewport);
     expect(Buffer.from(shot.data!.png!, 'base64').length).toBeLessThan(750 * 1024);
     expect(Object.keys(shot.data!)).toEqual(['png']);
+  });
+
+  it('takes the screenshot once the tab stayed on the loaded page, not of a page it left at once', async () => {
+    const tab = await rig.driver.firstPage();
+    await new Promise((r) => setTimeout(r, 2100)); // a fresh throttle window
+    const before = rig.stream.ofType('monitor_screenshot').length;
+    const loadsBefore = rig.stream.ofType('page_load').length;
+    // The first page is left right after its load: no screenshot of it.
+    rig.server.route('/leave.html', `<!doctype html><body><script>addEventListener('load', () => setTimeout(() => location.href = ${JSON.stringify(rig.server.url('/shot.html?stay'))}, 50))</script></body>`);
+    await tab.navigate(rig.server.url('/leave.html'));
+    await rig.stream.waitFor((s) => s.ofType('page_load').length >= loadsBefore + 2, 'both loads');
+    await rig.stream.waitFor((s) => s.ofType('monitor_screenshot').length > before, 'a screenshot');
+    const loads = rig.stream.ofType('page_load').slice(loadsBefore);
+    const shots = rig.stream.ofType('monitor_screenshot').slice(before);
+    // One screenshot, taken SCREENSHOT_QUIET_MS after the second load (timestamps are µs).
+    expect(shots.length).toBe(1);
+    expect(shots[0]!.ts - loads[1]!.ts).toBeGreaterThanOrEqual(SCREENSHOT_QUIET_MS * 1000 * 0.9);
   });
 
   it('takes at most one screenshot for 10 loads within 2 s', async () => {
