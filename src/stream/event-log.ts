@@ -143,7 +143,9 @@ export class EventLog {
     }
     let bytes = first;
     if (next > from + 1) {
-      bytes = Buffer.allocUnsafe(size);
+      // Not from Node's shared pool: a run lives for one tick, but a pool slab stays alive as long
+      // as any frame the ring retains was cut from it, so pooled runs would ride along with them.
+      bytes = Buffer.allocUnsafeSlow(size);
       let offset = 0;
       for (let seq = from; seq < next; seq++) offset += this.frame(seq)!.copy(bytes, offset);
     }

@@ -158,6 +158,12 @@ describe('EventLog.read', () => {
     expect(log.read(3, 3)!.bytes).toBe(log.frame(3));
   });
 
+  it('joins a run into memory of its own, never a slice of the shared pool the retained frames live in', () => {
+    const log = logWith(3);
+    const run = log.read(1, 3)!;
+    expect([run.bytes.byteOffset, run.bytes.buffer.byteLength]).toEqual([0, run.bytes.length]);
+  });
+
   it('clamps the run to the newest event', () => {
     const log = logWith(3);
     expect(log.read(2, 10)!.next).toBe(4);
