@@ -132,22 +132,22 @@ export class EventLog {
     if (cached !== undefined && cached.from === from && cached.to === to) return cached.run;
     const first = this.frame(from);
     if (first === undefined) return undefined;
-    const last = Math.min(to, this.lastSeq);
-    let next = from + 1;
+    const parts = [first];
     let size = first.length;
-    while (next <= last) {
-      const length = this.ring[(this.head + (next - this.oldestSeq)) % this.ring.length]!.length;
-      if (size + length > MAX_RUN_BYTES) break;
-      size += length;
-      next++;
+    for (let seq = from + 1; seq <= to; seq++) {
+      const frame = this.frame(seq);
+      if (frame === undefined || size + frame.length > MAX_RUN_BYTES) break;
+      parts.push(frame);
+      size += frame.length;
     }
+    const next = from + parts.length;
+    // Not from Node's shared pool: a run lives for one tick, but a pool slab stays alive as long
+    // as any frame the ring retains was cut from it, so pooled runs would ride along with them.
     let bytes = first;
-    if (next > from + 1) {
-      // Not from Node's shared pool: a run lives for one tick, but a pool slab stays alive as long
-      // as any frame the ring retains was cut from it, so pooled runs would ride along with them.
+    if (parts.length > 1) {
       bytes = Buffer.allocUnsafeSlow(size);
       let offset = 0;
-      for (let seq = from; seq < next; seq++) offset += this.frame(seq)!.copy(bytes, offset);
+      for (const frame of parts) offset += frame.copy(bytes, offset);
     }
     const run: FrameRun = { from, next, bytes };
     this.lastRun = { from, to, run };

@@ -17,6 +17,16 @@ const range = (from: number, to: number): number[] => Array.from({ length: Math.
 /** Subscribers write at the end of the tick that appended (one write per run of events). */
 const endOfTick = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
 
+/** A subscriber whose sink stalled on the first event: it is blocked from the next tick on. */
+async function blockedAfterOneEvent(log: EventLog): Promise<{ sink: RecordingSink; subscriber: SseSubscriber }> {
+  const sink = new RecordingSink(16);
+  sink.stall();
+  const subscriber = new SseSubscriber(log, sink, 1, { keepaliveMs: 1000 });
+  log.append(event());
+  await endOfTick();
+  return { sink, subscriber };
+}
+
 /** Seqs of the `id:` lines in raw SSE text. */
 function seqsIn(text: string): number[] {
   return [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
@@ -126,11 +136,7 @@ describe('SseSubscriber', () => {
   });
 
   it('stops writing when the sink pushes back', async () => {
-    const sink = new RecordingSink(16);
-    sink.stall();
-    new SseSubscriber(log, sink, 1, { keepaliveMs: 1000 });
-    log.append(event());
-    await endOfTick();
+    const { sink } = await blockedAfterOneEvent(log);
     log.append(event());
     log.append(event());
     await endOfTick();
@@ -138,11 +144,7 @@ describe('SseSubscriber', () => {
   });
 
   it('resumes on drain with the next seq', async () => {
-    const sink = new RecordingSink(16);
-    sink.stall();
-    new SseSubscriber(log, sink, 1, { keepaliveMs: 1000 });
-    log.append(event());
-    await endOfTick();
+    const { sink } = await blockedAfterOneEvent(log);
     log.append(event());
     log.append(event());
     const drained = new Promise((resolve) => sink.once('drain', resolve));
@@ -152,22 +154,14 @@ describe('SseSubscriber', () => {
   });
 
   it('does not advance its cursor while blocked (it holds no queue)', async () => {
-    const sink = new RecordingSink(16);
-    sink.stall();
-    const subscriber = new SseSubscriber(log, sink, 1, { keepaliveMs: 1000 });
-    log.append(event());
-    await endOfTick();
+    const { sink, subscriber } = await blockedAfterOneEvent(log);
     for (let i = 0; i < 5; i++) log.append(event());
     await endOfTick();
     expect([subscriber.isBlocked, subscriber.nextSeq]).toEqual([true, 2]);
   });
 
   it('continues from the oldest retained event after its cursor left the log', async () => {
-    const sink = new RecordingSink(16);
-    sink.stall();
-    const subscriber = new SseSubscriber(log, sink, 1, { keepaliveMs: 1000 });
-    log.append(event());
-    await endOfTick();
+    const { sink, subscriber } = await blockedAfterOneEvent(log);
     for (let i = 0; i < 19; i++) log.append(event());
     const drained = new Promise((resolve) => sink.once('drain', resolve));
     sink.release();
