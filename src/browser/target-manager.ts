@@ -57,6 +57,8 @@ export interface TargetObserver {
   targetDetached(target: AttachedTarget): void;
   /** Every `Target.targetCreated` (discovery), before the target is attached. */
   targetCreated(info: Protocol.Target.TargetInfo): void;
+  /** `Target.targetDestroyed`: the target is gone for good (its id never comes back). */
+  targetDestroyed(targetId: string): void;
   /** Setup of a target failed in a way that loses telemetry. */
   setupFailed(target: AttachedTarget, step: string, error: Error): void;
 }
@@ -237,5 +239,6 @@ export class TargetManager {
 
   private onTargetDestroyed(targetId: string): void {
     this.pageOrder = this.pageOrder.filter((id) => id !== targetId);
+    if (!this.disposed) this.observer.targetDestroyed(targetId);
   }
 }

@@ -25,13 +25,24 @@ export type { EventSink } from './monitor.ts';
 
 /**
  * State that outlives one CDP connection, so that a reconnect neither repeats page_tab_opened nor
- * replays console history that was already reported.
+ * replays console history that was already reported. Entries live as long as their target: a
+ * sidecar runs for days and sees targets come and go.
  */
 export class TelemetryMemory {
-  /** Tabs already announced with page_tab_opened (for the agent's lifetime). */
+  /** Tabs already announced with page_tab_opened. */
   readonly announcedTabs = new Set<string>();
   /** Per target id: timestamp (epoch ms) of the newest console message or exception reported. */
   readonly consoleWatermarks = new Map<string, number>();
+
+  /** The target was destroyed: its id is never attached again. */
+  forget(targetId: string): void {
+    this.announcedTabs.delete(targetId);
+    this.consoleWatermarks.delete(targetId);
+  }
+
+  get size(): number {
+    return this.announcedTabs.size + this.consoleWatermarks.size;
+  }
 }
 
 export interface TelemetryOptions {
@@ -194,11 +205,23 @@ export class Telemetry implements TargetObserver, FamilyHost {
     const state = this.tracker.get(target.sessionId);
     if (!state) return;
     for (const family of this.families) family.targetDetached?.(state);
+    // A tab's frames are announced by its own session only; an OOPIF's frame stays known to its
+    // parent (a process swap moves it), which forgets it on Page.frameDetached.
+    if (target.type === 'page') for (const frameId of state.frames.keys()) this.announcedLoaders.delete(frameId);
     this.tracker.remove(target);
   }
 
   targetCreated(info: Protocol.Target.TargetInfo): void {
     this.pageFamily.targetCreated(info);
+  }
+
+  targetDestroyed(targetId: string): void {
+    this.memory.forget(targetId);
+  }
+
+  /** Frames whose current loader was announced (per connection; for tests of its bound). */
+  get announcedFrameCount(): number {
+    return this.announcedLoaders.size;
   }
 
   setupFailed(target: AttachedTarget, step: string, error: Error): void {

@@ -12,6 +12,7 @@ function setup(setUpTarget: (t: AttachedTarget) => Array<Promise<unknown>> = (t)
   const attached: AttachedTarget[] = [];
   const detached: AttachedTarget[] = [];
   const created: string[] = [];
+  const destroyed: string[] = [];
   const failures: string[] = [];
   const observer: TargetObserver = {
     setUpTarget: (t) => {
@@ -20,10 +21,11 @@ function setup(setUpTarget: (t: AttachedTarget) => Array<Promise<unknown>> = (t)
     },
     targetDetached: (t) => detached.push(t),
     targetCreated: (i) => created.push(i.targetId),
+    targetDestroyed: (id) => destroyed.push(id),
     setupFailed: (_t, step) => failures.push(step),
   };
   const manager = new TargetManager(connection.asConnection(), observer, pino({ level: 'silent' }));
-  return { connection, manager, attached, detached, created, failures };
+  return { connection, manager, attached, detached, created, destroyed, failures };
 }
 
 describe('TargetManager', () => {
@@ -111,6 +113,16 @@ describe('TargetManager', () => {
     expect(manager.get('P')).toBeUndefined();
     expect(detached.map((t) => t.targetId)).toEqual(['T1']);
     expect(manager.activePage()).toBeUndefined();
+  });
+
+  it('tells the observer when a target is destroyed', async () => {
+    const { connection, manager, destroyed } = setup(() => []);
+    await manager.start();
+    connection.emit('Target.targetDestroyed', { targetId: 'T9' });
+    expect(destroyed).toEqual(['T9']);
+    manager.dispose();
+    connection.emit('Target.targetDestroyed', { targetId: 'T10' });
+    expect(destroyed).toEqual(['T9']);
   });
 
   it('names the most recently opened page as the active one', async () => {
