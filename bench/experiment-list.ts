@@ -6,6 +6,8 @@ export interface Experiment {
   about: string;
   /** Extra node flags of the agent processes (CLI and host). */
   nodeFlags: string[];
+  /** Extra environment variables of the agent processes. */
+  env?: Record<string, string>;
 }
 
 export const EXPERIMENTS: Record<string, Experiment> = {
@@ -17,6 +19,19 @@ export const EXPERIMENTS: Record<string, Experiment> = {
     about: 'V8 young generation capped at 8 MB per semi-space (node --max-semi-space-size=8; default 16)',
     nodeFlags: ['--max-semi-space-size=8'],
   },
+  'young-gen-2mb': {
+    about: 'V8 young generation capped at 2 MB per semi-space (node --max-semi-space-size=2)',
+    nodeFlags: ['--max-semi-space-size=2'],
+  },
+  'malloc-arenas-default': {
+    about: 'glibc malloc with its default arenas (8 per core) instead of the deployed MALLOC_ARENA_MAX=1',
+    nodeFlags: [],
+    env: { MALLOC_ARENA_MAX: '' },
+  },
+  'v8-pool-1': {
+    about: 'one V8 platform worker thread (node --v8-pool-size=1; default 4)',
+    nodeFlags: ['--v8-pool-size=1'],
+  },
 };
 
 /** Node flags of an agent process under the experiments named in BENCH_EXPERIMENTS. */
@@ -25,4 +40,16 @@ export function experimentNodeFlags(): string[] {
     .split(',')
     .filter(Boolean)
     .flatMap((name) => EXPERIMENTS[name]?.nodeFlags ?? []);
+}
+
+/**
+ * Environment of an agent process: as deployed (deploy/, npm start: one malloc arena), plus the
+ * experiments named in BENCH_EXPERIMENTS.
+ */
+export function experimentEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, MALLOC_ARENA_MAX: '1' };
+  for (const name of (process.env.BENCH_EXPERIMENTS ?? '').split(',').filter(Boolean)) Object.assign(env, EXPERIMENTS[name]?.env);
+  // An empty value removes the variable.
+  for (const [key, value] of Object.entries(env)) if (value === '') delete env[key];
+  return env;
 }

@@ -37,6 +37,7 @@ describe('systemd unit', () => {
       'CapabilityBoundingSet=',
       'MemoryMax=',
       'ExecStartPost=/opt/browser-telemetry-agent/deploy/wait-healthy.sh',
+      'Environment=MALLOC_ARENA_MAX=1',
       'StandardOutput=journal',
     ]) {
       expect(unit).toContain(line);
@@ -97,6 +98,9 @@ describe('container entrypoint', () => {
     const chromium = descendants.filter((pid) => commandOf(pid).includes('chromium'));
     expect(chromium.length).toBeGreaterThan(0);
     for (const pid of [agentPid, ...chromium]) expect(uidOf(pid)).not.toBe(0);
+    // Node runs with the memory settings the benchmark measured (README "Performance").
+    expect(commandOf(agentPid)).toContain('--max-semi-space-size=4');
+    expect(readFileSync(`/proc/${agentPid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=1');
 
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const started = Date.now();
