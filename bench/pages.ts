@@ -110,9 +110,13 @@ export class PageServer {
     return this.startChain((i) => paths[i], timeoutMs);
   }
 
-  /** Pages `pathFor(0)`, `pathFor(1)`, ... as long as they start before `deadline` (monotonic ms). */
-  runUntil(pathFor: (index: number) => string, deadline: number, timeoutMs: number): Promise<Beacon[]> {
-    return this.startChain((i) => (i === 0 || monoMs() < deadline ? pathFor(i) : undefined), timeoutMs);
+  /**
+   * Pages `pathFor(0)`, `pathFor(1)`, ... as long as they start before the deadline (monotonic ms),
+   * which is read before each page: a function may move it.
+   */
+  runUntil(pathFor: (index: number) => string, deadline: number | (() => number), timeoutMs: number): Promise<Beacon[]> {
+    const until = typeof deadline === 'number' ? () => deadline : deadline;
+    return this.startChain((i) => (i === 0 || monoMs() < until() ? pathFor(i) : undefined), timeoutMs);
   }
 
   async close(): Promise<void> {

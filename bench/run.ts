@@ -139,7 +139,7 @@ async function main(): Promise<void> {
       results.reconnect = await runReconnect(ctx, { kills: q ? 3 : 10 });
     },
     soak: async () => {
-      results.soak = await runSoak(ctx, { warmupS: q ? 10 : 20, durationS: flags.soakSeconds ?? (q ? 60 : 600) });
+      results.soak = await runSoak(ctx, { warmupS: q ? 10 : 20, fillTimeoutS: q ? 0 : 900, durationS: flags.soakSeconds ?? (q ? 60 : 600) });
     },
   };
 

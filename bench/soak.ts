@@ -1,10 +1,14 @@
 // Section 5, soak. The agent host attached to a browser whose tab runs SPA-like pages for the
 // whole duration: every ~3 s a full navigation (10 subresources, a screenshot), and in between a
 // burst of 5 JSON fetches, a pushState and a console line every 300 ms; one SSE subscriber reads
-// everything. Memory is taken after a warm-up and at the end, each after a full GC; RSS is also
-// sampled every 10 s. The event log legitimately grows until it holds --ring-events events, so the
-// bytes it retains at both points are reported next to RSS (from the subscriber's own count of the
-// newest 16,384 frames).
+// everything. RSS is sampled every 10 s; memory after a full GC is taken at four points:
+// - after a short warm-up;
+// - once the event log is full (it holds --ring-events events, 16,384): the log is bounded and
+//   fills by design, with the events' own bytes (screenshots, bodies), so the growth to this
+//   point is reported on its own line; the quick run does not wait for it;
+// - half-way and at the end of the measured duration, which starts at the previous point.
+// The bytes the log retains are reported next to RSS (the subscriber's own count of the newest
+// 16,384 frames).
 
 import { BenchBrowser } from './chromium.ts';
 import { AgentHost } from './consumers.ts';
@@ -16,18 +20,31 @@ const RING_EVENTS = 16384; // the agent's default --ring-events
 
 export interface SoakOptions {
   warmupS: number;
+  /** Wait (at most this long) for the event log to be full before the measured part starts; 0: don't. */
+  fillTimeoutS: number;
   durationS: number;
 }
 
+type Point = HostMemory & { retainedLogBytes: number };
+
 export interface SoakResult {
   options: SoakOptions;
-  start: HostMemory & { retainedLogBytes: number };
-  /** Half-way through the measured part (after a full GC). */
+  /** After the warm-up. */
+  warm: Point;
+  /** Whether the log was full when the measured part started, and how long filling it took. */
+  logFull: boolean;
+  fillSeconds: number;
+  /** Start of the measured part. */
+  start: Point;
+  /** Half-way through the measured part. */
   mid: HostMemory;
-  end: HostMemory & { retainedLogBytes: number };
+  end: Point;
+  /** Over the measured part. */
   rssGrowthBytes: number;
   heapGrowthBytes: number;
   retainedLogGrowthBytes: number;
+  /** From the warm-up to the end (the log filling included). */
+  rssGrowthSinceWarmBytes: number;
   peakRssBytes: number;
   events: number;
   eventsPerSecond: number;
@@ -44,12 +61,14 @@ export async function runSoak(ctx: BenchContext, options: SoakOptions): Promise<
   const browser = await BenchBrowser.launch(pages.idleUrl);
   const profileDir = ctx.profileDir ? `${ctx.profileDir}/soak` : undefined;
   const host = await AgentHost.start({ cdpUrl: browser.httpUrl }, profileDir);
+  const point = async (): Promise<Point> => ({ ...(await host.memory(true)), retainedLogBytes: (await subscribers.stats())[0]!.retainedBytes });
   try {
     await subscribers.open({ url: host.streamUrl, readers: 1, stalled: 0, retainedWindow: RING_EVENTS });
     await pages.waitIdle();
     const t0 = monoMs();
-    const deadline = t0 + (options.warmupS + options.durationS) * 1000;
-    const chain = pages.runUntil((i) => `/p/soak?k=${i}`, deadline, (options.warmupS + options.durationS + 120) * 1000);
+    let deadline = Infinity; // set once the measured part starts
+    const chainTimeoutMs = (options.warmupS + options.fillTimeoutS + options.durationS + 120) * 1000;
+    const chain = pages.runUntil((i) => `/p/soak?k=${i}`, () => deadline, chainTimeoutMs);
     chain.catch(() => undefined); // awaited below; a failure during the warm-up must not go unhandled
     const timeline: Array<[number, number, number]> = [];
     const sampler = setInterval(() => {
@@ -60,34 +79,55 @@ export async function runSoak(ctx: BenchContext, options: SoakOptions): Promise<
     }, 10_000);
     try {
       await sleep(options.warmupS * 1000);
-      const start = { ...(await host.memory(true)), retainedLogBytes: (await subscribers.stats())[0]!.retainedBytes };
+      const warm = await point();
+      ctx.log(`[soak] warm: rss ${mb(warm.rss)} MB, heap ${mb(warm.heapUsed)} MB, log ${mb(warm.retainedLogBytes)} MB`);
+      const fillStart = monoMs();
+      let logFull = (await subscribers.stats())[0]!.frames >= RING_EVENTS;
+      if (options.fillTimeoutS > 0) {
+        ctx.log(`[soak] waiting for the event log to hold ${RING_EVENTS} events (at most ${options.fillTimeoutS} s)`);
+        while (!logFull && monoMs() - fillStart < options.fillTimeoutS * 1000) {
+          await sleep(2000);
+          logFull = (await subscribers.stats())[0]!.frames >= RING_EVENTS;
+        }
+      }
+      const fillSeconds = (monoMs() - fillStart) / 1000;
+      const start = await point();
       const framesAtStart = (await subscribers.stats())[0]!.frames;
       const tStart = monoMs();
-      ctx.log(`[soak] start: rss ${mb(start.rss)} MB, heap ${mb(start.heapUsed)} MB, log ${mb(start.retainedLogBytes)} MB; running ${options.durationS} s`);
+      deadline = tStart + options.durationS * 1000;
+      ctx.log(
+        `[soak] start (log ${logFull ? `full after ${fillSeconds.toFixed(0)} s` : 'not full'}): rss ${mb(start.rss)} MB, ` +
+          `heap ${mb(start.heapUsed)} MB, log ${mb(start.retainedLogBytes)} MB; running ${options.durationS} s`,
+      );
       await sleep((options.durationS * 1000) / 2);
       const mid = await host.memory(true);
       ctx.log(`[soak] half-way: rss ${mb(mid.rss)} MB, heap ${mb(mid.heapUsed)} MB`);
       const beacons = await chain;
       ctx.profileWindow(profileDir, tStart, monoMs());
-      const end = { ...(await host.memory(true)), retainedLogBytes: (await subscribers.stats())[0]!.retainedBytes };
+      const end = await point();
       const stats = (await subscribers.stats())[0]!;
       const elapsedS = (monoMs() - tStart) / 1000;
       ctx.log(`[soak] end: rss ${mb(end.rss)} MB, heap ${mb(end.heapUsed)} MB, log ${mb(end.retainedLogBytes)} MB`);
+      const measuredFrom = (tStart - t0) / 1000;
       return {
         options,
+        warm,
+        logFull,
+        fillSeconds,
         start,
         mid,
         end,
         rssGrowthBytes: end.rss - start.rss,
         heapGrowthBytes: end.heapUsed - start.heapUsed,
         retainedLogGrowthBytes: end.retainedLogBytes - start.retainedLogBytes,
+        rssGrowthSinceWarmBytes: end.rss - warm.rss,
         peakRssBytes: statusBytes(host.pid, 'VmHWM'),
         events: stats.frames - framesAtStart,
         eventsPerSecond: (stats.frames - framesAtStart) / elapsedS,
         pageLoads: beacons.length,
         seqGaps: stats.gaps,
         timeline,
-        rssSlopeMbPerMin: slope(timeline.filter(([t]) => t >= options.warmupS).map(([t, rss]) => [t / 60, rss / 2 ** 20])),
+        rssSlopeMbPerMin: slope(timeline.filter(([t]) => t >= measuredFrom).map(([t, rss]) => [t / 60, rss / 2 ** 20])),
       };
     } finally {
       clearInterval(sampler);

@@ -16,6 +16,7 @@ import { rotate, type BenchContext } from './context.ts';
 import { FETCH_PATH, FLOOD_MARKER } from './pages.ts';
 import { cpuTimes, monoMs, sleep, statusBytes } from './processes.ts';
 import type { FrameMatch } from './sse-reader.ts';
+import type { HostMemory } from './agent-host.ts';
 import { median } from './stats.ts';
 
 export interface ThroughputOptions {
@@ -76,6 +77,8 @@ export interface ArmRun {
   missing?: number;
   /** The page's own duration of the workload (ms). */
   pageMs: number;
+  /** Agent only: memoryUsage() sampled every 100 ms in the window, the sample with the most RSS. */
+  memoryAtPeak?: HostMemory;
 }
 
 export interface ArmSummary {
@@ -172,13 +175,25 @@ export async function runThroughput(ctx: BenchContext, options: ThroughputOption
   const runAgent = async (w: Workload, arm: Arm): Promise<ArmRun> => {
     const profileDir = ctx.profileDir ? `${ctx.profileDir}/throughput-${profileIndex++}-${`${w.name} ${arm.name}`.replace(/\W+/g, '-')}` : undefined;
     const host = await AgentHost.start({ cdpUrl: browser.httpUrl, ...arm.agent }, profileDir);
+    let memoryAtPeak: HostMemory | undefined;
+    const sampler = setInterval(() => {
+      void host.memory(false).then(
+        (m) => {
+          if (!memoryAtPeak || m.rss > memoryAtPeak.rss) memoryAtPeak = m;
+        },
+        () => undefined,
+      );
+    }, 100);
     try {
       await subscribers.open({ url: host.streamUrl, readers: arm.readers ?? 1, stalled: 0, match: w.sse });
-      return await drive(w, host.pid, profileDir, async () => {
+      const run = await drive(w, host.pid, profileDir, async () => {
         const s = (await subscribers.stats())[0]!;
         return { received: s.matched, events: s.frames, first: s.firstMatchAt, last: s.lastMatchAt, gaps: s.gaps, missing: s.missing };
       });
+      if (memoryAtPeak) run.memoryAtPeak = memoryAtPeak;
+      return run;
     } finally {
+      clearInterval(sampler);
       await subscribers.closeAll();
       await host.stop();
       await pages.waitIdle();
@@ -211,7 +226,7 @@ export async function runThroughput(ctx: BenchContext, options: ThroughputOption
           ctx.log(
             `[throughput] rep ${rep + 1}/${options.reps} ${w.name}, ${arm.name}: ${run.received}/${run.expected} ${w.unit}, ` +
               `${Math.round(run.unitsPerSecond)}/s, cpu ${run.cpuSeconds.toFixed(2)} s (sys ${run.systemCpuSeconds.toFixed(2)}), ` +
-              `peak rss ${(run.peakRssBytes / 2 ** 20).toFixed(0)} MB${gaps}`,
+              `peak rss ${(run.peakRssBytes / 2 ** 20).toFixed(0)} MB${gaps}${atPeak(run.memoryAtPeak)}`,
           );
         }
       }
@@ -243,4 +258,11 @@ export async function runThroughput(ctx: BenchContext, options: ThroughputOption
       return { name: w.name, unit: w.unit, arms: summaries, cpuRatio: of('agent').cpuMicrosPerUnit / of('floor').cpuMicrosPerUnit };
     }),
   };
+}
+
+/** What the largest RSS sample was made of (log line). */
+function atPeak(m: HostMemory | undefined): string {
+  if (!m) return '';
+  const mb = (b: number) => (b / 2 ** 20).toFixed(0);
+  return ` (sampled max rss ${mb(m.rss)}: heap ${mb(m.heapUsed)}/${mb(m.heapTotal)}, external ${mb(m.external)}, arrayBuffers ${mb(m.arrayBuffers)} MB)`;
 }
