@@ -3,6 +3,7 @@
 // the JSON error body and no stream byte is ever written for them.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { delimitByConnection, socketSink } from '../stream/socket-sink.ts';
 import { resolveStartSeq } from '../stream/start-position.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
@@ -56,10 +57,11 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, au
 
     reply.hijack();
     const res = reply.raw;
+    delimitByConnection(res);
     res.writeHead(200, SSE_HEADERS);
     // Headers go out now, so the client knows the stream is open before the first event.
     res.flushHeaders();
-    deps.hub.open(res, startSeq);
+    deps.hub.open(socketSink(res), startSeq);
     // A hijacked reply never reaches onResponse: log the stream here.
     request.log.info({ req: request, start_seq: startSeq }, 'stream opened');
   };

@@ -213,6 +213,15 @@ export class SseClient {
   }
 }
 
+/** Resolves once `condition()` holds (checked every 20 ms); rejects naming `what` after the timeout. */
+export async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** Text of a console event's data (for matching). */
 export function consoleText(event: TelemetryEvent): string | undefined {
   return (event.data as { text?: string } | undefined)?.text;

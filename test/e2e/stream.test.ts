@@ -1,8 +1,9 @@
 // The telemetry stream end to end (SPEC §3-5): wire format, headers, start positions, retention,
 // errors before the stream, keepalives, backpressure and the end of the stream.
 
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleText, SseClient, startRig, TOKEN, type Tab, type TestRig } from './harness.ts';
+import { consoleText, SseClient, startRig, TOKEN, until, type Tab, type TestRig } from './harness.ts';
 
 const LIMITED_TOKEN = 't-limited';
 
@@ -146,6 +147,29 @@ describe('the telemetry stream', () => {
       expect(client.headers['x-sse-content-type']).toBe('application/json');
       expect(client.headers['cache-control']).toBe('no-cache, no-transform');
       expect(client.headers['x-accel-buffering']).toBe('no');
+    });
+
+    it('sends the body as the bare frames, delimited by the connection (no chunked encoding)', async () => {
+      const url = new URL(`${rig.streamUrl}?replay=all`);
+      const socket = net.connect(Number(url.port), url.hostname);
+      socket.write(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (received += chunk));
+      try {
+        await until(() => (received.match(/\n\n/g) ?? []).length >= 20, 'twenty frames on the raw socket');
+      } finally {
+        socket.destroy();
+      }
+      const headEnd = received.indexOf('\r\n\r\n');
+      const head = received.slice(0, headEnd).toLowerCase().split('\r\n');
+      expect(head[0]).toBe('http/1.1 200 ok');
+      expect(head).toContain('connection: close');
+      expect(head.some((h) => h.startsWith('transfer-encoding') || h.startsWith('content-length'))).toBe(false);
+      const body = received.slice(headEnd + 4);
+      expect(body).toMatch(/^id: 1\ndata: \{/);
+      const complete = body.slice(0, body.lastIndexOf('\n\n') + 2);
+      for (const frame of complete.split('\n\n').slice(0, -1)) expect(frame).toMatch(/^id: [1-9]\d*\ndata: \{[^\n]*\}$|^: keepalive$/);
     });
 
     it('flushes the headers at once when there is nothing to send', async () => {
