@@ -11,16 +11,12 @@ export interface Experiment {
 }
 
 export const EXPERIMENTS: Record<string, Experiment> = {
-  'young-gen-4mb': {
-    about: 'V8 young generation capped at 4 MB per semi-space (node --max-semi-space-size=4; default 16)',
-    nodeFlags: ['--max-semi-space-size=4'],
-  },
   'young-gen-8mb': {
-    about: 'V8 young generation capped at 8 MB per semi-space (node --max-semi-space-size=8; default 16)',
+    about: 'V8 young generation capped at 8 MB per semi-space instead of the deployed 4 (node --max-semi-space-size=8)',
     nodeFlags: ['--max-semi-space-size=8'],
   },
   'young-gen-2mb': {
-    about: 'V8 young generation capped at 2 MB per semi-space (node --max-semi-space-size=2)',
+    about: 'V8 young generation capped at 2 MB per semi-space instead of the deployed 4 (node --max-semi-space-size=2)',
     nodeFlags: ['--max-semi-space-size=2'],
   },
   'malloc-arenas-default': {
