@@ -1,12 +1,13 @@
 // `npm run bench [-- --quick]`: bundles the harness and the agent from the current sources with
 // esbuild (dependencies stay external, as in build.mjs) into .tmp/bench-*.js, then runs the
 // orchestrator. Bundling from src/ (not dist/) means the numbers always describe the code on disk.
-// The page script is bundled from injected/ the way build.mjs does it, so a stale or missing
-// src/generated/ does not matter.
+// The page script is bundled from injected/ with build.mjs's own code (page-script-bundle.mjs), so
+// a stale or missing src/generated/ does not matter.
 import { build } from 'esbuild';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { bundlePageScript, pageScriptModule } from '../page-script-bundle.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
@@ -16,24 +17,7 @@ const pageScriptPlugin = {
   name: 'bench-page-script',
   setup(b) {
     b.onResolve({ filter: /generated\/page-script\.ts$/ }, (args) => ({ path: args.path, namespace: 'bench-page-script' }));
-    b.onLoad({ filter: /.*/, namespace: 'bench-page-script' }, async () => {
-      const out = await build({
-        entryPoints: ['injected/page-script.ts'],
-        bundle: true,
-        minify: true,
-        format: 'iife',
-        globalName: 'BrowserTelemetryAgentPageScript',
-        target: 'chrome110',
-        legalComments: 'none',
-        write: false,
-        logLevel: 'warning',
-      });
-      const text = out.outputFiles[0].text.trim();
-      return {
-        contents: `export const PAGE_SCRIPT_BUNDLE = ${JSON.stringify(text)};\nexport const PAGE_SCRIPT_GLOBAL_NAME = 'BrowserTelemetryAgentPageScript';\n`,
-        loader: 'ts',
-      };
-    });
+    b.onLoad({ filter: /.*/, namespace: 'bench-page-script' }, async () => ({ contents: pageScriptModule(await bundlePageScript()), loader: 'ts' }));
   },
 };
 
