@@ -4,10 +4,10 @@
 // while the socket accepts them; when write() reports backpressure it stops and waits for
 // 'drain'. An append schedules one pump at the end of the current tick (process.nextTick, no
 // timer, no wait): the events admitted while handling one CDP read go out as one write, shared
-// with every other caught-up subscriber (EventLog.read). A subscriber that stalls therefore retains nothing beyond the log (plus the one frame
-// the socket buffered), costs the producer one cheap check per append, and never delays anyone
-// else. If its cursor falls out of the log it continues from the oldest retained event, and the
-// client sees the gap in `seq`.
+// with every other caught-up subscriber (EventLog.read). A subscriber that stalls therefore
+// retains nothing beyond the log (plus the one run the socket buffered), costs the producer one
+// cheap check per append, and never delays anyone else. If its cursor falls out of the log it
+// continues from the oldest retained event, and the client sees the gap in `seq`.
 
 import type { EventLog } from './event-log.ts';
 import { KEEPALIVE_FRAME } from './sse-frame.ts';
