@@ -2,12 +2,14 @@
 // serialized once into its SSE frame; subscribers write those very bytes, so fan-out costs no
 // serialization. Retention keeps the newest events within a count and a byte budget.
 //
-// Subscribers that are caught up all ask, at the end of a tick, for the same run of frames
-// (the events admitted in that tick); read() joins such a run once and hands every one of them the
-// same Buffer, so ten subscribers cost one copy and ten socket writes, not ten of each per event.
+// Listeners hear once per tick that events were admitted (one process.nextTick for all of them,
+// queued by the tick's first append: no timer, no wait). Subscribers that are caught up then all
+// ask for the same run of frames (the events admitted in that tick); read() joins such a run once
+// and hands every one of them the same Buffer, so ten subscribers cost one copy and ten socket
+// writes, not ten of each per event.
 
-import type { Envelope, TelemetryEvent } from '../../injected/schema.ts';
-import { encodeEventFrame } from './sse-frame.ts';
+import type { TelemetryEvent } from '../../injected/schema.ts';
+import { encodeEnvelopeFrame } from './sse-frame.ts';
 
 export interface EventLogOptions {
   /** Keep at most this many events (≥ 1). */
@@ -16,8 +18,11 @@ export interface EventLogOptions {
   maxBytes: number;
 }
 
-/** Called synchronously after each append. Must not throw: it runs on the producer's path. */
-export type AppendListener = (seq: number, frame: Buffer) => void;
+/**
+ * Called once at the end of a tick (process.nextTick) in which events were appended. Must not
+ * throw: it runs on the producer's path, and a throw would keep the others from hearing.
+ */
+export type AdmitListener = () => void;
 
 /** A run of consecutive frames, joined: what read() returns. */
 export interface FrameRun {
@@ -48,7 +53,9 @@ export class EventLog {
   private evicted = 0;
   // Replaced (never mutated) on subscribe/unsubscribe, so dispatch iterates a stable snapshot
   // without copying on the hot path.
-  private listeners: readonly AppendListener[] = [];
+  private listeners: readonly AdmitListener[] = [];
+  /** The end-of-tick notification is queued. */
+  private notifyQueued = false;
   /** The last read(): its arguments and result. */
   private lastRun: { from: number; to: number; run: FrameRun } | undefined;
 
@@ -93,11 +100,10 @@ export class EventLog {
     return this.listeners.length;
   }
 
-  /** Admit an event: assign its seq, serialize the envelope once, retain, notify. */
+  /** Admit an event: assign its seq, serialize the envelope once, retain, queue the notification. */
   append(event: TelemetryEvent): number {
     const seq = this.lastSeq + 1;
-    const envelope: Envelope = { seq, event };
-    const frame = encodeEventFrame(seq, JSON.stringify(envelope));
+    const frame = encodeEnvelopeFrame(seq, event);
 
     if (this.count === this.ring.length) {
       if (this.ring.length < this.maxEvents) this.grow();
@@ -109,8 +115,10 @@ export class EventLog {
     this.lastSeq = seq;
     while (this.bytes > this.maxBytes && this.count > 1) this.evictOldest();
 
-    const listeners = this.listeners;
-    for (let i = 0; i < listeners.length; i++) listeners[i]!(seq, frame);
+    if (!this.notifyQueued && this.listeners.length > 0) {
+      this.notifyQueued = true;
+      process.nextTick(this.notify);
+    }
     return seq;
   }
 
@@ -154,8 +162,8 @@ export class EventLog {
     return run;
   }
 
-  /** Subscribe to appends; returns the unsubscribe function (idempotent). */
-  onAppend(listener: AppendListener): () => void {
+  /** Hear at the end of each tick that admitted events; returns the unsubscribe function (idempotent). */
+  onAdmitted(listener: AdmitListener): () => void {
     this.listeners = [...this.listeners, listener];
     let subscribed = true;
     return () => {
@@ -165,6 +173,12 @@ export class EventLog {
       this.listeners = this.listeners.filter((_, i) => i !== index);
     };
   }
+
+  private readonly notify = (): void => {
+    this.notifyQueued = false;
+    const listeners = this.listeners;
+    for (let i = 0; i < listeners.length; i++) listeners[i]!();
+  };
 
   private evictOldest(): void {
     const frame = this.ring[this.head]!;

@@ -1,9 +1,37 @@
 // SSE wire framing (SPEC §5). Only two frame shapes ever reach the wire: an event frame and a
 // keepalive comment. There is never an `event:` field: clients dispatch on the envelope's `type`.
 
+import type { EventSource, TelemetryEvent } from '../../injected/schema.ts';
+
 /** `id: <seq>\ndata: <json>\n\n`. The JSON must be on one line (JSON.stringify output is). */
 export function encodeEventFrame(seq: number, envelopeJson: string): Buffer {
   return Buffer.from(`id: ${seq}\ndata: ${envelopeJson}\n\n`, 'utf8');
+}
+
+/** JSON of the frozen sources that events share (TargetState.sourceOf, AGENT_SOURCE). */
+const sharedSourceJson = new WeakMap<EventSource, string>();
+
+function sourceJson(source: EventSource): string {
+  if (!Object.isFrozen(source)) return JSON.stringify(source);
+  let json = sharedSourceJson.get(source);
+  if (json === undefined) {
+    json = JSON.stringify(source);
+    sharedSourceJson.set(source, json);
+  }
+  return json;
+}
+
+/**
+ * The frame of the envelope `{ seq, event }`: the bytes JSON.stringify writes for an event built
+ * in SPEC order (ts, type, source, data, truncated; SPEC §6.1 allows no other field), except that a
+ * frozen source, which every event of a target and CDP method shares, is serialized only once.
+ * A third of an event's JSON is its source; serializing is most of what admitting an event costs.
+ */
+export function encodeEnvelopeFrame(seq: number, event: TelemetryEvent): Buffer {
+  let json = `{"seq":${seq},"event":{"ts":${JSON.stringify(event.ts)},"type":${JSON.stringify(event.type)},"source":${sourceJson(event.source)}`;
+  if (event.data !== undefined) json += `,"data":${JSON.stringify(event.data)}`;
+  if (event.truncated === true) json += ',"truncated":true';
+  return encodeEventFrame(seq, `${json}}}`);
 }
 
 /** A comment frame: ignored by EventSource parsers, keeps proxies and idle timeouts at bay. */

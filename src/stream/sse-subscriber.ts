@@ -2,12 +2,12 @@
 //
 // The subscriber holds no queue of its own. It pulls frames from the log by seq and writes them
 // while the socket accepts them; when write() reports backpressure it stops and waits for
-// 'drain'. An append schedules one pump at the end of the current tick (process.nextTick, no
-// timer, no wait): the events admitted while handling one CDP read go out as one write, shared
-// with every other caught-up subscriber (EventLog.read). A subscriber that stalls therefore
-// retains nothing beyond the log (plus the one run the socket buffered), costs the producer one
-// cheap check per append, and never delays anyone else. If its cursor falls out of the log it
-// continues from the oldest retained event, and the client sees the gap in `seq`.
+// 'drain'. It pumps when the log says, at the end of a tick, that events were admitted
+// (EventLog.onAdmitted: no timer, no wait): the events admitted while handling one CDP read go out
+// as one write, shared with every other caught-up subscriber (EventLog.read). A subscriber that
+// stalls therefore retains nothing beyond the log (plus the one run the socket buffered), costs
+// the producer one cheap check per tick, and never delays anyone else. If its cursor falls out of
+// the log it continues from the oldest retained event, and the client sees the gap in `seq`.
 
 import type { EventLog } from './event-log.ts';
 import { KEEPALIVE_FRAME } from './sse-frame.ts';
@@ -47,8 +47,6 @@ export class SseSubscriber {
   private cursor: number;
   /** Set while the sink refuses more data; cleared by 'drain'. */
   private blocked = false;
-  /** A pump is queued for the end of this tick. */
-  private pumpScheduled = false;
   private lastWriteAt = now();
   private skipped = 0;
   private written = 0;
@@ -82,7 +80,7 @@ export class SseSubscriber {
     sink.on('close', this.onSinkGone);
     sink.on('error', this.onSinkGone);
     sink.on('finish', this.onSinkGone);
-    this.unsubscribe = log.onAppend(this.onAppend);
+    this.unsubscribe = log.onAdmitted(this.onAdmitted);
     this.armKeepalive(this.keepaliveMs);
     this.pump();
   }
@@ -139,14 +137,7 @@ export class SseSubscriber {
     this.close();
   }
 
-  private readonly onAppend = (): void => {
-    if (this.blocked || this.pumpScheduled) return;
-    this.pumpScheduled = true;
-    process.nextTick(this.scheduledPump);
-  };
-
-  private readonly scheduledPump = (): void => {
-    this.pumpScheduled = false;
+  private readonly onAdmitted = (): void => {
     this.pump();
   };
 

@@ -2,7 +2,7 @@
 // belongs to. Fed by Page and Runtime events of each target's own session.
 
 import type { Protocol } from 'devtools-protocol';
-import type { EventContext } from '../../injected/schema.ts';
+import type { EventContext, EventSource } from '../../injected/schema.ts';
 import type { AttachedTarget } from '../browser/target-manager.ts';
 
 interface FrameState {
@@ -28,10 +28,22 @@ export class TargetState {
   pageEnabled = false;
   runtimeEnabled = false;
   /** The CDP metadata block of `source`, built once per target. */
-  readonly sourceMetadata: { cdp_session_id: string; target_id: string; target_type: string };
+  readonly sourceMetadata: Readonly<{ cdp_session_id: string; target_id: string; target_type: string }>;
+  /** One frozen `source` per CDP method, shared by the events: the log serializes it once. */
+  private readonly sources = new Map<string, EventSource>();
 
   constructor(readonly target: AttachedTarget) {
-    this.sourceMetadata = { cdp_session_id: target.sessionId, target_id: target.targetId, target_type: target.type };
+    this.sourceMetadata = Object.freeze({ cdp_session_id: target.sessionId, target_id: target.targetId, target_type: target.type });
+  }
+
+  /** The `source` of an event this target's `method` caused (frozen, shared). */
+  sourceOf(method: string): EventSource {
+    let source = this.sources.get(method);
+    if (source === undefined) {
+      source = Object.freeze({ kind: 'cdp', event: method, metadata: this.sourceMetadata });
+      this.sources.set(method, source);
+    }
+    return source;
   }
 }
 

@@ -1,13 +1,16 @@
 // monitor_* events (SPEC §11): emitted by the agent whenever telemetry is enabled, whatever the
 // categories, also while no CDP connection exists (so they outlive any one Telemetry instance).
 
-import type { MonitorData, TelemetryEvent } from '../../injected/schema.ts';
+import type { EventSource, MonitorData, TelemetryEvent } from '../../injected/schema.ts';
 import type { BrowserClock } from './clock.ts';
 import type { TelemetryConfig } from './telemetry-config.ts';
 
 export interface EventSink {
   append(event: TelemetryEvent): number;
 }
+
+/** The `source` of every event the agent itself causes (frozen, shared: serialized once). */
+export const AGENT_SOURCE: EventSource = Object.freeze({ kind: 'agent' });
 
 export type MonitorType = 'monitor_disconnected' | 'monitor_reconnected' | 'monitor_reconnect_failed' | 'monitor_init_failed' | 'monitor_screenshot';
 
@@ -20,6 +23,6 @@ export class Monitor {
 
   emit(type: MonitorType, data: MonitorData): void {
     if (!this.config().enabled) return;
-    this.sink.append({ ts: this.clock.nowUs(), type, source: { kind: 'agent' }, data });
+    this.sink.append({ ts: this.clock.nowUs(), type, source: AGENT_SOURCE, data });
   }
 }

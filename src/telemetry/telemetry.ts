@@ -17,7 +17,7 @@ import { NetworkFamily } from './network-family.ts';
 import { PageFamily } from './page-family.ts';
 import { PageScriptFamily } from './page-script-family.ts';
 import { ScreenshotFamily, type ScreenshotOptions } from './screenshot-family.ts';
-import { Monitor, type EventSink, type MonitorType } from './monitor.ts';
+import { AGENT_SOURCE, Monitor, type EventSink, type MonitorType } from './monitor.ts';
 import { isCategoryOn, type TelemetryConfig } from './telemetry-config.ts';
 import { TelemetryStats } from './telemetry-stats.ts';
 
@@ -258,8 +258,10 @@ export class Telemetry implements TargetObserver, FamilyHost {
     method: string | undefined,
     origin?: TargetState | EventSource['metadata'],
   ): void {
-    const source: EventSource = method === undefined ? { kind: 'agent' } : { kind: 'cdp', event: method };
-    if (origin !== undefined && method !== undefined) source.metadata = origin instanceof TargetState ? origin.sourceMetadata : origin;
+    let source: EventSource;
+    if (method === undefined) source = AGENT_SOURCE;
+    else if (origin instanceof TargetState) source = origin.sourceOf(method);
+    else source = origin === undefined ? { kind: 'cdp', event: method } : { kind: 'cdp', event: method, metadata: origin };
     const event: TelemetryEvent = { ts, type, source, data };
     if (truncated) event.truncated = true;
     this.sink.append(event);

@@ -12,6 +12,8 @@ function consoleEvent(text = 'hello'): TelemetryEvent {
   };
 }
 
+const endOfTick = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
+
 function logWith(count: number, options = { maxEvents: 100, maxBytes: 1 << 20 }): EventLog {
   const log = new EventLog(options);
   for (let i = 0; i < count; i++) log.append(consoleEvent(`event ${i}`));
@@ -87,23 +89,39 @@ describe('EventLog', () => {
     expect(Object.keys(JSON.parse(data))).toEqual(['seq', 'event']);
   });
 
-  it('returns the same Buffer instance on every frame() call and to listeners', () => {
+  it('returns the same Buffer instance on every frame() call', () => {
     const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
-    let notified: Buffer | undefined;
-    log.onAppend((_seq, frame) => (notified = frame));
     log.append(consoleEvent());
-    expect(log.frame(1) === log.frame(1) && log.frame(1) === notified).toBe(true);
+    expect(log.frame(1) === log.frame(1)).toBe(true);
   });
 
   it('serializes each event exactly once', () => {
     const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
     let calls = 0;
     const event = consoleEvent();
-    Object.defineProperty(event, 'toJSON', { value: () => (calls++, consoleEvent()) });
+    Object.defineProperty(event.data!, 'toJSON', { value: () => (calls++, { text: 'x' }) });
     log.append(event);
     log.frame(1);
+    log.read(1, 1);
     log.frame(1);
     expect(calls).toBe(1);
+  });
+
+  it('writes what JSON.stringify writes for the envelope, whatever the source, data and truncation', () => {
+    const metadata = Object.freeze({ cdp_session_id: 'S1', target_id: 'T1', target_type: 'page' });
+    const shared = Object.freeze({ kind: 'cdp' as const, event: 'Runtime.consoleAPICalled', metadata });
+    const events: TelemetryEvent[] = [
+      consoleEvent('plain'),
+      { ...consoleEvent('shared "source"\u2028 é'), source: shared },
+      { ...consoleEvent('shared again'), source: shared },
+      { ...consoleEvent('cut'), source: shared, truncated: true },
+      { ts: 1_700_000_000_000_001, type: 'monitor_reconnected', source: Object.freeze({ kind: 'agent' as const }) },
+      { ts: 1_700_000_000_000_002, type: 'page_tab_opened', source: { kind: 'cdp', event: 'Target.targetCreated', metadata: { target_id: 'T2' } }, data: { url: 'about:blank' } },
+    ];
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    for (const event of events) log.append(event);
+    const frames = events.map((_, i) => log.frame(i + 1)!.toString('utf8'));
+    expect(frames).toEqual(events.map((event, i) => `id: ${i + 1}\ndata: ${JSON.stringify({ seq: i + 1, event })}\n\n`));
   });
 
   it('returns undefined for seqs that are evicted or not yet appended', () => {
@@ -111,35 +129,60 @@ describe('EventLog', () => {
     expect([log.frame(0), log.frame(15), log.frame(26)]).toEqual([undefined, undefined, undefined]);
   });
 
-  it('notifies append listeners synchronously with seq and frame', () => {
+  it('notifies listeners once at the end of a tick that admitted events, not per event', async () => {
     const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
     const seen: number[] = [];
-    log.onAppend((seq) => seen.push(seq));
+    log.onAdmitted(() => seen.push(log.latestSeq));
     log.append(consoleEvent());
     log.append(consoleEvent());
-    expect(seen).toEqual([1, 2]);
+    log.append(consoleEvent());
+    expect(seen).toEqual([]);
+    await endOfTick();
+    expect(seen).toEqual([3]);
+    log.append(consoleEvent());
+    await endOfTick();
+    await endOfTick();
+    expect(seen).toEqual([3, 4]);
   });
 
-  it('stops notifying a listener after it unsubscribes', () => {
+  it('queues nothing while no one listens', async () => {
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    log.append(consoleEvent());
+    const seen: number[] = [];
+    log.onAdmitted(() => seen.push(log.latestSeq));
+    await endOfTick();
+    expect(seen).toEqual([]);
+    log.append(consoleEvent());
+    await endOfTick();
+    expect(seen).toEqual([2]);
+  });
+
+  it('stops notifying a listener after it unsubscribes', async () => {
     const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
     const seen: number[] = [];
-    const unsubscribe = log.onAppend((seq) => seen.push(seq));
+    const unsubscribe = log.onAdmitted(() => seen.push(log.latestSeq));
     log.append(consoleEvent());
+    await endOfTick();
+    unsubscribe();
     unsubscribe();
     log.append(consoleEvent());
+    await endOfTick();
     expect([seen, log.listenerCount]).toEqual([[1], 0]);
   });
 
-  it('lets a listener unsubscribe during dispatch without skipping the others', () => {
+  it('lets a listener unsubscribe during dispatch without skipping the others', async () => {
     const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
     const seen: string[] = [];
-    const unsubscribeA = log.onAppend(() => {
+    const unsubscribeA = log.onAdmitted(() => {
       seen.push('a');
       unsubscribeA();
     });
-    log.onAppend(() => seen.push('b'));
+    log.onAdmitted(() => seen.push('b'));
     log.append(consoleEvent());
-    expect(seen).toEqual(['a', 'b']);
+    await endOfTick();
+    log.append(consoleEvent());
+    await endOfTick();
+    expect(seen).toEqual(['a', 'b', 'b']);
   });
 });
 
