@@ -127,7 +127,7 @@ async function main(): Promise<void> {
   if (flags.diagnose) modes.push('noshots', 'nobody', 'noscript');
   const plan: Record<Section, () => Promise<void>> = {
     load: async () => {
-      results.load = await runPageLoad(ctx, { rounds: flags.rounds ?? (q ? 2 : 6), loadsPerBlock: q ? 2 : 5, modes, pages: flags.pages ?? [...LOAD_PAGES] });
+      results.load = await runPageLoad(ctx, { rounds: flags.rounds ?? (q ? 2 : 6), loadsPerBlock: q ? 2 : 5, warmupLoads: 2, modes, pages: flags.pages ?? [...LOAD_PAGES] });
     },
     throughput: async () => {
       results.throughput = await runThroughput(ctx, { reps: flags.reps ?? (q ? 1 : 3), floodLines: q ? 20_000 : 50_000, fetches: 2000, diagnose: flags.diagnose });
