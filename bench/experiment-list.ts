@@ -24,6 +24,11 @@ export const EXPERIMENTS: Record<string, Experiment> = {
     nodeFlags: [],
     env: { MALLOC_ARENA_MAX: '' },
   },
+  'mmap-threshold-128k': {
+    about: 'glibc malloc with a fixed 128 KiB mmap threshold (MALLOC_MMAP_THRESHOLD_): large buffers (screenshots, bodies, joined runs) are mapped and unmapped, never left in the heap by the dynamic threshold',
+    nodeFlags: [],
+    env: { MALLOC_MMAP_THRESHOLD_: '131072' },
+  },
   'v8-pool-1': {
     about: 'one V8 platform worker thread (node --v8-pool-size=1; default 4)',
     nodeFlags: ['--v8-pool-size=1'],
