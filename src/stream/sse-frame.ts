@@ -25,10 +25,13 @@ function sourceJson(source: EventSource): string {
  * The frame of the envelope `{ seq, event }`: the bytes JSON.stringify writes for an event built
  * in SPEC order (ts, type, source, data, truncated; SPEC §6.1 allows no other field), except that a
  * frozen source, which every event of a target and CDP method shares, is serialized only once.
- * A third of an event's JSON is its source; serializing is most of what admitting an event costs.
+ * A fifth of a console event's JSON is its source; serializing is most of what admitting it costs.
+ * Whatever the event, the frame is valid JSON (a missing ts or type would be `null`, not omitted).
  */
 export function encodeEnvelopeFrame(seq: number, event: TelemetryEvent): Buffer {
-  let json = `{"seq":${seq},"event":{"ts":${JSON.stringify(event.ts)},"type":${JSON.stringify(event.type)},"source":${sourceJson(event.source)}`;
+  const ts = JSON.stringify(event.ts) ?? 'null';
+  const type = JSON.stringify(event.type) ?? 'null';
+  let json = `{"seq":${seq},"event":{"ts":${ts},"type":${type},"source":${sourceJson(event.source)}`;
   if (event.data !== undefined) json += `,"data":${JSON.stringify(event.data)}`;
   if (event.truncated === true) json += ',"truncated":true';
   return encodeEventFrame(seq, `${json}}}`);

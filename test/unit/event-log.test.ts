@@ -124,6 +124,13 @@ describe('EventLog', () => {
     expect(frames).toEqual(events.map((event, i) => `id: ${i + 1}\ndata: ${JSON.stringify({ seq: i + 1, event })}\n\n`));
   });
 
+  it('writes valid JSON even for an event that lacks its ts (a bug elsewhere never breaks the stream)', () => {
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
+    log.append({ ...consoleEvent(), ts: undefined } as unknown as TelemetryEvent);
+    const envelope = JSON.parse(log.frame(1)!.toString('utf8').split('\n')[1]!.slice('data: '.length));
+    expect([envelope.seq, envelope.event.ts, envelope.event.type]).toEqual([1, null, 'console_log']);
+  });
+
   it('returns undefined for seqs that are evicted or not yet appended', () => {
     const log = logWith(25, { maxEvents: 10, maxBytes: 1 << 20 });
     expect([log.frame(0), log.frame(15), log.frame(26)]).toEqual([undefined, undefined, undefined]);
