@@ -304,12 +304,25 @@ export class Tab {
     const marker = `probe-${process.pid}-${++probeCounter}`;
     const seen = () => stream.ofType('console_log').some((e) => consoleText(e) === marker);
     const deadline = Date.now() + 15_000;
+    // A tab left paused never answers Runtime.evaluate: each probe waits at most 2 s, so such a
+    // tab fails here with a message instead of hanging the test until its timeout.
+    let answered = false;
+    let failure: unknown;
     while (!seen()) {
-      await this.evaluate(`console.log(${JSON.stringify(marker)})`);
+      if (failure !== undefined) throw failure;
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) {
+        throw new Error(`tab ${this.targetId}: no console line reached the stream in 15 s${answered ? '' : ' (Runtime.evaluate never answered: is the tab paused?)'}`);
+      }
+      const probe = this.evaluate(`console.log(${JSON.stringify(marker)})`).then(
+        () => (answered = true),
+        (err: unknown) => (failure = err),
+      );
+      await Promise.race([probe, new Promise((resolve) => setTimeout(resolve, Math.min(remaining, 2000)))]);
       try {
         await stream.waitFor(seen, marker, 500);
-      } catch (err) {
-        if (Date.now() > deadline) throw err;
+      } catch {
+        // Not yet: probe again.
       }
     }
   }
