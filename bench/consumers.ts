@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { StartAgentOptions } from '../src/agent.ts';
 import type { HostInfo, HostMemory, TakenMarks } from './agent-host.ts';
 import type { BareClientOptions, BareStats } from './bare-client.ts';
-import { experimentEnv, experimentNodeFlags } from './experiment-list.ts';
+import { agentNodeFlags, agentEnv } from './experiment-list.ts';
 import { IpcPeer } from './ipc.ts';
 import { exited, forkOwned, spawnOwned, stopChild, until } from './processes.ts';
 import type { ReaderStats } from './sse-reader.ts';
@@ -45,9 +45,9 @@ export class AgentCli {
   static async start(cdpUrl: string, extraArgs: string[] = [], profileDir?: string): Promise<AgentCli> {
     const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
     if (profileDir) mkdirSync(profileDir, { recursive: true });
-    // As deployed (deploy/, npm start): a 4 MiB young generation, one malloc arena (experimentEnv).
-    const args = ['--max-semi-space-size=4', ...experimentNodeFlags(), ...profiling, sibling('agent-cli'), '--cdp-url', cdpUrl, '--port', '0', '--token', TOKEN, '--log-level', 'warn', ...extraArgs];
-    const child = spawnOwned(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: experimentEnv() });
+    // As deployed (deploy/, npm start): agentNodeFlags and agentEnv.
+    const args = [...agentNodeFlags(), ...profiling, sibling('agent-cli'), '--cdp-url', cdpUrl, '--port', '0', '--token', TOKEN, '--log-level', 'warn', ...extraArgs];
+    const child = spawnOwned(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: agentEnv() });
     let stderr = '';
     child.stderr!.setEncoding('utf8');
     const banner = new Promise<{ url: string; sessionId: string }>((resolve, reject) => {
@@ -95,15 +95,15 @@ export class AgentHost {
 
   /** `profileDir`: run under `node --cpu-prof`, profile written there on close. */
   static async start(options: StartAgentOptions, profileDir?: string): Promise<AgentHost> {
-    // The agent runs as deployed (deploy/, npm start): a 4 MiB young generation, one malloc arena.
-    const execArgv = ['--expose-gc', '--max-semi-space-size=4', ...experimentNodeFlags()];
+    // The agent runs as deployed (deploy/, npm start): agentNodeFlags and agentEnv.
+    const execArgv = ['--expose-gc', ...agentNodeFlags()];
     if (profileDir) {
       mkdirSync(profileDir, { recursive: true });
       execArgv.push('--cpu-prof', '--cpu-prof-dir', profileDir);
     }
     const child = forkOwned(sibling('agent-host'), [JSON.stringify({ token: TOKEN, ...options })], {
       execArgv,
-      env: experimentEnv(),
+      env: agentEnv(),
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     const peer = new IpcPeer(child, 'agent host');

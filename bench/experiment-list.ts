@@ -35,22 +35,30 @@ export const EXPERIMENTS: Record<string, Experiment> = {
   },
 };
 
-/** Node flags of an agent process under the experiments named in BENCH_EXPERIMENTS. */
-export function experimentNodeFlags(): string[] {
-  return (process.env.BENCH_EXPERIMENTS ?? '')
-    .split(',')
-    .filter(Boolean)
-    .flatMap((name) => EXPERIMENTS[name]?.nodeFlags ?? []);
+/**
+ * Node flags of an agent process: as deployed (deploy/, npm start: a 4 MiB young generation),
+ * then those of the experiments named in BENCH_EXPERIMENTS (the last of a repeated flag wins).
+ */
+export function agentNodeFlags(): string[] {
+  return ['--max-semi-space-size=4', ...chosen().flatMap((e) => e.nodeFlags)];
 }
 
 /**
  * Environment of an agent process: as deployed (deploy/, npm start: one malloc arena), plus the
  * experiments named in BENCH_EXPERIMENTS.
  */
-export function experimentEnv(): NodeJS.ProcessEnv {
+export function agentEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, MALLOC_ARENA_MAX: '1' };
-  for (const name of (process.env.BENCH_EXPERIMENTS ?? '').split(',').filter(Boolean)) Object.assign(env, EXPERIMENTS[name]?.env);
+  for (const experiment of chosen()) Object.assign(env, experiment.env);
   // An empty value removes the variable.
   for (const [key, value] of Object.entries(env)) if (value === '') delete env[key];
   return env;
+}
+
+/** The experiments named in BENCH_EXPERIMENTS (unknown names are refused by bench/run.ts). */
+function chosen(): Experiment[] {
+  return (process.env.BENCH_EXPERIMENTS ?? '')
+    .split(',')
+    .filter(Boolean)
+    .flatMap((name) => EXPERIMENTS[name] ?? []);
 }
