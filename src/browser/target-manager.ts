@@ -14,6 +14,8 @@ export class AttachedTarget {
   url: string;
   title: string;
   private detached = false;
+  /** Rejecters of the commands sent and not yet answered (see `send`). */
+  private readonly pending = new Set<(error: Error) => void>();
 
   constructor(
     private readonly connection: CdpConnection,
@@ -37,13 +39,35 @@ export class AttachedTarget {
     return this.detached;
   }
 
+  /** The session is gone: every command still waiting for its answer fails now. */
   markDetached(): void {
+    if (this.detached) return;
     this.detached = true;
+    for (const fail of this.pending) fail(new Error(`target closed: ${this.targetId}`));
+    this.pending.clear();
   }
 
-  /** A command on this target's session. May fail when the target goes away meanwhile. */
+  /**
+   * A command on this target's session; fails when the target goes away meanwhile. Chromium does
+   * not always answer the commands pending on a session when its target closes (a command sent
+   * right after `Target.closeTarget` stayed unanswered), so they are rejected on detach instead of
+   * hanging their caller for good.
+   */
   send<M extends CommandName>(method: M, params?: CommandParams<M>): Promise<CommandResult<M>> {
-    return this.connection.send(method, params, this.sessionId);
+    if (this.detached) return Promise.reject(new Error(`target closed: ${this.targetId} (${method})`));
+    return new Promise<CommandResult<M>>((resolve, reject) => {
+      this.pending.add(reject);
+      this.connection.send(method, params, this.sessionId).then(
+        (result) => {
+          this.pending.delete(reject);
+          resolve(result);
+        },
+        (error: unknown) => {
+          this.pending.delete(reject);
+          reject(error);
+        },
+      );
+    });
   }
 }
 

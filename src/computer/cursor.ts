@@ -5,7 +5,7 @@
 // attached later (a TargetManager setup hook, before they are resumed). Showing the cursor removes
 // the registrations and the style elements.
 
-import { hostsDocuments, isGoneError, type InputTarget, type TargetSource } from './targets.ts';
+import { CommandTimeout, hostsDocuments, isGoneError, within, withDeadline, type InputTarget, type TargetSource } from './targets.ts';
 
 const WORLD = '__bta_cursor';
 const STYLE_ID = '__bta_cursor_hidden';
@@ -31,6 +31,9 @@ export class CursorVisibility {
   /** Per target: the identifier of its new-document script registration. */
   private readonly registrations = new WeakMap<InputTarget, Promise<string>>();
   private readonly hookedSources = new WeakSet<TargetSource>();
+
+  /** `commandTimeoutMs`: how long a tab may take to answer a command before the action fails. */
+  constructor(private readonly commandTimeoutMs: number) {}
 
   get isHidden(): boolean {
     return this.hidden;
@@ -78,17 +81,29 @@ export class CursorVisibility {
 
   private async hide(target: InputTarget): Promise<void> {
     const known = this.registrations.has(target);
-    await this.register(target);
-    if (!known) await evaluateInEveryFrame(target, HIDE_SOURCE);
+    await within(this.register(target), this.commandTimeoutMs, 'Page.addScriptToEvaluateOnNewDocument');
+    if (!known) await evaluateInEveryFrame(withDeadline(target, this.commandTimeoutMs), HIDE_SOURCE);
   }
 
   private async show(target: InputTarget): Promise<void> {
     const registration = this.registrations.get(target);
     if (!registration) return;
     this.registrations.delete(target);
-    const identifier = await registration.catch(() => undefined);
-    if (identifier !== undefined) await target.send('Page.removeScriptToEvaluateOnNewDocument', { identifier });
-    await evaluateInEveryFrame(target, SHOW_SOURCE);
+    let identifier: string | undefined;
+    try {
+      identifier = await within(
+        registration.catch(() => undefined),
+        this.commandTimeoutMs,
+        'Page.addScriptToEvaluateOnNewDocument',
+      );
+    } catch (err) {
+      // A hung tab: take the registration back whenever it does answer.
+      void registration.then((late) => target.send('Page.removeScriptToEvaluateOnNewDocument', { identifier: late })).catch(() => undefined);
+      throw err;
+    }
+    const bounded = withDeadline(target, this.commandTimeoutMs);
+    if (identifier !== undefined) await bounded.send('Page.removeScriptToEvaluateOnNewDocument', { identifier });
+    await evaluateInEveryFrame(bounded, SHOW_SOURCE);
   }
 
   /** Sends both commands at once: a paused target answers them before its resume. */
@@ -122,8 +137,10 @@ async function evaluateInEveryFrame(target: InputTarget, expression: string): Pr
       try {
         const { executionContextId } = await target.send('Page.createIsolatedWorld', { frameId, worldName: WORLD });
         await target.send('Runtime.evaluate', { expression, contextId: executionContextId });
-      } catch {
-        // A frame hosted by another process (its own iframe target does it) or detached meanwhile.
+      } catch (err) {
+        // A frame hosted by another process (its own iframe target does it) or detached meanwhile;
+        // a hung one fails the action.
+        if (err instanceof CommandTimeout) throw err;
       }
     }),
   );

@@ -19,7 +19,7 @@ import { CursorVisibility } from './cursor.ts';
 import { TabInput, type PointerState } from './input.ts';
 import { holdKey, keyForCharacter, parseCombo, type KeyDefinition } from './keysyms.ts';
 import { autoMotionMs, distance, linearSteps, pathLength, smoothPath, smoothSteps, type Point, type TimedPoint } from './motion.ts';
-import { isGoneError, type InputTarget, type TargetSource } from './targets.ts';
+import { CommandTimeout, isGoneError, withDeadline, type InputTarget, type TargetSource } from './targets.ts';
 
 /** One wheel unit, in CSS px (SPEC §8). */
 export const WHEEL_UNIT_PX = 100;
@@ -87,13 +87,14 @@ interface BatchContext {
 }
 
 export class ComputerExecutor implements BatchRunner {
-  readonly cursor = new CursorVisibility();
+  readonly cursor: CursorVisibility;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly pointers = new WeakMap<InputTarget, PointerState>();
   private readonly commandTimeoutMs: number;
 
   constructor(private readonly options: ComputerExecutorOptions) {
     this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    this.cursor = new CursorVisibility(this.commandTimeoutMs);
     const source = options.targets();
     if (source) this.cursor.follow(source);
   }
@@ -289,38 +290,6 @@ export class ComputerExecutor implements BatchRunner {
       }
     });
   }
-}
-
-class CommandTimeout extends Error {}
-
-/** `target` whose commands fail with CommandTimeout after `ms` instead of waiting forever. */
-function withDeadline(target: InputTarget, ms: number): InputTarget {
-  const send = (async (method: string, params?: object) => {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new CommandTimeout(`the tab did not answer ${method} within ${ms} ms`)), ms);
-    });
-    try {
-      return await Promise.race([(target.send as (m: string, p?: object) => Promise<unknown>)(method, params), deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }) as InputTarget['send'];
-  return {
-    send,
-    get targetId() {
-      return target.targetId;
-    },
-    get type() {
-      return target.type;
-    },
-    get isDetached() {
-      return target.isDetached;
-    },
-    get wasWaiting() {
-      return target.wasWaiting;
-    },
-  };
 }
 
 function holdKeys(names: readonly string[] | undefined): KeyDefinition[] {

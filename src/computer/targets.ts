@@ -27,3 +27,40 @@ export function isGoneError(error: unknown, target?: InputTarget): boolean {
   const message = error instanceof Error ? error.message : String(error);
   return /session with given id not found|target closed|no target with given id|CDP connection closed|not attached to an active page|websocket is not open/i.test(message);
 }
+
+/** A command that got no answer in time: the tab's renderer is hung. */
+export class CommandTimeout extends Error {}
+
+/** `work`, or a CommandTimeout naming `what` once `ms` have passed. */
+export async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CommandTimeout(`the tab did not answer ${what} within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `target` whose commands fail with CommandTimeout after `ms` instead of waiting forever. */
+export function withDeadline(target: InputTarget, ms: number): InputTarget {
+  const send = ((method: string, params?: object) =>
+    within((target.send as (m: string, p?: object) => Promise<unknown>)(method, params), ms, method)) as InputTarget['send'];
+  return {
+    send,
+    get targetId() {
+      return target.targetId;
+    },
+    get type() {
+      return target.type;
+    },
+    get isDetached() {
+      return target.isDetached;
+    },
+    get wasWaiting() {
+      return target.wasWaiting;
+    },
+  };
+}

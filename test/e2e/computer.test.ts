@@ -232,6 +232,18 @@ describe('computer batch on real Chromium', () => {
       }
     });
 
+    it('answers a set_cursor batch sent right after a tab closed', async () => {
+      // Chromium may leave the commands sent to a closing tab unanswered: the batch must not wait
+      // for them (it did, and every later batch waited behind it).
+      for (let i = 0; i < 8; i++) {
+        await postBatch(rig, [{ type: 'set_cursor', set_cursor: { hidden: true } }]);
+        const other = await rig.driver.newTab();
+        await other.close();
+        const res = await postBatch(rig, [{ type: 'set_cursor', set_cursor: { hidden: false } }]);
+        expect(res.status).toBe(204);
+      }
+    });
+
     it('shows the cursor again in current and new documents after hidden false', async () => {
       await postBatch(rig, [{ type: 'set_cursor', set_cursor: { hidden: true } }]);
       await postBatch(rig, [{ type: 'set_cursor', set_cursor: { hidden: false } }]);

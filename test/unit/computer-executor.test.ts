@@ -323,6 +323,27 @@ describe('set_cursor', () => {
     ]);
   });
 
+  it('fails with tab_unresponsive when a tab never answers, and the next batch still runs', async () => {
+    const { tab, executor } = setup({ commandTimeoutMs: 50 });
+    tab.answers.set('Runtime.evaluate', () => new Promise(() => undefined));
+    const failure = await failureOf(executor.run([{ type: 'set_cursor', set_cursor: { hidden: true } }]));
+    expect([failure.index, failure.reason, failure.status]).toEqual([0, 'tab_unresponsive', 422]);
+    expect(failure.message).toContain('Runtime.evaluate');
+    tab.answers.delete('Runtime.evaluate');
+    await expect(executor.run([click(1, 1)])).resolves.toBeUndefined();
+  });
+
+  it('takes back a registration that answers only after showing the cursor timed out', async () => {
+    const { tab, executor } = setup({ commandTimeoutMs: 50 });
+    let answer!: (value: unknown) => void;
+    tab.answers.set('Page.addScriptToEvaluateOnNewDocument', () => new Promise((resolve) => (answer = resolve)));
+    expect((await failureOf(executor.run([{ type: 'set_cursor', set_cursor: { hidden: true } }]))).reason).toBe('tab_unresponsive');
+    expect((await failureOf(executor.run([{ type: 'set_cursor', set_cursor: { hidden: false } }]))).reason).toBe('tab_unresponsive');
+    answer({ identifier: 'late-script' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(tab.sent.at(-1)).toEqual({ method: 'Page.removeScriptToEvaluateOnNewDocument', params: { identifier: 'late-script' } });
+  });
+
   it('applies a hidden cursor to the targets of a new connection at the next batch', async () => {
     const { executor, switchTo } = setup();
     await executor.run([{ type: 'set_cursor', set_cursor: { hidden: true } }]);

@@ -115,6 +115,20 @@ describe('TargetManager', () => {
     expect(manager.activePage()).toBeUndefined();
   });
 
+  it('fails the commands still unanswered when their target detaches, and every later one at once', async () => {
+    const { connection, manager } = setup(() => []);
+    connection.answers.set('Page.getFrameTree', () => new Promise(() => undefined));
+    await manager.start();
+    connection.emit('Target.attachedToTarget', { sessionId: 'P', targetInfo: info('T1', 'page'), waitingForDebugger: false });
+    const target = manager.get('P')!;
+    const pending = target.send('Page.getFrameTree');
+    connection.emit('Target.detachedFromTarget', { sessionId: 'P', targetId: 'T1' });
+    await expect(pending).rejects.toThrow(/target closed: T1/);
+    const sentBefore = connection.sent.length;
+    await expect(target.send('Runtime.evaluate', { expression: '1' })).rejects.toThrow(/target closed: T1 \(Runtime.evaluate\)/);
+    expect(connection.sent.length).toBe(sentBefore);
+  });
+
   it('tells the observer when a target is destroyed', async () => {
     const { connection, manager, destroyed } = setup(() => []);
     await manager.start();
