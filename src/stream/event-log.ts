@@ -4,12 +4,17 @@
 //
 // Listeners hear once per tick that events were admitted (one process.nextTick for all of them,
 // queued by the tick's first append: no timer, no wait). Subscribers that are caught up then all
-// ask for the same run of frames (the events admitted in that tick); read() joins such a run once
-// and hands every one of them the same Buffer, so ten subscribers cost one copy and ten socket
-// writes, not ten of each per event.
+// ask for the same run of frames (the events admitted in that tick); read() hands every one of them
+// the same Buffer, so ten subscribers cost ten socket writes and no copy per event.
+//
+// Frames are written one after the other into slabs of memory of the log's own (never Node's
+// shared Buffer pool, whose 8 KiB chunks are shared with every other small Buffer of the process:
+// a retained frame would keep its whole chunk alive). A slab is never written twice; it is freed
+// once the ring has evicted its last frame. The frames of one tick are usually adjacent in a slab,
+// and their run is then a view of it, not a copy.
 
 import type { TelemetryEvent } from '../../injected/schema.ts';
-import { encodeEnvelopeFrame } from './sse-frame.ts';
+import { envelopeFrameText } from './sse-frame.ts';
 
 export interface EventLogOptions {
   /** Keep at most this many events (≥ 1). */
@@ -40,6 +45,11 @@ export const MAX_RUN_BYTES = 64 * 1024;
 // its full slot array up front.
 const INITIAL_CAPACITY = 1024;
 
+/** Size of the slabs frames are written into. */
+export const SLAB_BYTES = 128 * 1024;
+/** A frame larger than this gets memory of its own (a slab never wastes more at its end). */
+const OWN_MEMORY_ABOVE = SLAB_BYTES / 8;
+
 export class EventLog {
   readonly maxEvents: number;
   readonly maxBytes: number;
@@ -58,6 +68,9 @@ export class EventLog {
   private notifyQueued = false;
   /** The last read(): its arguments and result. */
   private lastRun: { from: number; to: number; run: FrameRun } | undefined;
+  /** The slab frames are being written into, and the bytes of it already used. */
+  private slab: Buffer | undefined;
+  private slabUsed = 0;
 
   constructor(options: EventLogOptions) {
     if (!Number.isSafeInteger(options.maxEvents) || options.maxEvents < 1) {
@@ -103,7 +116,7 @@ export class EventLog {
   /** Admit an event: assign its seq, serialize the envelope once, retain, queue the notification. */
   append(event: TelemetryEvent): number {
     const seq = this.lastSeq + 1;
-    const frame = encodeEnvelopeFrame(seq, event);
+    const frame = this.store(envelopeFrameText(seq, event));
 
     if (this.count === this.ring.length) {
       if (this.ring.length < this.maxEvents) this.grow();
@@ -132,8 +145,9 @@ export class EventLog {
   /**
    * The frames from `from` through `to` (inclusive, clamped to what is retained), as one Buffer of
    * at most MAX_RUN_BYTES (always at least the first frame). A single frame is the stored Buffer
-   * itself. Undefined when `from` is not retained. The last run is cached: every subscriber at the
-   * same cursor gets the same Buffer.
+   * itself, frames adjacent in a slab are a view of it, others are copied into memory of their own.
+   * Undefined when `from` is not retained. The last run is cached: every subscriber at the same
+   * cursor gets the same Buffer.
    */
   read(from: number, to: number): FrameRun | undefined {
     const cached = this.lastRun;
@@ -142,17 +156,22 @@ export class EventLog {
     if (first === undefined) return undefined;
     const parts = [first];
     let size = first.length;
+    let adjacent = true;
+    let previous = first;
     for (let seq = from + 1; seq <= to; seq++) {
       const frame = this.frame(seq);
       if (frame === undefined || size + frame.length > MAX_RUN_BYTES) break;
+      if (frame.buffer !== previous.buffer || frame.byteOffset !== previous.byteOffset + previous.length) adjacent = false;
       parts.push(frame);
       size += frame.length;
+      previous = frame;
     }
     const next = from + parts.length;
-    // Not from Node's shared pool: a run lives for one tick, but a pool slab stays alive as long
-    // as any frame the ring retains was cut from it, so pooled runs would ride along with them.
     let bytes = first;
-    if (parts.length > 1) {
+    if (parts.length > 1 && adjacent) {
+      bytes = Buffer.from(first.buffer, first.byteOffset, size);
+    } else if (parts.length > 1) {
+      // Memory of its own, not Node's shared pool: the run lives for one write.
       bytes = Buffer.allocUnsafeSlow(size);
       let offset = 0;
       for (const frame of parts) offset += frame.copy(bytes, offset);
@@ -179,6 +198,32 @@ export class EventLog {
     const listeners = this.listeners;
     for (let i = 0; i < listeners.length; i++) listeners[i]!();
   };
+
+  /** Write a frame's text into the current slab (a new one when it does not fit) and return its bytes. */
+  private store(text: string): Buffer {
+    let slab = this.slab;
+    let room = slab === undefined ? 0 : slab.length - this.slabUsed;
+    // A UTF-16 unit is at most 3 UTF-8 bytes: a small frame that surely fits is written without
+    // measuring it first.
+    const bound = text.length * 3;
+    if (slab === undefined || bound > room || bound > OWN_MEMORY_ABOVE) {
+      const length = Buffer.byteLength(text, 'utf8');
+      if (length > OWN_MEMORY_ABOVE) {
+        const own = Buffer.allocUnsafeSlow(length);
+        own.write(text, 0, 'utf8');
+        return own;
+      }
+      if (length > room) {
+        slab = this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+        this.slabUsed = 0;
+        room = SLAB_BYTES;
+      }
+    }
+    const start = this.slabUsed;
+    const written = slab!.write(text, start, 'utf8');
+    this.slabUsed = start + written;
+    return slab!.subarray(start, start + written);
+  }
 
   private evictOldest(): void {
     const frame = this.ring[this.head]!;

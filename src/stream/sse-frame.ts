@@ -4,8 +4,8 @@
 import type { EventSource, TelemetryEvent } from '../../injected/schema.ts';
 
 /** `id: <seq>\ndata: <json>\n\n`. The JSON must be on one line (JSON.stringify output is). */
-export function encodeEventFrame(seq: number, envelopeJson: string): Buffer {
-  return Buffer.from(`id: ${seq}\ndata: ${envelopeJson}\n\n`, 'utf8');
+export function eventFrameText(seq: number, envelopeJson: string): string {
+  return `id: ${seq}\ndata: ${envelopeJson}\n\n`;
 }
 
 /** JSON of the frozen sources that events share (TargetState.sourceOf, AGENT_SOURCE). */
@@ -22,19 +22,20 @@ function sourceJson(source: EventSource): string {
 }
 
 /**
- * The frame of the envelope `{ seq, event }`: the bytes JSON.stringify writes for an event built
+ * The frame of the envelope `{ seq, event }`, as text (the event log writes it into its own memory):
+ * what JSON.stringify writes for an event built
  * in SPEC order (ts, type, source, data, truncated; SPEC §6.1 allows no other field), except that a
  * frozen source, which every event of a target and CDP method shares, is serialized only once.
  * A fifth of a console event's JSON is its source; serializing is most of what admitting it costs.
  * Whatever the event, the frame is valid JSON (a missing ts or type would be `null`, not omitted).
  */
-export function encodeEnvelopeFrame(seq: number, event: TelemetryEvent): Buffer {
+export function envelopeFrameText(seq: number, event: TelemetryEvent): string {
   const ts = JSON.stringify(event.ts) ?? 'null';
   const type = JSON.stringify(event.type) ?? 'null';
   let json = `{"seq":${seq},"event":{"ts":${ts},"type":${type},"source":${sourceJson(event.source)}`;
   if (event.data !== undefined) json += `,"data":${JSON.stringify(event.data)}`;
   if (event.truncated === true) json += ',"truncated":true';
-  return encodeEventFrame(seq, `${json}}}`);
+  return eventFrameText(seq, `${json}}}`);
 }
 
 /** A comment frame: ignored by EventSource parsers, keeps proxies and idle timeouts at bay. */

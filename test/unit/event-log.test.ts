@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
-import { EventLog, MAX_RUN_BYTES } from '../../src/stream/event-log.ts';
+import { EventLog, MAX_RUN_BYTES, SLAB_BYTES } from '../../src/stream/event-log.ts';
 import { InvalidLastEventIdError, resolveStartSeq } from '../../src/stream/start-position.ts';
 
 function consoleEvent(text = 'hello'): TelemetryEvent {
@@ -70,6 +70,42 @@ describe('EventLog', () => {
     log.append(consoleEvent('a'));
     log.append(consoleEvent('y'.repeat(500)));
     expect([log.oldestSeq, log.latestSeq, log.size]).toEqual([2, 2, 1]);
+  });
+
+  it('stores frames in slabs of its own, never in Node\'s shared Buffer pool', () => {
+    const log = logWith(3);
+    const pooled = Buffer.from('a pooled buffer');
+    expect(log.frame(1)!.buffer).not.toBe(pooled.buffer);
+    expect(log.frame(1)!.buffer.byteLength).toBe(SLAB_BYTES);
+    expect(log.frame(3)!.buffer).toBe(log.frame(1)!.buffer);
+  });
+
+  it('starts a new slab when a frame does not fit, leaving every retained frame intact, multi-byte text included', () => {
+    const log = new EventLog({ maxEvents: 10_000, maxBytes: 1 << 24 });
+    const texts: string[] = [];
+    for (let i = 0; i < 10 || log.frame(1)!.buffer === log.frame(log.latestSeq)!.buffer; i++) {
+      texts.push(`${i} ${'日本語😀é'.repeat(i % 40)}`);
+      log.append(consoleEvent(texts.at(-1)));
+    }
+    const buffers = new Set<ArrayBufferLike>();
+    for (let seq = 1; seq <= log.latestSeq; seq++) {
+      const frame = log.frame(seq)!;
+      buffers.add(frame.buffer);
+      expect(frame.toString('utf8')).toBe(`id: ${seq}\ndata: ${JSON.stringify({ seq, event: consoleEvent(texts[seq - 1]) })}\n\n`);
+    }
+    expect(buffers.size).toBe(2);
+    // A run across the two slabs is copied, whole.
+    const last = log.latestSeq;
+    const run = log.read(last - 3, last)!;
+    expect(run.bytes.toString('utf8')).toBe(Array.from({ length: 4 }, (_, i) => log.frame(last - 3 + i)!.toString('utf8')).join(''));
+  });
+
+  it('gives a frame larger than an eighth of a slab memory of its own, exactly its size', () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 24 });
+    log.append(consoleEvent('small'));
+    const seq = log.append(consoleEvent('z'.repeat(SLAB_BYTES / 16))); // text and args: over an eighth
+    const frame = log.frame(seq)!;
+    expect([frame.byteOffset, frame.buffer.byteLength]).toEqual([0, frame.length]);
   });
 
   it('counts events evicted by retention', () => {
@@ -208,10 +244,21 @@ describe('EventLog.read', () => {
     expect(log.read(3, 3)!.bytes).toBe(log.frame(3));
   });
 
-  it('joins a run into memory of its own, never a slice of the shared pool the retained frames live in', () => {
+  it('hands out a run of frames adjacent in a slab as a view of it, not a copy', () => {
     const log = logWith(3);
     const run = log.read(1, 3)!;
+    expect(run.bytes.buffer).toBe(log.frame(1)!.buffer);
+    expect(run.bytes.toString('utf8')).toBe(joined(log, 1, 3));
+  });
+
+  it('copies a run whose frames are not adjacent into memory of its own', () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 24 });
+    log.append(consoleEvent('small'));
+    log.append(consoleEvent('x'.repeat(SLAB_BYTES / 8))); // text and args: memory of its own
+    log.append(consoleEvent('small again'));
+    const run = log.read(1, 3)!;
     expect([run.bytes.byteOffset, run.bytes.buffer.byteLength]).toEqual([0, run.bytes.length]);
+    expect(run.bytes.toString('utf8')).toBe(joined(log, 1, 3));
   });
 
   it('clamps the run to the newest event', () => {

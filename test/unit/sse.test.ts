@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import { EventLog, MAX_RUN_BYTES } from '../../src/stream/event-log.ts';
-import { KEEPALIVE_FRAME, encodeEventFrame } from '../../src/stream/sse-frame.ts';
+import { KEEPALIVE_FRAME, eventFrameText } from '../../src/stream/sse-frame.ts';
 import { SseSubscriber } from '../../src/stream/sse-subscriber.ts';
 import { StreamClosedError, StreamHub } from '../../src/stream/stream-hub.ts';
 
@@ -74,7 +74,7 @@ class RecordingSink extends Writable {
 
 describe('SSE framing', () => {
   it('encodes an event frame as id, data and a blank line', () => {
-    expect(encodeEventFrame(7, '{"seq":7}').toString('utf8')).toBe('id: 7\ndata: {"seq":7}\n\n');
+    expect(eventFrameText(7, '{"seq":7}')).toBe('id: 7\ndata: {"seq":7}\n\n');
   });
 
   it('encodes the keepalive as a comment frame', () => {
@@ -82,7 +82,7 @@ describe('SSE framing', () => {
   });
 
   it('never writes an event: field', () => {
-    expect(encodeEventFrame(1, '{"event":{"type":"x"}}').toString('utf8')).not.toMatch(/^event:/m);
+    expect(eventFrameText(1, '{"event":{"type":"x"}}')).not.toMatch(/^event:/m);
   });
 });
 
