@@ -154,27 +154,26 @@ export class EventLog {
     if (cached !== undefined && cached.from === from && cached.to === to) return cached.run;
     const first = this.frame(from);
     if (first === undefined) return undefined;
-    const parts = [first];
+    // Measure the run first: the frames of one tick are adjacent in a slab, and need no copy.
     let size = first.length;
     let adjacent = true;
     let previous = first;
-    for (let seq = from + 1; seq <= to; seq++) {
-      const frame = this.frame(seq);
+    let next = from + 1;
+    for (; next <= to; next++) {
+      const frame = this.frame(next);
       if (frame === undefined || size + frame.length > MAX_RUN_BYTES) break;
       if (frame.buffer !== previous.buffer || frame.byteOffset !== previous.byteOffset + previous.length) adjacent = false;
-      parts.push(frame);
       size += frame.length;
       previous = frame;
     }
-    const next = from + parts.length;
     let bytes = first;
-    if (parts.length > 1 && adjacent) {
+    if (next - from > 1 && adjacent) {
       bytes = Buffer.from(first.buffer, first.byteOffset, size);
-    } else if (parts.length > 1) {
+    } else if (next - from > 1) {
       // Memory of its own, not Node's shared pool: the run lives for one write.
       bytes = Buffer.allocUnsafeSlow(size);
       let offset = 0;
-      for (const frame of parts) offset += frame.copy(bytes, offset);
+      for (let seq = from; seq < next; seq++) offset += this.frame(seq)!.copy(bytes, offset);
     }
     const run: FrameRun = { from, next, bytes };
     this.lastRun = { from, to, run };
@@ -201,28 +200,26 @@ export class EventLog {
 
   /** Write a frame's text into the current slab (a new one when it does not fit) and return its bytes. */
   private store(text: string): Buffer {
-    let slab = this.slab;
-    let room = slab === undefined ? 0 : slab.length - this.slabUsed;
     // A UTF-16 unit is at most 3 UTF-8 bytes: a small frame that surely fits is written without
     // measuring it first.
     const bound = text.length * 3;
-    if (slab === undefined || bound > room || bound > OWN_MEMORY_ABOVE) {
+    let slab = this.slab;
+    if (slab === undefined || bound > slab.length - this.slabUsed || bound > OWN_MEMORY_ABOVE) {
       const length = Buffer.byteLength(text, 'utf8');
       if (length > OWN_MEMORY_ABOVE) {
         const own = Buffer.allocUnsafeSlow(length);
         own.write(text, 0, 'utf8');
         return own;
       }
-      if (length > room) {
+      if (slab === undefined || length > slab.length - this.slabUsed) {
         slab = this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
         this.slabUsed = 0;
-        room = SLAB_BYTES;
       }
     }
     const start = this.slabUsed;
-    const written = slab!.write(text, start, 'utf8');
+    const written = slab.write(text, start, 'utf8');
     this.slabUsed = start + written;
-    return slab!.subarray(start, start + written);
+    return slab.subarray(start, start + written);
   }
 
   private evictOldest(): void {
