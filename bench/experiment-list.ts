@@ -29,6 +29,10 @@ export const EXPERIMENTS: Record<string, Experiment> = {
     nodeFlags: [],
     env: { MALLOC_MMAP_THRESHOLD_: '131072' },
   },
+  'perf-map': {
+    about: 'JIT symbols for Linux perf (node --perf-basic-prof; writes /tmp/perf-<pid>.map): not a change, an aid to `perf record`',
+    nodeFlags: ['--perf-basic-prof'],
+  },
   'v8-pool-1': {
     about: 'one V8 platform worker thread (node --v8-pool-size=1; default 4)',
     nodeFlags: ['--v8-pool-size=1'],
