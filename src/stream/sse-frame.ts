@@ -22,10 +22,10 @@ function sourceJson(source: EventSource): string {
 }
 
 /**
- * The frame of the envelope `{ seq, event }`, as text (the event log writes it into its own memory):
- * what JSON.stringify writes for an event built
- * in SPEC order (ts, type, source, data, truncated; SPEC §6.1 allows no other field), except that a
- * frozen source, which every event of a target and CDP method shares, is serialized only once.
+ * The frame of the envelope `{ seq, event }` as text (the event log writes it into its own
+ * memory): what JSON.stringify writes for an event built in SPEC order (ts, type, source, data,
+ * truncated; SPEC §6.1 allows no other field), except that a frozen source, which every event of a
+ * target and CDP method shares, is serialized only once.
  * A fifth of a console event's JSON is its source; serializing is most of what admitting it costs.
  * Whatever the event, the frame is valid JSON (a missing ts or type would be `null`, not omitted).
  */
