@@ -13,6 +13,8 @@
 import CDP from 'chrome-remote-interface';
 import type { Protocol } from 'devtools-protocol';
 import { DEFAULT_LIMITS } from '../src/limits.ts';
+import { BodyFetcher } from '../src/telemetry/body-fetcher.ts';
+import { planBody } from '../src/telemetry/network.ts';
 import { networkEnableParams } from '../src/telemetry/network-family.ts';
 import { pushEvent, serveIpc } from './ipc.ts';
 import { monoMs } from './processes.ts';
@@ -27,6 +29,12 @@ export interface BareClientOptions {
   /** Read process.cpuUsage() at every matched event (for matchedCpuMicros; off in throughput runs). */
   cpuOfMatched?: boolean;
   transport?: 'cri' | 'ws8';
+  /**
+   * Diagnostic: also fetch every textual response body the agent would fetch (the same MIME and
+   * size rule, at `loadingFinished`, 4 at a time) and do nothing with it: what serving the bodies
+   * costs the browser, next to what the agent adds.
+   */
+  fetchBodies?: boolean;
 }
 
 export interface BareStats {
@@ -84,6 +92,28 @@ client.on('event', (message: { method: string; params: unknown; sessionId?: stri
     if ((message.params as Protocol.Network.ResponseReceivedEvent).response.url.includes(options.fetchPath)) match();
   }
 });
+
+if (options.fetchBodies) {
+  // The agent's own fetch queue, over this client's untyped send.
+  const fetcher = new BodyFetcher({ send } as unknown as ConstructorParameters<typeof BodyFetcher>[0]);
+  // sessionId + requestId -> MIME type of a response not yet finished.
+  const mimeOf = new Map<string, string>();
+  client.on('event', (message: { method: string; params: unknown; sessionId?: string }) => {
+    if (message.method === 'Network.responseReceived') {
+      const p = message.params as Protocol.Network.ResponseReceivedEvent;
+      mimeOf.set(`${message.sessionId}/${p.requestId}`, p.response.mimeType);
+    } else if (message.method === 'Network.loadingFinished' || message.method === 'Network.loadingFailed') {
+      const p = message.params as Protocol.Network.LoadingFinishedEvent;
+      const key = `${message.sessionId}/${p.requestId}`;
+      const mime = mimeOf.get(key);
+      mimeOf.delete(key);
+      if (message.method === 'Network.loadingFinished' && mime !== undefined && message.sessionId !== undefined) {
+        // The agent sums `dataReceived` for the decoded size; the bench serves nothing compressed.
+        if (planBody(mime, p.encodedDataLength, DEFAULT_LIMITS) === 'fetch') void fetcher.responseBody(message.sessionId, p.requestId);
+      }
+    }
+  });
+}
 
 const attached = new Set<string>();
 const setups = new Set<Promise<unknown>>();

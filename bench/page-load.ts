@@ -24,6 +24,7 @@ export const LOAD_MODES = {
   noshots: '(c-shots) agent, all, --screenshots off',
   nobody: '(c-bodies) agent, all, no body fetches',
   noscript: '(c-script) agent, console+network, no page script',
+  barebodies: '(b+bodies) bare client fetching the bodies the agent fetches',
 } as const;
 export type LoadMode = keyof typeof LOAD_MODES;
 
@@ -96,6 +97,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
   const start = async (mode: LoadMode): Promise<Running> => {
     if (mode === 'none') return { pid: undefined, stop: async () => undefined };
     if (mode === 'bare') return BareClient.start({ wsUrl: browser.wsUrl });
+    if (mode === 'barebodies') return BareClient.start({ wsUrl: browser.wsUrl, fetchBodies: true });
     const agent = await AgentCli.start(browser.httpUrl, AGENT_FLAGS[mode], profileDirOf(mode));
     // One subscriber, as in production (the gateway).
     await subscribers.open({ url: agent.streamUrl, readers: 1, stalled: 0 });
@@ -124,7 +126,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         // The client was started for this block; the agent runs for days. Its start (attaching,
         // setting up the tab, the JIT compiling its hot paths) is not what a page load costs it
         // in service, so the block first loads every page `warmupLoads` times, unmeasured.
-        const isAgent = mode !== 'none' && mode !== 'bare';
+        const isAgent = mode !== 'none' && mode !== 'bare' && mode !== 'barebodies';
         await pages.runChain(plan(pageSet, options.warmupLoads), 60_000 + options.warmupLoads * pageSet.length * 5000);
         await pages.waitIdle();
         const frames = async () => (isAgent ? ((await subscribers.stats())[0]?.frames ?? 0) : 0);
@@ -164,7 +166,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     const c = cpu.get(mode)!;
     const result: ModeResult = { mode, label: LOAD_MODES[mode], byPage };
     if (mode !== 'none' && c.loads > 0) result.cpuMsPerLoad = (c.seconds * 1000) / c.loads;
-    if (mode !== 'none' && mode !== 'bare' && c.loads > 0) result.eventsPerLoad = c.events / c.loads;
+    if (mode !== 'none' && mode !== 'bare' && mode !== 'barebodies' && c.loads > 0) result.eventsPerLoad = c.events / c.loads;
     return result;
   });
 
