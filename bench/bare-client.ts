@@ -3,7 +3,8 @@
 // auto-attach with waitForDebuggerOnStart, recursively on every page and iframe session, the same
 // target filters, discovery on), enables the same domains on the same target types with the same
 // Network buffer parameters, and resumes each target. Nothing else: no page script, no body
-// fetches, no translation. It counts the events it receives (the throughput floor).
+// fetches (unless the `fetchBodies` diagnostic asks), no translation. It counts the events it
+// receives (the throughput floor).
 //
 // Transport: chrome-remote-interface as the agent uses it (the floor), or `ws8` (bench/ws8-cdp.ts,
 // a diagnostic: what the same client costs without chrome-remote-interface).
