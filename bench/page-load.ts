@@ -41,6 +41,11 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   noscript: ['--telemetry', NO_PAGE_SCRIPT],
 };
 
+/** Modes that run the agent CLI (the others: no client, or the bare client with or without bodies). */
+function isAgentMode(mode: LoadMode): boolean {
+  return AGENT_FLAGS[mode] !== undefined;
+}
+
 export interface PageLoadOptions {
   rounds: number;
   /** Which pages of LOAD_PAGES (all by default). */
@@ -126,7 +131,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         // The client was started for this block; the agent runs for days. Its start (attaching,
         // setting up the tab, the JIT compiling its hot paths) is not what a page load costs it
         // in service, so the block first loads every page `warmupLoads` times, unmeasured.
-        const isAgent = mode !== 'none' && mode !== 'bare' && mode !== 'barebodies';
+        const isAgent = isAgentMode(mode);
         await pages.runChain(plan(pageSet, options.warmupLoads), 60_000 + options.warmupLoads * pageSet.length * 5000);
         await pages.waitIdle();
         const frames = async () => (isAgent ? ((await subscribers.stats())[0]?.frames ?? 0) : 0);
@@ -166,7 +171,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     const c = cpu.get(mode)!;
     const result: ModeResult = { mode, label: LOAD_MODES[mode], byPage };
     if (mode !== 'none' && c.loads > 0) result.cpuMsPerLoad = (c.seconds * 1000) / c.loads;
-    if (mode !== 'none' && mode !== 'bare' && mode !== 'barebodies' && c.loads > 0) result.eventsPerLoad = c.events / c.loads;
+    if (isAgentMode(mode) && c.loads > 0) result.eventsPerLoad = c.events / c.loads;
     return result;
   });
 
