@@ -11,6 +11,8 @@
 //
 // argv[2]: JSON of BareClientOptions.
 
+import http from 'node:http';
+import type { Socket } from 'node:net';
 import CDP from 'chrome-remote-interface';
 import type { Protocol } from 'devtools-protocol';
 import { DEFAULT_LIMITS } from '../src/limits.ts';
@@ -36,10 +38,26 @@ export interface BareClientOptions {
    * costs the browser, next to what the agent adds.
    */
   fetchBodies?: boolean;
+  /**
+   * Diagnostic (section 3): also serve every raw CDP message it receives as an SSE frame to any
+   * number of subscribers (`GET /` on an HTTP port of its own), the way the agent writes: the
+   * frames of one tick joined, one plain socket write per subscriber per tick. No parse of its
+   * own, no translation, no log: the cheapest fan-out that SPEC §5 allows (no batching timer),
+   * for what the agent costs beyond the floor and the kernel's socket writes.
+   */
+  relay?: boolean;
 }
 
 export interface BareStats {
   events: number;
+  /** With `relay`: the relay's URL. */
+  relayUrl?: string;
+  /** With `relay`: CDP messages relayed, and socket writes made by the first and the latest match. */
+  relayed?: number;
+  /** With `relay`: ticks that wrote (how many CDP messages one write carried: relayed / ticks). */
+  relayTicks?: number;
+  relayWritesAtFirstMatch?: number;
+  relayWritesAtLastMatch?: number;
   matched: number;
   firstMatchAt: number;
   lastMatchAt: number;
@@ -68,6 +86,7 @@ interface Client extends NodeJS.EventEmitter {
 const client: Client = options.transport === 'ws8' ? await Ws8Cdp.connect(options.wsUrl) : ((await CDP({ target: options.wsUrl, local: true })) as unknown as Client);
 const send = (client as unknown as { send: (method: string, params?: object, sessionId?: string) => Promise<unknown> }).send.bind(client);
 
+let relayWrites = 0;
 const stats: BareStats = { events: 0, matched: 0, firstMatchAt: NaN, lastMatchAt: NaN, matchedCpuMicros: 0, matchedCpuSpanMs: 0 };
 let cpuAtFirstMatch: (NodeJS.CpuUsage & { at: number }) | undefined;
 const match = (): void => {
@@ -80,8 +99,12 @@ const match = (): void => {
     stats.matchedCpuMicros = cpu.user + cpu.system - cpuAtFirstMatch.user - cpuAtFirstMatch.system;
     stats.matchedCpuSpanMs = at - cpuAtFirstMatch.at;
   }
-  if (Number.isNaN(stats.firstMatchAt)) stats.firstMatchAt = at;
+  if (Number.isNaN(stats.firstMatchAt)) {
+    stats.firstMatchAt = at;
+    stats.relayWritesAtFirstMatch = relayWrites;
+  }
   stats.lastMatchAt = at;
+  stats.relayWritesAtLastMatch = relayWrites;
 };
 // Both transports emit 'event' with the raw message once per CDP event.
 client.on('event', (message: { method: string; params: unknown; sessionId?: string }) => {
@@ -113,6 +136,44 @@ if (options.fetchBodies) {
         if (planBody(mime, p.encodedDataLength, DEFAULT_LIMITS) === 'fetch') void fetcher.responseBody(message.sessionId, p.requestId);
       }
     }
+  });
+}
+
+if (options.relay) await startRelay();
+
+async function startRelay(): Promise<void> {
+  const sockets = new Set<Socket>();
+  const server = http.createServer((req, res) => {
+    res.useChunkedEncodingByDefault = false;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.flushHeaders();
+    const socket = res.socket!;
+    socket.setNoDelay(true);
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  stats.relayUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+  stats.relayed = 0;
+  stats.relayTicks = 0;
+  // The raw message as the websocket delivered it (chrome-remote-interface keeps its ws as `_ws`).
+  const ws = (client as unknown as { _ws: NodeJS.EventEmitter })._ws;
+  let pending: Buffer[] = [];
+  let seq = 0;
+  const flush = (): void => {
+    stats.relayTicks!++;
+    const frames = Buffer.concat(pending);
+    pending = [];
+    for (const socket of sockets) {
+      if (socket.writableLength > 1 << 20) continue; // a stalled subscriber: skip, as the agent's cursor would
+      socket.write(frames);
+      relayWrites++;
+    }
+  };
+  ws.on('message', (data: Buffer) => {
+    if (pending.length === 0) process.nextTick(flush);
+    pending.push(Buffer.from(`id: ${++seq}\ndata: `), data, Buffer.from('\n\n'));
+    stats.relayed!++;
   });
 }
 

@@ -16,7 +16,10 @@ export interface LatencyOptions {
   reps: number;
   /** Duration of the steady logging per window (ms). */
   windowMs: number;
-  /** Also measure the floor on a bare ws 8 transport (no chrome-remote-interface). */
+  /**
+   * Also measure the floor on a bare ws 8 transport (no chrome-remote-interface), and the relay:
+   * the floor also writing every raw CDP message to 1 and 10 subscribers as the agent writes.
+   */
   diagnose: boolean;
   configs: FanOut[];
 }
@@ -62,6 +65,17 @@ export interface FloorWindow {
   eventsPerSecond: number;
 }
 
+/** --diagnose: the bare client relaying raw CDP messages to `readers` subscribers. */
+export interface RelayWindow extends FloorWindow {
+  readers: number;
+  /** Marker lines per second delivered to a reader. */
+  readerEventsPerSecond: number;
+  /** Socket writes per second over all subscribers. */
+  writesPerSecond: number;
+  /** CDP messages per tick, i.e. per write to one subscriber (the agent's: messagesPerTick). */
+  messagesPerTick: number;
+}
+
 export interface FanOutResult {
   config: FanOut;
   windows: LatencyWindow[];
@@ -75,6 +89,8 @@ export interface LatencyResult {
   floor: { windows: FloorWindow[]; medianCpuPercent: number };
   /** --diagnose: the same bare client on ws 8 instead of chrome-remote-interface. */
   floorWs8?: { windows: FloorWindow[]; medianCpuPercent: number };
+  /** --diagnose: the relay (see LatencyOptions.diagnose), per number of subscribers. */
+  relay?: Array<{ readers: number; windows: RelayWindow[]; medianCpuPercent: number }>;
 }
 
 export async function runLatency(ctx: BenchContext, options: LatencyOptions): Promise<LatencyResult> {
@@ -85,6 +101,7 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
   const windows = new Map<string, LatencyWindow[]>(options.configs.map((c) => [c.name, []]));
   const floorWindows: FloorWindow[] = [];
   const floorWs8Windows: FloorWindow[] = [];
+  const relayWindows: RelayWindow[] = [];
   let base = 1_000_000;
 
   /** One steady window with the bare client attached too, measuring the bare client only. */
@@ -105,6 +122,36 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
       await pages.waitIdle();
     }
   };
+  /** One steady window of the relay with `readers` subscribers on it. */
+  const relayWindow = async (readers: number): Promise<void> => {
+    const bare = await BareClient.start({ wsUrl: browser.wsUrl, consolePrefix: LATENCY_MARKER, cpuOfMatched: true, relay: true });
+    try {
+      base += 1_000_000;
+      const url = (await bare.stats()).relayUrl!;
+      // The relay's frames are raw CDP messages: `"type":"log"` is in every console.log call's.
+      await subscribers.open({ url, readers, stalled: 0, match: { type: 'log', contains: LATENCY_MARKER } });
+      await sleep(300);
+      await pages.runChain([`/p/steady?base=${base}&ms=${options.windowMs}`], options.windowMs + 60_000);
+      await sleep(300);
+      const s = await bare.stats();
+      const reader = (await subscribers.stats())[0]!;
+      await subscribers.closeAll();
+      const spanS = (s.lastMatchAt - s.firstMatchAt) / 1000;
+      const w: RelayWindow = {
+        readers,
+        cpuPercent: s.matchedCpuSpanMs > 0 ? (s.matchedCpuMicros / 1000 / s.matchedCpuSpanMs) * 100 : NaN,
+        eventsPerSecond: s.matched / spanS,
+        readerEventsPerSecond: reader.matched / ((reader.lastMatchAt - reader.firstMatchAt) / 1000),
+        writesPerSecond: (s.relayWritesAtLastMatch! - s.relayWritesAtFirstMatch!) / spanS,
+        messagesPerTick: s.relayed! / s.relayTicks!,
+      };
+      relayWindows.push(w);
+      ctx.log(`[latency] relay, ${readers} subscriber(s): cpu ${w.cpuPercent.toFixed(1)}%, ${Math.round(w.eventsPerSecond)} ev/s, ${Math.round(w.readerEventsPerSecond)} ev/s at a reader, ${Math.round(w.writesPerSecond)} writes/s, ${w.messagesPerTick.toFixed(1)} msgs/tick`);
+    } finally {
+      await bare.stop();
+      await pages.waitIdle();
+    }
+  };
   try {
     await pages.waitIdle();
     // Warm-up: one short window, not kept.
@@ -113,7 +160,10 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
 
     for (let rep = 0; rep < options.reps; rep++) {
       await floorWindow('cri');
-      if (options.diagnose) await floorWindow('ws8');
+      if (options.diagnose) {
+        await floorWindow('ws8');
+        for (const readers of rotate([1, 10], rep)) await relayWindow(readers);
+      }
       for (const config of rotate(options.configs, rep)) {
         base += 1_000_000;
         const count = options.windowMs + 2000;
@@ -169,7 +219,15 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
   return {
     options,
     floor: { windows: floorWindows, medianCpuPercent: median(floorWindows.map((w) => w.cpuPercent)) },
-    ...(options.diagnose ? { floorWs8: { windows: floorWs8Windows, medianCpuPercent: median(floorWs8Windows.map((w) => w.cpuPercent)) } } : {}),
+    ...(options.diagnose
+      ? {
+          floorWs8: { windows: floorWs8Windows, medianCpuPercent: median(floorWs8Windows.map((w) => w.cpuPercent)) },
+          relay: [1, 10].map((readers) => {
+            const w = relayWindows.filter((x) => x.readers === readers);
+            return { readers, windows: w, medianCpuPercent: median(w.map((x) => x.cpuPercent)) };
+          }),
+        }
+      : {}),
     configs: options.configs.map((config) => {
       const w = windows.get(config.name)!;
       const range = (values: number[]): [number, number] => [Math.min(...values), Math.max(...values)];

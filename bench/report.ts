@@ -102,7 +102,12 @@ export function renderReport(results: Results): string {
     ]);
     out.push(table(['subscribers', 'p50 ms', 'p50 range', 'p99 ms', 'p99 range', 'agent CPU %', 'CPU range', 'events/s', 'gaps+lost'], rows));
     const ws8 = latency.floorWs8 ? ` (on ws 8 without chrome-remote-interface: ${f(latency.floorWs8.medianCpuPercent)}%)` : '';
-    out.push(`Floor: the bare CDP client receiving the same 1,000 events/s uses ${f(latency.floor.medianCpuPercent)}% of a core${ws8}.`, '');
+    out.push(`Floor: the bare CDP client receiving the same 1,000 events/s uses ${f(latency.floor.medianCpuPercent)}% of a core${ws8}.`);
+    if (latency.relay) {
+      const relay = latency.relay.map((r) => `${r.readers} subscriber${r.readers === 1 ? '' : 's'} ${f(r.medianCpuPercent)}%`).join(', ');
+      out.push(`Relay (the floor also writing each raw CDP message to the subscribers, one write per subscriber per tick, as the agent writes): ${relay}.`);
+    }
+    out.push('');
   }
   if (reconnect) {
     out.push(`### 4. Reconnect (embedded mode, SIGKILL of the browser, ${reconnect.kills.length} kills)`);
