@@ -3,8 +3,8 @@
 // auto-attach with waitForDebuggerOnStart, recursively on every page and iframe session, the same
 // target filters, discovery on), enables the same domains on the same target types with the same
 // Network buffer parameters, and resumes each target. Nothing else: no page script, no body
-// fetches (unless the `fetchBodies` diagnostic asks), no translation. It counts the events it
-// receives (the throughput floor).
+// fetches (unless the `fetchBodies` diagnostic asks), no translation, no stream (unless the `relay`
+// diagnostic asks). It counts the events it receives (the throughput floor).
 //
 // Transport: chrome-remote-interface as the agent uses it (the floor), or `ws8` (bench/ws8-cdp.ts,
 // a diagnostic: what the same client costs without chrome-remote-interface).
@@ -157,7 +157,8 @@ async function startRelay(): Promise<void> {
   stats.relayed = 0;
   stats.relayTicks = 0;
   // The raw message as the websocket delivered it (chrome-remote-interface keeps its ws as `_ws`).
-  const ws = (client as unknown as { _ws: NodeJS.EventEmitter })._ws;
+  const ws = (client as unknown as { _ws?: NodeJS.EventEmitter })._ws;
+  if (ws === undefined) throw new Error('relay needs the chrome-remote-interface transport');
   let pending: Buffer[] = [];
   let seq = 0;
   const flush = (): void => {
