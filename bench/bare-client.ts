@@ -159,6 +159,7 @@ async function startRelay(): Promise<void> {
   // The raw message as the websocket delivered it (chrome-remote-interface keeps its ws as `_ws`).
   const ws = (client as unknown as { _ws?: NodeJS.EventEmitter })._ws;
   if (ws === undefined) throw new Error('relay needs the chrome-remote-interface transport');
+  const frameEnd = Buffer.from('\n\n');
   let pending: Buffer[] = [];
   let seq = 0;
   const flush = (): void => {
@@ -173,7 +174,7 @@ async function startRelay(): Promise<void> {
   };
   ws.on('message', (data: Buffer) => {
     if (pending.length === 0) process.nextTick(flush);
-    pending.push(Buffer.from(`id: ${++seq}\ndata: `), data, Buffer.from('\n\n'));
+    pending.push(Buffer.from(`id: ${++seq}\ndata: `), data, frameEnd);
     stats.relayed!++;
   });
 }
