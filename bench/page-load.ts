@@ -65,6 +65,10 @@ export interface ModeResult {
   cpuMsPerLoad?: number;
   /** SSE events delivered per page load (agent modes). */
   eventsPerLoad?: number;
+  /** CPU per page load (ms) of the process reading the agent's stream (agent modes). */
+  subscriberCpuMsPerLoad?: number;
+  /** Socket reads per page load of that process: about one per write of the agent. */
+  subscriberReadsPerLoad?: number;
 }
 
 export interface RatioResult {
@@ -92,10 +96,10 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
   const pageSet = options.pages;
   const browser = await BenchBrowser.launch(pages.idleUrl);
   const samples = new Map<LoadMode, Map<LoadPage, number[][]>>();
-  const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number }>();
+  const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number; subscriberSeconds: number; subscriberReads: number }>();
   for (const mode of options.modes) {
     samples.set(mode, new Map(pageSet.map((p) => [p, []])));
-    cpu.set(mode, { seconds: 0, loads: 0, events: 0 });
+    cpu.set(mode, { seconds: 0, loads: 0, events: 0, subscriberSeconds: 0, subscriberReads: 0 });
   }
 
   const profileDirOf = (mode: LoadMode) => (ctx.profileDir ? `${ctx.profileDir}/load-${mode}` : undefined);
@@ -104,8 +108,9 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     if (mode === 'bare') return BareClient.start({ wsUrl: browser.wsUrl });
     if (mode === 'barebodies') return BareClient.start({ wsUrl: browser.wsUrl, fetchBodies: true });
     const agent = await AgentCli.start(browser.httpUrl, AGENT_FLAGS[mode], profileDirOf(mode));
-    // One subscriber, as in production (the gateway).
-    await subscribers.open({ url: agent.streamUrl, readers: 1, stalled: 0 });
+    // One subscriber, as in production (the gateway). It only counts frames: its CPU competes with
+    // the browser's too, and is reported apart (subscriberCpuMsPerLoad).
+    await subscribers.open({ url: agent.streamUrl, readers: 1, stalled: 0, countOnly: true });
     return {
       pid: agent.pid,
       stop: async () => {
@@ -134,14 +139,18 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         const isAgent = isAgentMode(mode);
         await pages.runChain(plan(pageSet, options.warmupLoads), 60_000 + options.warmupLoads * pageSet.length * 5000);
         await pages.waitIdle();
-        const frames = async () => (isAgent ? ((await subscribers.stats())[0]?.frames ?? 0) : 0);
-        const frames0 = await frames();
+        const reader = async () => (isAgent ? (await subscribers.stats())[0] : undefined);
+        const reader0 = await reader();
         const cpu0 = running.pid === undefined ? 0 : cpuSeconds(running.pid);
+        const subscriberCpu0 = cpuSeconds(subscribers.pid);
         const t0 = monoMs();
         const beacons = await pages.runChain(plan(pageSet, options.loadsPerBlock), 60_000 + options.loadsPerBlock * pageSet.length * 5000);
         const cpu1 = running.pid === undefined ? 0 : cpuSeconds(running.pid);
+        const subscriberCpu1 = cpuSeconds(subscribers.pid);
         ctx.profileWindow(profileDirOf(mode), t0, monoMs());
-        const events = (await frames()) - frames0;
+        const reader1 = await reader();
+        const events = (reader1?.frames ?? 0) - (reader0?.frames ?? 0);
+        const reads = (reader1?.reads ?? 0) - (reader0?.reads ?? 0);
         await running.stop();
         await pages.waitIdle();
 
@@ -153,6 +162,8 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         c.seconds += cpu1 - cpu0;
         c.loads += beacons.length;
         c.events += events;
+        c.subscriberSeconds += subscriberCpu1 - subscriberCpu0;
+        c.subscriberReads += reads;
         const medians = pageSet.map((p) => `${p} ${round1(median(roundSamples.get(p)!))}`).join(', ');
         ctx.log(`[load] round ${round + 1}/${options.rounds} ${LOAD_MODES[mode]}: median ms ${medians}`);
       }
@@ -171,7 +182,11 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     const c = cpu.get(mode)!;
     const result: ModeResult = { mode, label: LOAD_MODES[mode], byPage };
     if (mode !== 'none' && c.loads > 0) result.cpuMsPerLoad = (c.seconds * 1000) / c.loads;
-    if (isAgentMode(mode) && c.loads > 0) result.eventsPerLoad = c.events / c.loads;
+    if (isAgentMode(mode) && c.loads > 0) {
+      result.eventsPerLoad = c.events / c.loads;
+      result.subscriberCpuMsPerLoad = (c.subscriberSeconds * 1000) / c.loads;
+      result.subscriberReadsPerLoad = c.subscriberReads / c.loads;
+    }
     return result;
   });
 

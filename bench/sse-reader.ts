@@ -15,6 +15,11 @@ export interface FrameMatch {
 
 export interface ReaderOptions {
   stalled?: boolean;
+  /**
+   * Count frames only, on the bytes (no text, no seq): the cheapest consumer, for measurements
+   * where the reader's own CPU competes with the browser (page loads). No gaps, marks or sizes.
+   */
+  countOnly?: boolean;
   match?: FrameMatch;
   /** Record arrival times of markers base..base+count-1 (needs `match`). */
   marks?: { base: number; count: number };
@@ -26,6 +31,8 @@ export interface ReaderOptions {
 
 export interface ReaderStats {
   stalled: boolean;
+  /** Socket reads ('data' events): what the agent's writes cost this reader in wake-ups. */
+  reads: number;
   frames: number;
   keepalives: number;
   bytes: number;
@@ -42,7 +49,47 @@ export interface ReaderStats {
   retainedBytes: number;
 }
 
+const FRAME_END = Buffer.from('\n\n');
+
+/** Counts the frames of an SSE byte stream cut anywhere into chunks, keepalive comments apart. */
+export class FrameCounter {
+  frames = 0;
+  keepalives = 0;
+  /** The next byte starts a frame. */
+  private atFrameStart = true;
+  /** The previous chunk ended with a LF that may be the first half of a frame end. */
+  private lfCarry = false;
+
+  push(chunk: Buffer): void {
+    const n = chunk.length;
+    let i = 0;
+    if (this.lfCarry) {
+      this.lfCarry = false;
+      if (chunk[0] === 10) {
+        this.atFrameStart = true;
+        i = 1;
+      }
+    }
+    for (;;) {
+      if (this.atFrameStart && i < n) {
+        this.atFrameStart = false;
+        if (chunk[i] === 58 /* ':' */) this.keepalives++;
+        else this.frames++;
+      }
+      if (i >= n) return;
+      const end = chunk.indexOf(FRAME_END, i);
+      if (end === -1) {
+        this.lfCarry = chunk[n - 1] === 10;
+        return;
+      }
+      i = end + 2;
+      this.atFrameStart = true;
+    }
+  }
+}
+
 export class SseReader {
+  private reads = 0;
   private frames = 0;
   private keepalives = 0;
   private bytes = 0;
@@ -54,6 +101,7 @@ export class SseReader {
   private firstMatchAt = NaN;
   private lastMatchAt = NaN;
   private buffer = '';
+  private readonly counter = new FrameCounter();
   private req: http.ClientRequest | undefined;
   private readonly typeNeedle: string | undefined;
   /** Arrival time per marker number (offset from marks.base); NaN = not seen. */
@@ -85,8 +133,9 @@ export class SseReader {
   stats(): ReaderStats {
     return {
       stalled: this.isStalled,
-      frames: this.frames,
-      keepalives: this.keepalives,
+      reads: this.reads,
+      frames: this.frames + this.counter.frames,
+      keepalives: this.keepalives + this.counter.keepalives,
       bytes: this.bytes,
       gaps: this.gaps,
       missing: this.missing,
@@ -126,7 +175,8 @@ export class SseReader {
           // Connected, never reading: no 'data' listener, paused.
           res.pause();
         } else {
-          res.on('data', (chunk: Buffer) => this.onData(chunk, monoMs()));
+          if (this.options.countOnly) res.on('data', (chunk: Buffer) => this.countFrames(chunk));
+          else res.on('data', (chunk: Buffer) => this.onData(chunk, monoMs()));
         }
         resolve();
       });
@@ -135,6 +185,7 @@ export class SseReader {
   }
 
   private onData(chunk: Buffer, at: number): void {
+    this.reads++;
     // latin1: one char per byte, so lengths are byte counts; markers and ids are ASCII.
     const text = this.buffer + chunk.toString('latin1');
     let start = 0;
@@ -144,6 +195,12 @@ export class SseReader {
       start = end + 2;
     }
     this.buffer = start === 0 ? text : text.slice(start);
+  }
+
+  private countFrames(chunk: Buffer): void {
+    this.reads++;
+    this.bytes += chunk.length;
+    this.counter.push(chunk);
   }
 
   private onFrame(frame: string, at: number): void {

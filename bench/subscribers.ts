@@ -14,6 +14,8 @@ export interface OpenArgs {
   match?: FrameMatch;
   marks?: { base: number; count: number };
   retainedWindow?: number;
+  /** Readers that only count frames (SseReader countOnly). */
+  countOnly?: boolean;
 }
 
 export interface LatencyArgs {
@@ -41,7 +43,7 @@ serveIpc({
   async open(args: OpenArgs): Promise<number> {
     const opened: Array<Promise<SseReader>> = [];
     for (let i = 0; i < args.readers; i++) {
-      opened.push(SseReader.open(args.url, args.token, { match: args.match, marks: args.marks, retainedWindow: args.retainedWindow }));
+      opened.push(SseReader.open(args.url, args.token, { match: args.match, marks: args.marks, retainedWindow: args.retainedWindow, countOnly: args.countOnly }));
     }
     for (let i = 0; i < args.stalled; i++) opened.push(SseReader.open(args.url, args.token, { stalled: true }));
     readers.push(...(await Promise.all(opened)));
