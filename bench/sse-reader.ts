@@ -2,6 +2,7 @@
 // that carry a workload marker (CLOCK_MONOTONIC at the socket's 'data' event, so the time is when
 // the bytes reached this process). A stalled reader connects, takes the headers, and never reads
 // again: once Node's small buffer is full the socket stops being read and the kernel buffers fill.
+// A count-only reader (page loads) just counts frames on the bytes, the cheapest a consumer can be.
 
 import http from 'node:http';
 import { monoMs } from './processes.ts';
@@ -174,9 +175,10 @@ export class SseReader {
         if (this.isStalled) {
           // Connected, never reading: no 'data' listener, paused.
           res.pause();
+        } else if (this.options.countOnly) {
+          res.on('data', (chunk: Buffer) => this.countFrames(chunk));
         } else {
-          if (this.options.countOnly) res.on('data', (chunk: Buffer) => this.countFrames(chunk));
-          else res.on('data', (chunk: Buffer) => this.onData(chunk, monoMs()));
+          res.on('data', (chunk: Buffer) => this.onData(chunk, monoMs()));
         }
         resolve();
       });
