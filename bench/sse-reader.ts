@@ -18,7 +18,8 @@ export interface ReaderOptions {
   stalled?: boolean;
   /**
    * Count frames only, on the bytes (no text, no seq): the cheapest consumer, for measurements
-   * where the reader's own CPU competes with the browser (page loads). No gaps, marks or sizes.
+   * where the reader's own CPU competes with the browser (page loads). No gaps, marks or sizes;
+   * `bytes` counts the whole stream, keepalives included.
    */
   countOnly?: boolean;
   match?: FrameMatch;
