@@ -9,7 +9,7 @@
 import { BenchBrowser } from './chromium.ts';
 import { AgentCli, BareClient } from './consumers.ts';
 import { rotate, type BenchContext } from './context.ts';
-import { cpuSeconds, monoMs, sleep } from './processes.ts';
+import { cpuSeconds, monoMs, sleep, treeCpuSeconds } from './processes.ts';
 import { bootstrapRatio, median, round, summarize, type Summary } from './stats.ts';
 
 export const LOAD_PAGES = ['typical', 'console', 'spa'] as const;
@@ -69,6 +69,8 @@ export interface ModeResult {
   subscriberCpuMsPerLoad?: number;
   /** Socket reads per page load of that process: about one per write of the agent. */
   subscriberReadsPerLoad?: number;
+  /** CPU per page load (ms) of Chromium's whole process tree (browser, renderers, helpers). */
+  browserCpuMsPerLoad: number;
 }
 
 export interface RatioResult {
@@ -96,10 +98,10 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
   const pageSet = options.pages;
   const browser = await BenchBrowser.launch(pages.idleUrl);
   const samples = new Map<LoadMode, Map<LoadPage, number[][]>>();
-  const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number; subscriberSeconds: number; subscriberReads: number }>();
+  const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number; subscriberSeconds: number; subscriberReads: number; browserSeconds: number }>();
   for (const mode of options.modes) {
     samples.set(mode, new Map(pageSet.map((p) => [p, []])));
-    cpu.set(mode, { seconds: 0, loads: 0, events: 0, subscriberSeconds: 0, subscriberReads: 0 });
+    cpu.set(mode, { seconds: 0, loads: 0, events: 0, subscriberSeconds: 0, subscriberReads: 0, browserSeconds: 0 });
   }
 
   const profileDirOf = (mode: LoadMode) => (ctx.profileDir ? `${ctx.profileDir}/load-${mode}` : undefined);
@@ -143,10 +145,12 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         const reader0 = await reader();
         const cpu0 = running.pid === undefined ? 0 : cpuSeconds(running.pid);
         const subscriberCpu0 = cpuSeconds(subscribers.pid);
+        const browserCpu0 = treeCpuSeconds(browser.pid);
         const t0 = monoMs();
         const beacons = await pages.runChain(plan(pageSet, options.loadsPerBlock), 60_000 + options.loadsPerBlock * pageSet.length * 5000);
         const cpu1 = running.pid === undefined ? 0 : cpuSeconds(running.pid);
         const subscriberCpu1 = cpuSeconds(subscribers.pid);
+        const browserCpu1 = treeCpuSeconds(browser.pid);
         ctx.profileWindow(profileDirOf(mode), t0, monoMs());
         const reader1 = await reader();
         const events = (reader1?.frames ?? 0) - (reader0?.frames ?? 0);
@@ -164,6 +168,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         c.events += events;
         c.subscriberSeconds += subscriberCpu1 - subscriberCpu0;
         c.subscriberReads += reads;
+        c.browserSeconds += browserCpu1 - browserCpu0;
         const medians = pageSet.map((p) => `${p} ${round1(median(roundSamples.get(p)!))}`).join(', ');
         ctx.log(`[load] round ${round + 1}/${options.rounds} ${LOAD_MODES[mode]}: median ms ${medians}`);
       }
@@ -180,7 +185,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
       byPage[page] = { summary: summarize(all), samples: all.map((v) => round(v, 1)), roundMedians: rounds.map((r) => round(median(r), 1)) };
     }
     const c = cpu.get(mode)!;
-    const result: ModeResult = { mode, label: LOAD_MODES[mode], byPage };
+    const result: ModeResult = { mode, label: LOAD_MODES[mode], byPage, browserCpuMsPerLoad: c.loads > 0 ? (c.browserSeconds * 1000) / c.loads : NaN };
     if (mode !== 'none' && c.loads > 0) result.cpuMsPerLoad = (c.seconds * 1000) / c.loads;
     if (isAgentMode(mode) && c.loads > 0) {
       result.eventsPerLoad = c.events / c.loads;

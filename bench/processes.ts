@@ -4,7 +4,7 @@
 // exit, on failure and on SIGINT/SIGTERM.
 
 import { fork, spawn, type ChildProcess, type ForkOptions, type SpawnOptions } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 
 const CLOCK_TICKS_PER_SECOND = 100; // sysconf(_SC_CLK_TCK) on Linux
 
@@ -110,6 +110,41 @@ export function cpuTimes(pid: number): { user: number; system: number } {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // fields[0] is field 3 (state): utime is field 14, stime field 15.
   return { user: Number(fields[11]) / CLOCK_TICKS_PER_SECOND, system: Number(fields[12]) / CLOCK_TICKS_PER_SECOND };
+}
+
+/**
+ * CPU seconds of a process tree: every live descendant of `rootPid` (and the root), each with what
+ * its reaped children used (cutime, cstime), so a renderer that has exited still counts through the
+ * parent that waited for it (Chromium's zygote). Processes that exit unreaped between two readings
+ * are missed; Chromium reaps its helpers.
+ */
+export function treeCpuSeconds(rootPid: number): number {
+  const parentOf = new Map<number, number>();
+  const ticks = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // exited while listing
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[1] is field 4 (ppid); utime, stime, cutime, cstime are fields 14-17.
+    parentOf.set(pid, Number(fields[1]));
+    ticks.set(pid, Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]));
+  }
+  let total = 0;
+  for (const [pid, t] of ticks) {
+    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parentOf.get(p)) {
+      if (p === rootPid) {
+        total += t;
+        break;
+      }
+    }
+  }
+  return total / CLOCK_TICKS_PER_SECOND;
 }
 
 /** A field of /proc/<pid>/status in bytes (VmHWM = peak RSS, VmRSS = current RSS). */

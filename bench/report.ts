@@ -53,10 +53,11 @@ export function renderReport(results: Results): string {
           m.cpuMsPerLoad === undefined ? '' : f(m.cpuMsPerLoad),
           m.eventsPerLoad === undefined ? '' : f(m.eventsPerLoad, 0),
           m.subscriberCpuMsPerLoad === undefined ? '' : `${f(m.subscriberCpuMsPerLoad)} / ${f(m.subscriberReadsPerLoad ?? NaN, 0)}`,
+          f(m.browserCpuMsPerLoad),
         ]);
       }
     }
-    out.push(table(['mode', 'page', 'n', 'p50', 'p90', 'p10–max', 'round medians', 'client CPU ms/load', 'events/load', 'subscriber CPU ms / reads per load'], rows));
+    out.push(table(['mode', 'page', 'n', 'p50', 'p90', 'p10–max', 'round medians', 'client CPU ms/load', 'events/load', 'subscriber CPU ms / reads per load', 'Chromium CPU ms/load'], rows));
     const ratioRows: string[][] = [];
     for (const [name, ratios] of Object.entries(load.ratios)) {
       for (const r of ratios) ratioRows.push([name, r.page, f(r.p50, 3), ci(r.p50Ci), f(r.p90, 3), ci(r.p90Ci)]);
