@@ -57,10 +57,20 @@ export interface PageLoadOptions {
   modes: LoadMode[];
 }
 
+/** CPU per load of one page (ms), from the time between its beacon and the one before. */
+export interface PageCpu {
+  /** The agent's or bare client's process; 0 for (a). */
+  client: number;
+  /** The process reading the agent's stream (agent modes). */
+  subscriber?: number;
+  /** Chromium's whole process tree. */
+  browser: number;
+}
+
 export interface ModeResult {
   mode: LoadMode;
   label: string;
-  byPage: Partial<Record<LoadPage, { summary: Summary; samples: number[]; roundMedians: number[] }>>;
+  byPage: Partial<Record<LoadPage, { summary: Summary; samples: number[]; roundMedians: number[]; cpu: PageCpu }>>;
   /** Consumer CPU per page load (ms), over all its blocks; absent for (a). */
   cpuMsPerLoad?: number;
   /** SSE events delivered per page load (agent modes). */
@@ -79,6 +89,8 @@ export interface RatioResult {
   p50Ci: [number, number];
   p90: number;
   p90Ci: [number, number];
+  /** The same ratio of all the CPU a load of the page used (client, subscriber, Chromium). */
+  cpu: number;
 }
 
 export interface PageLoadResult {
@@ -99,9 +111,11 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
   const browser = await BenchBrowser.launch(pages.idleUrl);
   const samples = new Map<LoadMode, Map<LoadPage, number[][]>>();
   const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number; subscriberSeconds: number; subscriberReads: number; browserSeconds: number }>();
+  const pageCpu = new Map<LoadMode, Map<LoadPage, { loads: number; client: number; subscriber: number; browser: number }>>();
   for (const mode of options.modes) {
     samples.set(mode, new Map(pageSet.map((p) => [p, []])));
     cpu.set(mode, { seconds: 0, loads: 0, events: 0, subscriberSeconds: 0, subscriberReads: 0, browserSeconds: 0 });
+    pageCpu.set(mode, new Map(pageSet.map((p) => [p, { loads: 0, client: 0, subscriber: 0, browser: 0 }])));
   }
 
   const profileDirOf = (mode: LoadMode) => (ctx.profileDir ? `${ctx.profileDir}/load-${mode}` : undefined);
@@ -143,14 +157,29 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         await pages.waitIdle();
         const reader = async () => (isAgent ? (await subscribers.stats())[0] : undefined);
         const reader0 = await reader();
-        const cpu0 = running.pid === undefined ? 0 : cpuSeconds(running.pid);
-        const subscriberCpu0 = cpuSeconds(subscribers.pid);
-        const browserCpu0 = treeCpuSeconds(browser.pid);
+        // CPU read as each page reports: what was used since the previous page reported is that
+        // page's (the first page's since the chain started). The same reads happen in every mode.
+        const snapshot = () => ({
+          client: running.pid === undefined ? 0 : cpuSeconds(running.pid),
+          subscriber: cpuSeconds(subscribers.pid),
+          browser: treeCpuSeconds(browser.pid),
+        });
+        const first = snapshot();
+        let last = first;
+        const perPage = pageCpu.get(mode)!;
+        const onBeacon = (beacon: { page: string }) => {
+          const now = snapshot();
+          const acc = perPage.get(beacon.page as LoadPage);
+          if (acc) {
+            acc.loads++;
+            acc.client += now.client - last.client;
+            acc.subscriber += now.subscriber - last.subscriber;
+            acc.browser += now.browser - last.browser;
+          }
+          last = now;
+        };
         const t0 = monoMs();
-        const beacons = await pages.runChain(plan(pageSet, options.loadsPerBlock), 60_000 + options.loadsPerBlock * pageSet.length * 5000);
-        const cpu1 = running.pid === undefined ? 0 : cpuSeconds(running.pid);
-        const subscriberCpu1 = cpuSeconds(subscribers.pid);
-        const browserCpu1 = treeCpuSeconds(browser.pid);
+        const beacons = await pages.runChain(plan(pageSet, options.loadsPerBlock), 60_000 + options.loadsPerBlock * pageSet.length * 5000, onBeacon);
         ctx.profileWindow(profileDirOf(mode), t0, monoMs());
         const reader1 = await reader();
         const events = (reader1?.frames ?? 0) - (reader0?.frames ?? 0);
@@ -163,12 +192,12 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         for (const beacon of beacons) roundSamples.get(beacon.page as LoadPage)?.push(beacon.metric);
         for (const page of pageSet) byPage.get(page)!.push(roundSamples.get(page)!);
         const c = cpu.get(mode)!;
-        c.seconds += cpu1 - cpu0;
+        c.seconds += last.client - first.client;
         c.loads += beacons.length;
         c.events += events;
-        c.subscriberSeconds += subscriberCpu1 - subscriberCpu0;
+        c.subscriberSeconds += last.subscriber - first.subscriber;
         c.subscriberReads += reads;
-        c.browserSeconds += browserCpu1 - browserCpu0;
+        c.browserSeconds += last.browser - first.browser;
         const medians = pageSet.map((p) => `${p} ${round1(median(roundSamples.get(p)!))}`).join(', ');
         ctx.log(`[load] round ${round + 1}/${options.rounds} ${LOAD_MODES[mode]}: median ms ${medians}`);
       }
@@ -182,7 +211,14 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     for (const page of pageSet) {
       const rounds = samples.get(mode)!.get(page)!;
       const all = rounds.flat();
-      byPage[page] = { summary: summarize(all), samples: all.map((v) => round(v, 1)), roundMedians: rounds.map((r) => round(median(r), 1)) };
+      const pc = pageCpu.get(mode)!.get(page)!;
+      const perLoad = (seconds: number) => (pc.loads > 0 ? round((seconds * 1000) / pc.loads, 2) : NaN);
+      byPage[page] = {
+        summary: summarize(all),
+        samples: all.map((v) => round(v, 1)),
+        roundMedians: rounds.map((r) => round(median(r), 1)),
+        cpu: { client: perLoad(pc.client), ...(isAgentMode(mode) && { subscriber: perLoad(pc.subscriber) }), browser: perLoad(pc.browser) },
+      };
     }
     const c = cpu.get(mode)!;
     const result: ModeResult = { mode, label: LOAD_MODES[mode], byPage, browserCpuMsPerLoad: c.loads > 0 ? (c.browserSeconds * 1000) / c.loads : NaN };
@@ -206,6 +242,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         p50Ci: bootstrapRatio(a.samples, b.samples, 0.5),
         p90: a.summary.p90 / b.summary.p90,
         p90Ci: bootstrapRatio(a.samples, b.samples, 0.9),
+        cpu: totalCpu(a.cpu) / totalCpu(b.cpu),
       };
     });
   const none = modes.find((m) => m.mode === 'none');
@@ -218,6 +255,11 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     if (none) ratios['(b)/(a)'] = ratio(bare, none);
   }
   return { options, modes, ratios };
+}
+
+/** All the CPU (ms) a load used: the client, the stream's reader, Chromium. */
+export function totalCpu(cpu: PageCpu): number {
+  return cpu.client + (cpu.subscriber ?? 0) + cpu.browser;
 }
 
 export function labelLetter(mode: LoadMode): string {

@@ -53,6 +53,8 @@ interface Chain {
   /** Path (with query) of page `index`, or undefined past the end. */
   pathAt(index: number): string | undefined;
   beacons: Beacon[];
+  /** Called as each beacon arrives (before the chain resolves on the last one). */
+  onBeacon: ((beacon: Beacon) => void) | undefined;
   lastIndex: number | undefined;
   resolve(beacons: Beacon[]): void;
   reject(err: Error): void;
@@ -105,9 +107,12 @@ export class PageServer {
     });
   }
 
-  /** Run the pages `paths` in order; resolves with their beacons once the last one reported. */
-  runChain(paths: readonly string[], timeoutMs: number): Promise<Beacon[]> {
-    return this.startChain((i) => paths[i], timeoutMs);
+  /**
+   * Run the pages `paths` in order; resolves with their beacons once the last one reported.
+   * `onBeacon` sees each beacon as it arrives, when its page has just finished.
+   */
+  runChain(paths: readonly string[], timeoutMs: number, onBeacon?: (beacon: Beacon) => void): Promise<Beacon[]> {
+    return this.startChain((i) => paths[i], timeoutMs, onBeacon);
   }
 
   /**
@@ -127,7 +132,7 @@ export class PageServer {
 
   // ---- conductor -----------------------------------------------------------------------------------
 
-  private startChain(pathAt: (index: number) => string | undefined, timeoutMs: number): Promise<Beacon[]> {
+  private startChain(pathAt: (index: number) => string | undefined, timeoutMs: number, onBeacon?: (beacon: Beacon) => void): Promise<Beacon[]> {
     if (this.queued) return Promise.reject(new Error('a chain is already waiting to start'));
     const id = this.nextChainId++;
     return new Promise<Beacon[]>((resolve, reject) => {
@@ -140,6 +145,7 @@ export class PageServer {
         id,
         pathAt,
         beacons: [],
+        onBeacon,
         lastIndex: undefined,
         resolve: (b) => {
           clearTimeout(timer);
@@ -190,6 +196,7 @@ export class PageServer {
     const chain = this.chains.get(beacon.chain);
     if (!chain) return;
     chain.beacons.push(beacon);
+    chain.onBeacon?.(beacon);
     if (chain.lastIndex !== undefined && beacon.index === chain.lastIndex) chain.resolve(chain.beacons);
   }
 

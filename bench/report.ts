@@ -2,7 +2,7 @@
 // lines of issue 7, each PASS or FAIL against the measured value.
 
 import type { LatencyResult } from './latency.ts';
-import type { PageLoadResult } from './page-load.ts';
+import { labelLetter, totalCpu, type PageLoadResult } from './page-load.ts';
 import type { ReconnectResult } from './reconnect.ts';
 import type { SoakResult } from './soak.ts';
 import type { ThroughputResult } from './throughput.ts';
@@ -41,7 +41,7 @@ export function renderReport(results: Results): string {
     const rows: string[][] = [];
     for (const m of load.modes) {
       for (const page of load.options.pages) {
-        const { summary, roundMedians } = m.byPage[page]!;
+        const { summary, roundMedians, cpu } = m.byPage[page]!;
         rows.push([
           m.label,
           page,
@@ -50,19 +50,26 @@ export function renderReport(results: Results): string {
           f(summary.p90),
           `${f(summary.p10)}–${f(summary.max)}`,
           `${f(Math.min(...roundMedians))}–${f(Math.max(...roundMedians))}`,
-          m.cpuMsPerLoad === undefined ? '' : f(m.cpuMsPerLoad),
-          m.eventsPerLoad === undefined ? '' : f(m.eventsPerLoad, 0),
-          m.subscriberCpuMsPerLoad === undefined ? '' : `${f(m.subscriberCpuMsPerLoad)} / ${f(m.subscriberReadsPerLoad ?? NaN, 0)}`,
-          f(m.browserCpuMsPerLoad),
+          m.mode === 'none' ? '' : f(cpu.client),
+          cpu.subscriber === undefined ? '' : f(cpu.subscriber),
+          f(cpu.browser),
+          f(totalCpu(cpu)),
         ]);
       }
     }
-    out.push(table(['mode', 'page', 'n', 'p50', 'p90', 'p10–max', 'round medians', 'client CPU ms/load', 'events/load', 'subscriber CPU ms / reads per load', 'Chromium CPU ms/load'], rows));
+    out.push(table(['mode', 'page', 'n', 'p50', 'p90', 'p10–max', 'round medians', 'CPU ms/load: client', 'subscriber', 'Chromium', 'all'], rows));
+    const perMode = load.modes
+      .filter((m) => m.mode !== 'none')
+      .map((m) => {
+        const stream = m.eventsPerLoad === undefined ? '' : `, ${f(m.eventsPerLoad, 0)} events and ${f(m.subscriberReadsPerLoad ?? NaN, 0)} subscriber reads per load`;
+        return `${labelLetter(m.mode)} client ${f(m.cpuMsPerLoad ?? NaN)} ms${stream}`;
+      });
+    out.push('', `All pages: CPU per load ${perMode.join('; ')}. A page's CPU is what was used between its beacon and the one before.`);
     const ratioRows: string[][] = [];
     for (const [name, ratios] of Object.entries(load.ratios)) {
-      for (const r of ratios) ratioRows.push([name, r.page, f(r.p50, 3), ci(r.p50Ci), f(r.p90, 3), ci(r.p90Ci)]);
+      for (const r of ratios) ratioRows.push([name, r.page, f(r.p50, 3), ci(r.p50Ci), f(r.p90, 3), ci(r.p90Ci), f(r.cpu, 3)]);
     }
-    if (ratioRows.length) out.push('', table(['ratio', 'page', 'p50', 'p50 95% CI', 'p90', 'p90 95% CI'], ratioRows));
+    if (ratioRows.length) out.push('', table(['ratio', 'page', 'p50', 'p50 95% CI', 'p90', 'p90 95% CI', 'all CPU per load'], ratioRows));
     out.push('');
   }
   if (throughput) {
