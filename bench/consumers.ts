@@ -41,13 +41,17 @@ export class AgentCli {
     return streamUrlOf(this.url, this.sessionId);
   }
 
-  /** `profileDir`: run under `node --cpu-prof`, profile written there when it exits. */
-  static async start(cdpUrl: string, extraArgs: string[] = [], profileDir?: string): Promise<AgentCli> {
+  /**
+   * `profileDir`: run under `node --cpu-prof`, profile written there when it exits. `prefix`: a
+   * command the agent runs under (`nice -n 10`, `chrt -i 0`).
+   */
+  static async start(cdpUrl: string, extraArgs: string[] = [], profileDir?: string, prefix: string[] = []): Promise<AgentCli> {
     const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
     if (profileDir) mkdirSync(profileDir, { recursive: true });
     // As deployed (deploy/, npm start): agentNodeFlags and agentEnv.
     const args = [...agentNodeFlags(), ...profiling, sibling('agent-cli'), '--cdp-url', cdpUrl, '--port', '0', '--token', TOKEN, '--log-level', 'warn', ...extraArgs];
-    const child = spawnOwned(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: agentEnv() });
+    const [command, ...commandArgs] = [...prefix, process.execPath, ...args];
+    const child = spawnOwned(command!, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'], env: agentEnv() });
     let stderr = '';
     child.stderr!.setEncoding('utf8');
     const banner = new Promise<{ url: string; sessionId: string }>((resolve, reject) => {

@@ -9,7 +9,7 @@
 import { BenchBrowser } from './chromium.ts';
 import { AgentCli, BareClient } from './consumers.ts';
 import { rotate, type BenchContext } from './context.ts';
-import { cpuSeconds, monoMs, sleep, treeCpuSeconds } from './processes.ts';
+import { cpuSeconds, monoMs, sleep, treeCpu } from './processes.ts';
 import { bootstrapRatio, median, round, summarize, type Summary } from './stats.ts';
 
 export const LOAD_PAGES = ['typical', 'console', 'spa'] as const;
@@ -25,6 +25,8 @@ export const LOAD_MODES = {
   nobody: '(c-bodies) agent, all, no body fetches',
   noscript: '(c-script) agent, console+network, no page script',
   barebodies: '(b+bodies) bare client fetching the bodies the agent fetches',
+  nice: '(c-nice) agent, all, at nice 10',
+  idle: '(c-idle) agent, all, SCHED_IDLE',
 } as const;
 export type LoadMode = keyof typeof LOAD_MODES;
 
@@ -39,6 +41,14 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   // Every body is over a 1-byte fetch limit: none is asked for.
   nobody: ['--max-body-fetch-bytes', '1'],
   noscript: ['--telemetry', NO_PAGE_SCRIPT],
+  nice: [],
+  idle: [],
+};
+
+/** Commands an agent mode runs under: its CPU priority below the browser's. */
+const AGENT_PREFIX: Partial<Record<LoadMode, string[]>> = {
+  nice: ['nice', '-n', '10'],
+  idle: ['chrt', '--idle', '0'],
 };
 
 /** Modes that run the agent CLI (the others: no client, or the bare client with or without bodies). */
@@ -65,6 +75,8 @@ export interface PageCpu {
   subscriber?: number;
   /** Chromium's whole process tree. */
   browser: number;
+  /** The same by Chromium process type (`renderer`, `zygote` with the renderers it reaped, ...). */
+  browserByType: Record<string, number>;
 }
 
 export interface ModeResult {
@@ -111,11 +123,11 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
   const browser = await BenchBrowser.launch(pages.idleUrl);
   const samples = new Map<LoadMode, Map<LoadPage, number[][]>>();
   const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number; subscriberSeconds: number; subscriberReads: number; browserSeconds: number }>();
-  const pageCpu = new Map<LoadMode, Map<LoadPage, { loads: number; client: number; subscriber: number; browser: number }>>();
+  const pageCpu = new Map<LoadMode, Map<LoadPage, { loads: number; client: number; subscriber: number; browser: number; byType: Record<string, number> }>>();
   for (const mode of options.modes) {
     samples.set(mode, new Map(pageSet.map((p) => [p, []])));
     cpu.set(mode, { seconds: 0, loads: 0, events: 0, subscriberSeconds: 0, subscriberReads: 0, browserSeconds: 0 });
-    pageCpu.set(mode, new Map(pageSet.map((p) => [p, { loads: 0, client: 0, subscriber: 0, browser: 0 }])));
+    pageCpu.set(mode, new Map(pageSet.map((p) => [p, { loads: 0, client: 0, subscriber: 0, browser: 0, byType: {} }])));
   }
 
   const profileDirOf = (mode: LoadMode) => (ctx.profileDir ? `${ctx.profileDir}/load-${mode}` : undefined);
@@ -123,7 +135,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     if (mode === 'none') return { pid: undefined, stop: async () => undefined };
     if (mode === 'bare') return BareClient.start({ wsUrl: browser.wsUrl });
     if (mode === 'barebodies') return BareClient.start({ wsUrl: browser.wsUrl, fetchBodies: true });
-    const agent = await AgentCli.start(browser.httpUrl, AGENT_FLAGS[mode], profileDirOf(mode));
+    const agent = await AgentCli.start(browser.httpUrl, AGENT_FLAGS[mode], profileDirOf(mode), AGENT_PREFIX[mode]);
     // One subscriber, as in production (the gateway). It only counts frames: its CPU competes with
     // the browser's too, and is reported apart (subscriberCpuMsPerLoad).
     await subscribers.open({ url: agent.streamUrl, readers: 1, stalled: 0, countOnly: true });
@@ -159,11 +171,15 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         const reader0 = await reader();
         // CPU read as each page reports: what was used since the previous page reported is that
         // page's (the first page's since the chain started). The same reads happen in every mode.
-        const snapshot = () => ({
-          client: running.pid === undefined ? 0 : cpuSeconds(running.pid),
-          subscriber: cpuSeconds(subscribers.pid),
-          browser: treeCpuSeconds(browser.pid),
-        });
+        const snapshot = () => {
+          const tree = treeCpu(browser.pid);
+          return {
+            client: running.pid === undefined ? 0 : cpuSeconds(running.pid),
+            subscriber: cpuSeconds(subscribers.pid),
+            browser: tree.total,
+            byType: tree.byType,
+          };
+        };
         const first = snapshot();
         let last = first;
         const perPage = pageCpu.get(mode)!;
@@ -175,6 +191,9 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
             acc.client += now.client - last.client;
             acc.subscriber += now.subscriber - last.subscriber;
             acc.browser += now.browser - last.browser;
+            for (const type of new Set([...Object.keys(now.byType), ...Object.keys(last.byType)])) {
+              acc.byType[type] = (acc.byType[type] ?? 0) + (now.byType[type] ?? 0) - (last.byType[type] ?? 0);
+            }
           }
           last = now;
         };
@@ -217,7 +236,12 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         summary: summarize(all),
         samples: all.map((v) => round(v, 1)),
         roundMedians: rounds.map((r) => round(median(r), 1)),
-        cpu: { client: perLoad(pc.client), ...(isAgentMode(mode) && { subscriber: perLoad(pc.subscriber) }), browser: perLoad(pc.browser) },
+        cpu: {
+          client: perLoad(pc.client),
+          ...(isAgentMode(mode) && { subscriber: perLoad(pc.subscriber) }),
+          browser: perLoad(pc.browser),
+          browserByType: Object.fromEntries(Object.entries(pc.byType).map(([type, seconds]) => [type, perLoad(seconds)])),
+        },
       };
     }
     const c = cpu.get(mode)!;

@@ -119,6 +119,14 @@ export function cpuTimes(pid: number): { user: number; system: number } {
  * are missed; Chromium reaps its helpers.
  */
 export function treeCpuSeconds(rootPid: number): number {
+  return treeCpu(rootPid).total;
+}
+
+/**
+ * `treeCpuSeconds`, also split by Chromium process type (`--type=` of the command line; `browser`
+ * without one). Exited renderers count under the zygote that reaped them.
+ */
+export function treeCpu(rootPid: number): { total: number; byType: Record<string, number> } {
   const parentOf = new Map<number, number>();
   const ticks = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
@@ -136,15 +144,39 @@ export function treeCpuSeconds(rootPid: number): number {
     ticks.set(pid, Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]));
   }
   let total = 0;
+  const byType: Record<string, number> = {};
   for (const [pid, t] of ticks) {
     for (let p: number | undefined = pid; p !== undefined && p > 1; p = parentOf.get(p)) {
       if (p === rootPid) {
         total += t;
+        const type = processType(pid);
+        byType[type] = (byType[type] ?? 0) + t / CLOCK_TICKS_PER_SECOND;
         break;
       }
     }
   }
-  return total / CLOCK_TICKS_PER_SECOND;
+  return { total: total / CLOCK_TICKS_PER_SECOND, byType };
+}
+
+const typeOfPid = new Map<number, string>();
+
+/** Chromium's `--type=` of the process (cached: a process keeps its command line). */
+function processType(pid: number): string {
+  let type = typeOfPid.get(pid);
+  if (type === undefined) {
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      // exited
+    }
+    // Chromium's helpers rewrite their title: one string, arguments separated by spaces.
+    const arg = (name: string) => new RegExp(`(?:^|[\\0 ])--${name}=([^\\0 ]+)`).exec(cmdline)?.[1];
+    const subType = arg('utility-sub-type')?.split('.')[0];
+    type = cmdline.includes('crashpad') && arg('type') === undefined ? 'crashpad' : (arg('type') ?? 'browser') + (subType ? `:${subType}` : '');
+    if (cmdline.length > 0) typeOfPid.set(pid, type);
+  }
+  return type;
 }
 
 /** A field of /proc/<pid>/status in bytes (VmHWM = peak RSS, VmRSS = current RSS). */
