@@ -6,10 +6,11 @@
 // spread over all modes. The load time is the page's own Navigation Timing (loadEventEnd, or the
 // end of the SPA's XHR bursts), reported with a beacon.
 
+import os from 'node:os';
 import { BenchBrowser } from './chromium.ts';
 import { AgentCli, BareClient } from './consumers.ts';
 import { rotate, type BenchContext } from './context.ts';
-import { cpuSeconds, monoMs, sleep, treeCpu } from './processes.ts';
+import { cpuSeconds, monoMs, pinTo, sleep, treeCpu } from './processes.ts';
 import { bootstrapRatio, median, round, summarize, type Summary } from './stats.ts';
 
 export const LOAD_PAGES = ['typical', 'console', 'spa'] as const;
@@ -65,6 +66,12 @@ export interface PageLoadOptions {
   /** Loads of each page per block before the measured ones, with the block's client attached. */
   warmupLoads: number;
   modes: LoadMode[];
+  /**
+   * Diagnostic (`--pin`): Chromium and the bench (the page server) on CPU 0, the client and the
+   * subscriber on CPU 1, so that no CPU the client spends is taken from the browser: what is left
+   * of (c)/(b) is what the agent costs the browser other than by competing for a core.
+   */
+  pin?: boolean;
 }
 
 /** CPU per load of one page (ms), from the time between its beacon and the one before. */
@@ -120,7 +127,11 @@ interface Running {
 export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): Promise<PageLoadResult> {
   const { pages, subscribers } = ctx;
   const pageSet = options.pages;
+  const allCpus = `0-${os.cpus().length - 1}`;
+  // Chromium inherits the bench's CPU set when pinned.
+  if (options.pin) pinTo(process.pid, '0');
   const browser = await BenchBrowser.launch(pages.idleUrl);
+  if (options.pin) pinTo(subscribers.pid, '1');
   const samples = new Map<LoadMode, Map<LoadPage, number[][]>>();
   const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number; subscriberSeconds: number; subscriberReads: number; browserSeconds: number }>();
   const pageCpu = new Map<LoadMode, Map<LoadPage, { loads: number; client: number; subscriber: number; browser: number; byType: Record<string, number> }>>();
@@ -160,6 +171,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     for (let round = 0; round < options.rounds; round++) {
       for (const mode of rotate(options.modes, round)) {
         const running = await start(mode);
+        if (options.pin && running.pid !== undefined) pinTo(running.pid, '1');
         await sleep(200);
         // The client was started for this block; the agent runs for days. Its start (attaching,
         // setting up the tab, the JIT compiling its hot paths) is not what a page load costs it
@@ -223,6 +235,10 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     }
   } finally {
     await browser.close();
+    if (options.pin) {
+      pinTo(process.pid, allCpus);
+      pinTo(subscribers.pid, allCpus);
+    }
   }
 
   const modes: ModeResult[] = options.modes.map((mode) => {

@@ -3,7 +3,7 @@
 // Chromium, Chromium's renderers) by that group id and nothing else. `stopAll()` runs on normal
 // exit, on failure and on SIGINT/SIGTERM.
 
-import { fork, spawn, type ChildProcess, type ForkOptions, type SpawnOptions } from 'node:child_process';
+import { execFileSync, fork, spawn, type ChildProcess, type ForkOptions, type SpawnOptions } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 
 const CLOCK_TICKS_PER_SECOND = 100; // sysconf(_SC_CLK_TCK) on Linux
@@ -42,6 +42,14 @@ function own(child: ChildProcess): ChildProcess {
   running.add(child);
   child.once('exit', () => running.delete(child));
   return child;
+}
+
+/**
+ * Restrict every thread of `pid` to the CPUs in `cpus` (`taskset` list syntax, e.g. `0` or `0,1`);
+ * threads it creates later inherit the set.
+ */
+export function pinTo(pid: number, cpus: string): void {
+  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus, String(pid)], { stdio: 'ignore' });
 }
 
 /** Signal the child's whole process group (it leads one: spawned detached). */

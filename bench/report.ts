@@ -37,7 +37,7 @@ export function renderReport(results: Results): string {
   const out: string[] = [];
   const { load, throughput, latency, reconnect, soak } = results;
   if (load) {
-    out.push(`### 1. Page-load overhead (ms from navigation start; ${load.options.rounds} rounds × ${load.options.loadsPerBlock} loads per mode and page, interleaved, each block after ${load.options.warmupLoads ?? 1} unmeasured loads of each page)`);
+    out.push(`### 1. Page-load overhead (ms from navigation start; ${load.options.rounds} rounds × ${load.options.loadsPerBlock} loads per mode and page, interleaved, each block after ${load.options.warmupLoads ?? 1} unmeasured loads of each page${load.options.pin ? '; pinned: Chromium and the page server on CPU 0, the client and its subscriber on CPU 1' : ''})`);
     const rows: string[][] = [];
     for (const m of load.modes) {
       for (const page of load.options.pages) {

@@ -9,7 +9,8 @@
 // subscribers), --experiment=<name> (a proposed
 // change applied to the agent processes: bench/experiment-list.ts), --soak-seconds=N, --rounds=N
 // (page-load rounds), --reps=N (throughput and latency repetitions),
-// --modes=none,bare,agent,... and --pages=typical,console,spa (page-load section subsets).
+// --modes=none,bare,agent,... and --pages=typical,console,spa (page-load section subsets), --pin
+// (page loads with Chromium and the bench on CPU 0, the clients and the subscriber on CPU 1).
 
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,6 +38,8 @@ interface Flags {
   only: Section[];
   profile: boolean;
   diagnose: boolean;
+  /** Page loads with Chromium and the clients on separate CPUs (PageLoadOptions.pin). */
+  pin: boolean;
   soakSeconds: number | undefined;
   rounds: number | undefined;
   reps: number | undefined;
@@ -62,6 +65,7 @@ function parseFlags(argv: string[]): Flags {
     only: only as Section[],
     profile: argv.includes('--profile'),
     diagnose: argv.includes('--diagnose'),
+    pin: argv.includes('--pin'),
     soakSeconds: number('soak-seconds'),
     rounds: number('rounds'),
     reps: number('reps'),
@@ -127,7 +131,7 @@ async function main(): Promise<void> {
   if (flags.diagnose) modes.push('noshots', 'nobody', 'noscript', 'barebodies');
   const plan: Record<Section, () => Promise<void>> = {
     load: async () => {
-      results.load = await runPageLoad(ctx, { rounds: flags.rounds ?? (q ? 2 : 6), loadsPerBlock: q ? 2 : 5, warmupLoads: 2, modes, pages: flags.pages ?? [...LOAD_PAGES] });
+      results.load = await runPageLoad(ctx, { rounds: flags.rounds ?? (q ? 2 : 6), loadsPerBlock: q ? 2 : 5, warmupLoads: 2, modes, pages: flags.pages ?? [...LOAD_PAGES], pin: flags.pin });
     },
     throughput: async () => {
       results.throughput = await runThroughput(ctx, { reps: flags.reps ?? (q ? 1 : 3), floodLines: q ? 20_000 : 50_000, fetches: 2000, diagnose: flags.diagnose });
