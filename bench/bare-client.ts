@@ -64,6 +64,8 @@ export interface BareStats {
   /** user+system CPU of this process (µs) over `matchedCpuSpanMs`, within the matched phase. */
   matchedCpuMicros: number;
   matchedCpuSpanMs: number;
+  /** With `fetchBodies`: `Network.getResponseBody` answered with a body, and not (the agent's outcomes). */
+  bodyFetches?: { fetched: number; failed: number };
 }
 
 // The agent's filters (src/browser/target-manager.ts): no `tab`, no headless WebUI targets; page
@@ -119,6 +121,7 @@ client.on('event', (message: { method: string; params: unknown; sessionId?: stri
 
 if (options.fetchBodies) {
   // The agent's own fetch queue, over this client's untyped send.
+  const bodyFetches = (stats.bodyFetches = { fetched: 0, failed: 0 });
   const fetcher = new BodyFetcher({ send } as unknown as ConstructorParameters<typeof BodyFetcher>[0]);
   // sessionId + requestId -> MIME type of a response not yet finished.
   const mimeOf = new Map<string, string>();
@@ -133,7 +136,9 @@ if (options.fetchBodies) {
       mimeOf.delete(key);
       if (message.method === 'Network.loadingFinished' && mime !== undefined && message.sessionId !== undefined) {
         // The agent sums `dataReceived` for the decoded size; the bench serves nothing compressed.
-        if (planBody(mime, p.encodedDataLength, DEFAULT_LIMITS) === 'fetch') void fetcher.responseBody(message.sessionId, p.requestId);
+        if (planBody(mime, p.encodedDataLength, DEFAULT_LIMITS) === 'fetch') {
+          void fetcher.responseBody(message.sessionId, p.requestId).then((body) => bodyFetches[body === undefined ? 'failed' : 'fetched']++);
+        }
       }
     }
   });

@@ -76,6 +76,14 @@ export class AgentCli {
     }
   }
 
+  /** `bta_body_fetches_total` by outcome (`fetched`, `failed`, `skipped_for_size`), from /metrics. */
+  async bodyFetches(): Promise<Record<string, number>> {
+    const text = await (await fetch(`${this.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+    const counts: Record<string, number> = {};
+    for (const m of text.matchAll(/^bta_body_fetches_total\{outcome="(\w+)"\} (\d+)/gm)) counts[m[1]!] = Number(m[2]);
+    return counts;
+  }
+
   /** SIGTERM: ends its streams, closes CDP, leaves the browser running; exits within 5 s. */
   stop(): Promise<void> {
     return stopChild(this.child, 6000);

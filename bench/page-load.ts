@@ -98,6 +98,8 @@ export interface ModeResult {
   subscriberCpuMsPerLoad?: number;
   /** Socket reads per page load of that process: about one per write of the agent. */
   subscriberReadsPerLoad?: number;
+  /** Response bodies fetched per page load (modes that fetch them). */
+  bodyFetchesPerLoad?: BodyFetches;
   /** CPU per page load (ms) of Chromium's whole process tree (browser, renderers, helpers). */
   browserCpuMsPerLoad: number;
 }
@@ -122,6 +124,14 @@ export interface PageLoadResult {
 interface Running {
   pid: number | undefined;
   stop(): Promise<void>;
+  /** Response bodies fetched so far, by outcome (modes that fetch them). */
+  bodyFetches?(): Promise<BodyFetches>;
+}
+
+/** `Network.getResponseBody` outcomes: answered with a body, or not (the page moved on). */
+export interface BodyFetches {
+  fetched: number;
+  failed: number;
 }
 
 export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): Promise<PageLoadResult> {
@@ -133,11 +143,11 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
   const browser = await BenchBrowser.launch(pages.idleUrl);
   if (options.pin) pinTo(subscribers.pid, '1');
   const samples = new Map<LoadMode, Map<LoadPage, number[][]>>();
-  const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number; subscriberSeconds: number; subscriberReads: number; browserSeconds: number }>();
+  const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number; subscriberSeconds: number; subscriberReads: number; browserSeconds: number; bodies: BodyFetches }>();
   const pageCpu = new Map<LoadMode, Map<LoadPage, { loads: number; client: number; subscriber: number; browser: number; byType: Record<string, number> }>>();
   for (const mode of options.modes) {
     samples.set(mode, new Map(pageSet.map((p) => [p, []])));
-    cpu.set(mode, { seconds: 0, loads: 0, events: 0, subscriberSeconds: 0, subscriberReads: 0, browserSeconds: 0 });
+    cpu.set(mode, { seconds: 0, loads: 0, events: 0, subscriberSeconds: 0, subscriberReads: 0, browserSeconds: 0, bodies: { fetched: 0, failed: 0 } });
     pageCpu.set(mode, new Map(pageSet.map((p) => [p, { loads: 0, client: 0, subscriber: 0, browser: 0, byType: {} }])));
   }
 
@@ -145,13 +155,20 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
   const start = async (mode: LoadMode): Promise<Running> => {
     if (mode === 'none') return { pid: undefined, stop: async () => undefined };
     if (mode === 'bare') return BareClient.start({ wsUrl: browser.wsUrl });
-    if (mode === 'barebodies') return BareClient.start({ wsUrl: browser.wsUrl, fetchBodies: true });
+    if (mode === 'barebodies') {
+      const client = await BareClient.start({ wsUrl: browser.wsUrl, fetchBodies: true });
+      return { pid: client.pid, stop: () => client.stop(), bodyFetches: async () => (await client.stats()).bodyFetches! };
+    }
     const agent = await AgentCli.start(browser.httpUrl, AGENT_FLAGS[mode], profileDirOf(mode), AGENT_PREFIX[mode]);
     // One subscriber, as in production (the gateway). It only counts frames: its CPU competes with
     // the browser's too, and is reported apart (subscriberCpuMsPerLoad).
     await subscribers.open({ url: agent.streamUrl, readers: 1, stalled: 0, countOnly: true });
     return {
       pid: agent.pid,
+      bodyFetches: async () => {
+        const counts = await agent.bodyFetches();
+        return { fetched: counts.fetched ?? 0, failed: counts.failed ?? 0 };
+      },
       stop: async () => {
         await subscribers.closeAll();
         await agent.stop();
@@ -181,6 +198,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         await pages.waitIdle();
         const reader = async () => (isAgent ? (await subscribers.stats())[0] : undefined);
         const reader0 = await reader();
+        const bodies0 = await running.bodyFetches?.();
         // CPU read as each page reports: what was used since the previous page reported is that
         // page's (the first page's since the chain started). The same reads happen in every mode.
         const snapshot = () => {
@@ -213,6 +231,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         const beacons = await pages.runChain(plan(pageSet, options.loadsPerBlock), 60_000 + options.loadsPerBlock * pageSet.length * 5000, onBeacon);
         ctx.profileWindow(profileDirOf(mode), t0, monoMs());
         const reader1 = await reader();
+        const bodies1 = await running.bodyFetches?.();
         const events = (reader1?.frames ?? 0) - (reader0?.frames ?? 0);
         const reads = (reader1?.reads ?? 0) - (reader0?.reads ?? 0);
         await running.stop();
@@ -229,6 +248,10 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         c.subscriberSeconds += last.subscriber - first.subscriber;
         c.subscriberReads += reads;
         c.browserSeconds += last.browser - first.browser;
+        if (bodies0 && bodies1) {
+          c.bodies.fetched += bodies1.fetched - bodies0.fetched;
+          c.bodies.failed += bodies1.failed - bodies0.failed;
+        }
         const medians = pageSet.map((p) => `${p} ${round1(median(roundSamples.get(p)!))}`).join(', ');
         ctx.log(`[load] round ${round + 1}/${options.rounds} ${LOAD_MODES[mode]}: median ms ${medians}`);
       }
@@ -267,6 +290,9 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
       result.eventsPerLoad = c.events / c.loads;
       result.subscriberCpuMsPerLoad = (c.subscriberSeconds * 1000) / c.loads;
       result.subscriberReadsPerLoad = c.subscriberReads / c.loads;
+    }
+    if ((isAgentMode(mode) || mode === 'barebodies') && c.loads > 0) {
+      result.bodyFetchesPerLoad = { fetched: c.bodies.fetched / c.loads, failed: c.bodies.failed / c.loads };
     }
     return result;
   });
