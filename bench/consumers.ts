@@ -76,11 +76,12 @@ export class AgentCli {
     }
   }
 
-  /** `bta_body_fetches_total` by outcome (`fetched`, `failed`, `skipped_for_size`), from /metrics. */
-  async bodyFetches(): Promise<Record<string, number>> {
+  /** A counter of its /metrics by one label (`bta_body_fetches_total` by `outcome`, ...). */
+  async counter(name: string, label: string): Promise<Record<string, number>> {
     const text = await (await fetch(`${this.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
     const counts: Record<string, number> = {};
-    for (const m of text.matchAll(/^bta_body_fetches_total\{outcome="(\w+)"\} (\d+)/gm)) counts[m[1]!] = Number(m[2]);
+    const line = new RegExp(`^${name}\\{${label}="(\\w+)"\\} (\\d+)`, 'gm');
+    for (const m of text.matchAll(line)) counts[m[1]!] = Number(m[2]);
     return counts;
   }
 

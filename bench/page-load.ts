@@ -100,6 +100,8 @@ export interface ModeResult {
   subscriberReadsPerLoad?: number;
   /** Response bodies fetched per page load (modes that fetch them). */
   bodyFetchesPerLoad?: BodyFetches;
+  /** Screenshots taken per page load (agent modes): a capture inside a load costs the browser. */
+  screenshotsPerLoad?: number;
   /** CPU per page load (ms) of Chromium's whole process tree (browser, renderers, helpers). */
   browserCpuMsPerLoad: number;
 }
@@ -126,6 +128,8 @@ interface Running {
   stop(): Promise<void>;
   /** Response bodies fetched so far, by outcome (modes that fetch them). */
   bodyFetches?(): Promise<BodyFetches>;
+  /** `monitor_screenshot` events so far (agent modes). */
+  screenshots?(): Promise<number>;
 }
 
 /** `Network.getResponseBody` outcomes: answered with a body, or not (the page moved on). */
@@ -143,11 +147,11 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
   const browser = await BenchBrowser.launch(pages.idleUrl);
   if (options.pin) pinTo(subscribers.pid, '1');
   const samples = new Map<LoadMode, Map<LoadPage, number[][]>>();
-  const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number; subscriberSeconds: number; subscriberReads: number; browserSeconds: number; bodies: BodyFetches }>();
+  const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number; subscriberSeconds: number; subscriberReads: number; browserSeconds: number; bodies: BodyFetches; screenshots: number }>();
   const pageCpu = new Map<LoadMode, Map<LoadPage, { loads: number; client: number; subscriber: number; browser: number; byType: Record<string, number> }>>();
   for (const mode of options.modes) {
     samples.set(mode, new Map(pageSet.map((p) => [p, []])));
-    cpu.set(mode, { seconds: 0, loads: 0, events: 0, subscriberSeconds: 0, subscriberReads: 0, browserSeconds: 0, bodies: { fetched: 0, failed: 0 } });
+    cpu.set(mode, { seconds: 0, loads: 0, events: 0, subscriberSeconds: 0, subscriberReads: 0, browserSeconds: 0, bodies: { fetched: 0, failed: 0 }, screenshots: 0 });
     pageCpu.set(mode, new Map(pageSet.map((p) => [p, { loads: 0, client: 0, subscriber: 0, browser: 0, byType: {} }])));
   }
 
@@ -166,9 +170,10 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     return {
       pid: agent.pid,
       bodyFetches: async () => {
-        const counts = await agent.bodyFetches();
+        const counts = await agent.counter('bta_body_fetches_total', 'outcome');
         return { fetched: counts.fetched ?? 0, failed: counts.failed ?? 0 };
       },
+      screenshots: async () => (await agent.counter('bta_events_admitted_total', 'type')).monitor_screenshot ?? 0,
       stop: async () => {
         await subscribers.closeAll();
         await agent.stop();
@@ -199,6 +204,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         const reader = async () => (isAgent ? (await subscribers.stats())[0] : undefined);
         const reader0 = await reader();
         const bodies0 = await running.bodyFetches?.();
+        const shots0 = await running.screenshots?.();
         // CPU read as each page reports: what was used since the previous page reported is that
         // page's (the first page's since the chain started). The same reads happen in every mode.
         const snapshot = () => {
@@ -232,6 +238,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         ctx.profileWindow(profileDirOf(mode), t0, monoMs());
         const reader1 = await reader();
         const bodies1 = await running.bodyFetches?.();
+        const shots1 = await running.screenshots?.();
         const events = (reader1?.frames ?? 0) - (reader0?.frames ?? 0);
         const reads = (reader1?.reads ?? 0) - (reader0?.reads ?? 0);
         await running.stop();
@@ -252,6 +259,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
           c.bodies.fetched += bodies1.fetched - bodies0.fetched;
           c.bodies.failed += bodies1.failed - bodies0.failed;
         }
+        if (shots0 !== undefined && shots1 !== undefined) c.screenshots += shots1 - shots0;
         const medians = pageSet.map((p) => `${p} ${round1(median(roundSamples.get(p)!))}`).join(', ');
         ctx.log(`[load] round ${round + 1}/${options.rounds} ${LOAD_MODES[mode]}: median ms ${medians}`);
       }
@@ -290,6 +298,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
       result.eventsPerLoad = c.events / c.loads;
       result.subscriberCpuMsPerLoad = (c.subscriberSeconds * 1000) / c.loads;
       result.subscriberReadsPerLoad = c.subscriberReads / c.loads;
+      result.screenshotsPerLoad = c.screenshots / c.loads;
     }
     if ((isAgentMode(mode) || mode === 'barebodies') && c.loads > 0) {
       result.bodyFetchesPerLoad = { fetched: c.bodies.fetched / c.loads, failed: c.bodies.failed / c.loads };

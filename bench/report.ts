@@ -63,7 +63,8 @@ export function renderReport(results: Results): string {
       .map((m) => {
         const stream = m.eventsPerLoad === undefined ? '' : `, ${f(m.eventsPerLoad, 0)} events and ${f(m.subscriberReadsPerLoad ?? NaN, 0)} subscriber reads per load`;
         const bodies = m.bodyFetchesPerLoad === undefined ? '' : `, ${f(m.bodyFetchesPerLoad.fetched)} bodies fetched and ${f(m.bodyFetchesPerLoad.failed)} not per load`;
-        return `${labelLetter(m.mode)} client ${f(m.cpuMsPerLoad ?? NaN)} ms${stream}${bodies}`;
+        const shots = m.screenshotsPerLoad === undefined ? '' : `, ${f(m.screenshotsPerLoad, 2)} screenshots per load`;
+        return `${labelLetter(m.mode)} client ${f(m.cpuMsPerLoad ?? NaN)} ms${stream}${bodies}${shots}`;
       });
     out.push('', `All pages: CPU per load ${perMode.join('; ')}. A page's CPU is what was used between its beacon and the one before.`);
     const ratioRows: string[][] = [];
