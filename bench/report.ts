@@ -212,7 +212,7 @@ export function evaluateBudget(results: Results): BudgetLine[] {
   }
   if (soak) {
     lines.push({
-      line: `soak RSS growth over ${f(soak.options.durationS / 60, 0)} min, ${soak.logFull ? 'from a full event log' : 'event log NOT full (quick run)'}`,
+      line: `soak RSS growth over ${soak.options.durationS >= 120 ? `${f(soak.options.durationS / 60, 0)} min` : `${soak.options.durationS} s`}, ${soak.logFull ? 'from a full event log' : 'event log NOT full (quick run)'}`,
       limit: '≤ 10 MB',
       measured: `${f(soak.rssGrowthBytes / MB)} MB (heap used ${f(soak.heapGrowthBytes / MB)} MB, log retained ${f(soak.retainedLogGrowthBytes / MB)} MB)`,
       pass: soak.rssGrowthBytes <= 10 * MB,

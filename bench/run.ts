@@ -131,7 +131,7 @@ async function main(): Promise<void> {
   if (flags.diagnose) modes.push('noshots', 'nobody', 'noscript', 'barebodies');
   const plan: Record<Section, () => Promise<void>> = {
     load: async () => {
-      results.load = await runPageLoad(ctx, { rounds: flags.rounds ?? (q ? 2 : 6), loadsPerBlock: q ? 2 : 5, warmupLoads: 2, modes, pages: flags.pages ?? [...LOAD_PAGES], pin: flags.pin });
+      results.load = await runPageLoad(ctx, { rounds: flags.rounds ?? (q ? 2 : 6), loadsPerBlock: q ? 2 : 5, warmupLoads: q ? 1 : 2, modes, pages: flags.pages ?? [...LOAD_PAGES], pin: flags.pin });
     },
     throughput: async () => {
       results.throughput = await runThroughput(ctx, { reps: flags.reps ?? (q ? 1 : 3), floodLines: q ? 20_000 : 50_000, fetches: 2000, diagnose: flags.diagnose });
@@ -143,7 +143,7 @@ async function main(): Promise<void> {
       results.reconnect = await runReconnect(ctx, { kills: q ? 3 : 10 });
     },
     soak: async () => {
-      results.soak = await runSoak(ctx, { warmupS: q ? 10 : 20, fillTimeoutS: q ? 0 : 900, durationS: flags.soakSeconds ?? (q ? 60 : 600) });
+      results.soak = await runSoak(ctx, { warmupS: q ? 5 : 20, fillTimeoutS: q ? 0 : 900, durationS: flags.soakSeconds ?? (q ? 30 : 600) });
     },
   };
 
