@@ -3,6 +3,8 @@
 // process. Each is a separate process, so its CPU and memory are read from /proc on its own.
 
 import type { ChildProcess } from 'node:child_process';
+// @ts-expect-error: the parser ships no type declarations.
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { StartAgentOptions } from '../src/agent.ts';
@@ -15,6 +17,19 @@ import type { ReaderStats } from './sse-reader.ts';
 import type { LatencyArgs, LatencyReport, OpenArgs } from './subscribers.ts';
 
 export const TOKEN = 'bench-token-with-every-scope';
+
+/** A family as parse-prometheus-text-format returns it (counters and gauges). */
+interface MetricFamily {
+  name: string;
+  metrics: Array<{ value?: string; labels?: Record<string, string> }>;
+}
+
+/** A sample's labels as one key, `k=v` joined by commas in the labels' order. */
+function labelKey(labels: Record<string, string>): string {
+  return Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}
 
 /** The bundles run.mjs writes next to this one (.tmp/bench-*.js). */
 function sibling(name: string): string {
@@ -76,13 +91,16 @@ export class AgentCli {
     }
   }
 
-  /** A counter of its /metrics by one label (`bta_body_fetches_total` by `outcome`, ...). */
-  async counter(name: string, label: string): Promise<Record<string, number>> {
+  /** Its /metrics, parsed: value by metric name and then by the sample's labels as `k=v,...`. */
+  async metrics(): Promise<Map<string, Map<string, number>>> {
     const text = await (await fetch(`${this.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
-    const counts: Record<string, number> = {};
-    const line = new RegExp(`^${name}\\{${label}="(\\w+)"\\} (\\d+)`, 'gm');
-    for (const m of text.matchAll(line)) counts[m[1]!] = Number(m[2]);
-    return counts;
+    const byName = new Map<string, Map<string, number>>();
+    for (const family of parsePrometheusTextFormat(text) as MetricFamily[]) {
+      const byLabels = new Map<string, number>();
+      for (const m of family.metrics) byLabels.set(labelKey(m.labels ?? {}), Number(m.value));
+      byName.set(family.name, byLabels);
+    }
+    return byName;
   }
 
   /** SIGTERM: ends its streams, closes CDP, leaves the browser running; exits within 5 s. */

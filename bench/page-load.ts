@@ -126,10 +126,13 @@ export interface PageLoadResult {
 interface Running {
   pid: number | undefined;
   stop(): Promise<void>;
-  /** Response bodies fetched so far, by outcome (modes that fetch them). */
-  bodyFetches?(): Promise<BodyFetches>;
-  /** `monitor_screenshot` events so far (agent modes). */
-  screenshots?(): Promise<number>;
+  /** What it did so far (modes that fetch bodies; screenshots in agent modes only). */
+  counts?(): Promise<Counts>;
+}
+
+interface Counts {
+  bodies: BodyFetches;
+  screenshots?: number;
 }
 
 /** `Network.getResponseBody` outcomes: answered with a body, or not (the page moved on). */
@@ -161,7 +164,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     if (mode === 'bare') return BareClient.start({ wsUrl: browser.wsUrl });
     if (mode === 'barebodies') {
       const client = await BareClient.start({ wsUrl: browser.wsUrl, fetchBodies: true });
-      return { pid: client.pid, stop: () => client.stop(), bodyFetches: async () => (await client.stats()).bodyFetches! };
+      return { pid: client.pid, stop: () => client.stop(), counts: async () => ({ bodies: (await client.stats()).bodyFetches! }) };
     }
     const agent = await AgentCli.start(browser.httpUrl, AGENT_FLAGS[mode], profileDirOf(mode), AGENT_PREFIX[mode]);
     // One subscriber, as in production (the gateway). It only counts frames: its CPU competes with
@@ -169,11 +172,14 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     await subscribers.open({ url: agent.streamUrl, readers: 1, stalled: 0, countOnly: true });
     return {
       pid: agent.pid,
-      bodyFetches: async () => {
-        const counts = await agent.counter('bta_body_fetches_total', 'outcome');
-        return { fetched: counts.fetched ?? 0, failed: counts.failed ?? 0 };
+      counts: async () => {
+        const metrics = await agent.metrics();
+        const bodies = metrics.get('bta_body_fetches_total');
+        return {
+          bodies: { fetched: bodies?.get('outcome=fetched') ?? 0, failed: bodies?.get('outcome=failed') ?? 0 },
+          screenshots: metrics.get('bta_events_admitted_total')?.get('type=monitor_screenshot') ?? 0,
+        };
       },
-      screenshots: async () => (await agent.counter('bta_events_admitted_total', 'type')).monitor_screenshot ?? 0,
       stop: async () => {
         await subscribers.closeAll();
         await agent.stop();
@@ -203,8 +209,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         await pages.waitIdle();
         const reader = async () => (isAgent ? (await subscribers.stats())[0] : undefined);
         const reader0 = await reader();
-        const bodies0 = await running.bodyFetches?.();
-        const shots0 = await running.screenshots?.();
+        const counts0 = await running.counts?.();
         // CPU read as each page reports: what was used since the previous page reported is that
         // page's (the first page's since the chain started). The same reads happen in every mode.
         const snapshot = () => {
@@ -237,8 +242,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         const beacons = await pages.runChain(plan(pageSet, options.loadsPerBlock), 60_000 + options.loadsPerBlock * pageSet.length * 5000, onBeacon);
         ctx.profileWindow(profileDirOf(mode), t0, monoMs());
         const reader1 = await reader();
-        const bodies1 = await running.bodyFetches?.();
-        const shots1 = await running.screenshots?.();
+        const counts1 = await running.counts?.();
         const events = (reader1?.frames ?? 0) - (reader0?.frames ?? 0);
         const reads = (reader1?.reads ?? 0) - (reader0?.reads ?? 0);
         await running.stop();
@@ -255,11 +259,11 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         c.subscriberSeconds += last.subscriber - first.subscriber;
         c.subscriberReads += reads;
         c.browserSeconds += last.browser - first.browser;
-        if (bodies0 && bodies1) {
-          c.bodies.fetched += bodies1.fetched - bodies0.fetched;
-          c.bodies.failed += bodies1.failed - bodies0.failed;
+        if (counts0 && counts1) {
+          c.bodies.fetched += counts1.bodies.fetched - counts0.bodies.fetched;
+          c.bodies.failed += counts1.bodies.failed - counts0.bodies.failed;
+          c.screenshots += (counts1.screenshots ?? 0) - (counts0.screenshots ?? 0);
         }
-        if (shots0 !== undefined && shots1 !== undefined) c.screenshots += shots1 - shots0;
         const medians = pageSet.map((p) => `${p} ${round1(median(roundSamples.get(p)!))}`).join(', ');
         ctx.log(`[load] round ${round + 1}/${options.rounds} ${LOAD_MODES[mode]}: median ms ${medians}`);
       }
