@@ -3,10 +3,9 @@
 // process. Each is a separate process, so its CPU and memory are read from /proc on its own.
 
 import type { ChildProcess } from 'node:child_process';
-// @ts-expect-error: the parser ships no type declarations.
-import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import type { StartAgentOptions } from '../src/agent.ts';
 import type { HostInfo, HostMemory, TakenMarks } from './agent-host.ts';
 import type { BareClientOptions, BareStats } from './bare-client.ts';
@@ -17,12 +16,6 @@ import type { ReaderStats } from './sse-reader.ts';
 import type { LatencyArgs, LatencyReport, OpenArgs } from './subscribers.ts';
 
 export const TOKEN = 'bench-token-with-every-scope';
-
-/** A family as parse-prometheus-text-format returns it (counters and gauges). */
-interface MetricFamily {
-  name: string;
-  metrics: Array<{ value?: string; labels?: Record<string, string> }>;
-}
 
 /** A sample's labels as one key, `k=v` joined by commas in the labels' order. */
 function labelKey(labels: Record<string, string>): string {
@@ -95,7 +88,7 @@ export class AgentCli {
   async metrics(): Promise<Map<string, Map<string, number>>> {
     const text = await (await fetch(`${this.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
     const byName = new Map<string, Map<string, number>>();
-    for (const family of parsePrometheusTextFormat(text) as MetricFamily[]) {
+    for (const family of parsePrometheusTextFormat(text)) {
       const byLabels = new Map<string, number>();
       for (const m of family.metrics) byLabels.set(labelKey(m.labels ?? {}), Number(m.value));
       byName.set(family.name, byLabels);

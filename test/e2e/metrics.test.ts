@@ -1,13 +1,6 @@
-// @ts-expect-error: the parser ships no type declarations.
-import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import parsePrometheusTextFormat, { type MetricFamily as Family } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleText, startRig, TOKEN, type TestRig } from './harness.ts';
-
-interface Family {
-  name: string;
-  type: string;
-  metrics: Array<{ value?: string; labels?: Record<string, string> }>;
-}
 
 describe('GET /metrics', () => {
   let rig: TestRig;
@@ -20,7 +13,7 @@ describe('GET /metrics', () => {
     const response = await fetch(`${rig.agent.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-    const families = parsePrometheusTextFormat(await response.text()) as Family[];
+    const families = parsePrometheusTextFormat(await response.text());
     return new Map(families.map((f) => [f.name, f]));
   };
   const value = (families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number => {
