@@ -95,6 +95,32 @@ describe.each(BACKENDS)('the organization API on %s', (backend) => {
       expect([response.status, ((await response.json()) as { details: Array<{ field: string }> }).details[0]!.field]).toEqual([400, 'offset']);
     });
 
+    // Beyond 2^53 - 1 a JSON number is no longer exact, and the stores refuse such values
+    // (SQLite: SQLITE_MISMATCH, PostgreSQL: bigint out of range): a 500 before the bound.
+    it.each([
+      ['/org/projects', 'offset', '99999999999999999999'],
+      ['/org/projects', 'offset', '9223372036854775807'],
+      ['/org/projects', 'offset', '9007199254740992'],
+      ['/org/api_keys', 'offset', '99999999999999999999'],
+      ['/org/api_keys', 'offset', '9223372036854775807'],
+      ['/org/projects', 'limit', '99999999999999999999'],
+      ['/org/api_keys', 'limit', '9223372036854775807'],
+    ])('GET %s?%s=%s is 400 invalid_input naming it', async (path, name, value) => {
+      const response = await rig.fetch(`${path}?${name}=${value}`);
+      const body = (await response.json()) as { code: string; message: string; details: Array<{ field: string }> };
+      expect([response.status, body.code, body.details[0]!.field, typeof body.message]).toEqual([400, 'invalid_input', name, 'string']);
+    });
+
+    it.each(['/org/projects', '/org/api_keys'])('GET %s at the largest offset (2^53 - 1) is an empty last page', async (path) => {
+      const response = await rig.fetch(`${path}?offset=9007199254740991`);
+      expect([response.status, await response.json(), response.headers.get('x-has-more'), response.headers.get('x-next-offset')]).toEqual([
+        200,
+        [],
+        'false',
+        '0',
+      ]);
+    });
+
     it('an unknown query parameter is 400 invalid_input', async () => {
       const response = await rig.fetch('/org/projects?colour=red');
       expect([response.status, ((await response.json()) as { code: string }).code]).toEqual([400, 'invalid_input']);
