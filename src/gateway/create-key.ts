@@ -4,6 +4,7 @@
 import { expiryAfterDays, generateApiKey } from './api-key.ts';
 import type { CreateKeyOptions } from './config.ts';
 import { openStore } from './storage/open-store.ts';
+import type { ModeChange } from './storage/private-files.ts';
 import type { ApiKeyRecord, Creator } from './storage/store.ts';
 
 /** `created_by` of keys made by the command line. */
@@ -17,10 +18,12 @@ export interface CreatedKey {
   /** The plaintext: shown this once. */
   key: string;
   record: ApiKeyRecord;
+  /** SQLite: permissions taken away from an existing store, as the gateway logs them. */
+  permissionChanges: readonly ModeChange[];
 }
 
 export async function createKeyFromCommandLine(options: CreateKeyOptions): Promise<CreatedKey> {
-  const { store } = await openStore(options.storage);
+  const { store, permissionChanges } = await openStore(options.storage);
   try {
     let projectId: string | null = null;
     if (options.project !== undefined) {
@@ -39,7 +42,7 @@ export async function createKeyFromCommandLine(options: CreateKeyOptions): Promi
       createdAt: now,
       expiresAt: expiryAfterDays(now, options.daysToExpire),
     });
-    return { key: secret.key, record };
+    return { key: secret.key, record, permissionChanges };
   } finally {
     await store.db.close();
   }

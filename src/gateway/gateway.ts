@@ -37,7 +37,10 @@ export async function startGatewayWithConfig(
   extras: { logger?: Logger; connectTimeoutMs?: number } = {},
 ): Promise<Gateway> {
   const logger = extras.logger ?? pino({ level: config.logLevel });
-  const { store, migration } = await openStore(config.storage, (err) => logger.warn({ err }, 'idle database connection failed'));
+  const { store, migration, permissionChanges } = await openStore(config.storage, (err) => logger.warn({ err }, 'idle database connection failed'));
+  if (permissionChanges.length > 0) {
+    logger.warn({ changed: permissionChanges }, 'the SQLite storage was readable by others: group and other permissions removed');
+  }
   if (migration.applied.length > 0) logger.info({ applied: migration.applied, version: migration.version }, 'database migrated');
 
   const { app, proxy } = createGatewayServer({ store, logger, connectTimeoutMs: extras.connectTimeoutMs });

@@ -77,7 +77,11 @@ async function main(): Promise<void> {
       return serve(command.config);
     case 'create-key': {
       try {
-        const { key, record } = await createKeyFromCommandLine(command.options);
+        const { key, record, permissionChanges } = await createKeyFromCommandLine(command.options);
+        if (permissionChanges.length > 0) {
+          const changed = permissionChanges.map((c) => `${c.path} ${c.from} → ${c.to}`).join(', ');
+          process.stderr.write(`${PROGRAM}: the SQLite storage was readable by others, now private: ${changed}\n`);
+        }
         // stdout carries the key alone, so `KEY=$(browser-telemetry-gateway create-key ...)` works.
         process.stdout.write(`${key}\n`);
         const scope = record.projectId === null ? 'organization-wide' : `project ${record.projectId} (${record.projectName})`;

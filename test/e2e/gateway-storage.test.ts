@@ -1,11 +1,18 @@
 // The gateway's storage (SPEC §13): one schema, applied by versioned migrations on both
 // backends; a store is created and migrated on open, never migrated twice, and a database from
-// a newer gateway is refused. On PostgreSQL, several gateway instances share one state.
+// a newer gateway is refused. On PostgreSQL, several gateway instances share one state. The
+// SQLite store, which holds the agents' tokens, is the owner's alone (directory 0700, files 0600),
+// and an older store readable by others is made private at start, with one log line.
 
 import { ConflictError } from '@onkernel/sdk';
+import BetterSqlite3 from 'better-sqlite3';
+import { chmodSync, existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createKeyFromCommandLine } from '../../src/gateway/create-key.ts';
 import { MIGRATIONS } from '../../src/gateway/storage/migrations.ts';
 import { openStore, type StorageConfig } from '../../src/gateway/storage/open-store.ts';
+import { SQLITE_FILE_NAME } from '../../src/gateway/storage/sqlite.ts';
 import { BACKENDS, GatewayRig, TestStorages, uniqueName, type Backend } from './gateway-harness.ts';
 
 const storages = new TestStorages();
@@ -100,6 +107,90 @@ describe('several gateway instances on one PostgreSQL database', () => {
       expect([created, conflicts]).toEqual([1, 19]);
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+describe('the SQLite store is private to its owner', () => {
+  const modeOf = (path: string) => `0${(statSync(path).mode & 0o777).toString(8)}`;
+  /** The directory, the database and its WAL companions, with their modes. */
+  const modes = (dataDir: string) => {
+    const db = join(dataDir, SQLITE_FILE_NAME);
+    return { dir: modeOf(dataDir), db: modeOf(db), wal: modeOf(`${db}-wal`), shm: modeOf(`${db}-shm`) };
+  };
+
+  /** A store made by a gateway that did not care: world-readable, with -wal and -shm present. */
+  async function worldReadableStore(): Promise<{ dataDir: string; holder: BetterSqlite3.Database }> {
+    const { dataDir } = (await storages.fresh('sqlite')) as { dataDir: string };
+    await (await openStore({ kind: 'sqlite', dataDir })).store.db.close();
+    // A second connection keeps the WAL files in place, as a create-key running beside the
+    // gateway would; without one they are removed when the last connection closes.
+    const holder = new BetterSqlite3(join(dataDir, SQLITE_FILE_NAME));
+    holder.pragma('journal_mode = WAL');
+    holder.prepare('SELECT COUNT(*) FROM projects').get();
+    chmodSync(dataDir, 0o755);
+    for (const suffix of ['', '-wal', '-shm']) chmodSync(join(dataDir, SQLITE_FILE_NAME + suffix), 0o644);
+    return { dataDir, holder };
+  }
+
+  it('a new store: the directory is 0700, the database and its -wal and -shm are 0600', async () => {
+    const { dataDir: parent } = (await storages.fresh('sqlite')) as { dataDir: string };
+    const dataDir = join(parent, 'not-yet-created');
+    const rig = await GatewayRig.start({ dataDir });
+    try {
+      await rig.sdk().projects.create({ name: uniqueName('written') });
+      expect([existsSync(join(dataDir, `${SQLITE_FILE_NAME}-wal`)), modes(dataDir)]).toEqual([
+        true,
+        { dir: '0700', db: '0600', wal: '0600', shm: '0600' },
+      ]);
+    } finally {
+      await rig.close();
+    }
+  });
+
+  it('an existing world-readable store is made private at start', async () => {
+    const { dataDir, holder } = await worldReadableStore();
+    const rig = await GatewayRig.start({ dataDir });
+    try {
+      expect(modes(dataDir)).toEqual({ dir: '0700', db: '0600', wal: '0600', shm: '0600' });
+    } finally {
+      await rig.close();
+      holder.close();
+    }
+  });
+
+  it('one log line says what was changed', async () => {
+    const { dataDir, holder } = await worldReadableStore();
+    const rig = await GatewayRig.start({ dataDir });
+    await rig.close();
+    holder.close();
+    const lines = rig.logLines.filter((l) => 'changed' in l) as unknown as Array<{ level: number; changed: unknown }>;
+    const db = join(dataDir, SQLITE_FILE_NAME);
+    expect(lines.map((l) => l.changed)).toEqual([
+      [
+        { path: dataDir, from: '0755', to: '0700' },
+        { path: db, from: '0644', to: '0600' },
+        { path: `${db}-wal`, from: '0644', to: '0600' },
+        { path: `${db}-shm`, from: '0644', to: '0600' },
+      ],
+    ]);
+  });
+
+  it('a private store logs nothing about permissions', async () => {
+    const storage = await storages.fresh('sqlite');
+    await (await GatewayRig.start(storage)).close();
+    const rig = await GatewayRig.start(storage);
+    await rig.close();
+    expect(rig.logLines.filter((l) => 'changed' in l)).toEqual([]);
+  });
+
+  it('create-key makes an existing store private too, and reports it', async () => {
+    const { dataDir, holder } = await worldReadableStore();
+    try {
+      const created = await createKeyFromCommandLine({ storage: { kind: 'sqlite', dataDir }, name: 'bootstrap' });
+      expect([created.permissionChanges.length, modes(dataDir)]).toEqual([4, { dir: '0700', db: '0600', wal: '0600', shm: '0600' }]);
+    } finally {
+      holder.close();
     }
   });
 });

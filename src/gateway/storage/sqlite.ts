@@ -1,14 +1,16 @@
 // SQLite through better-sqlite3: the embedded default, one file under --data-dir. The driver is
 // synchronous, so the only way two requests can interleave is across the awaits of a
 // transaction; every operation therefore runs through one queue, and a transaction holds it
-// from BEGIN to COMMIT.
+// from BEGIN to COMMIT. The directory and the files are the owner's alone (private-files.ts).
 
 import BetterSqlite3 from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database, Queryable, Row, SqlValue } from './database.ts';
+import { privateDirectory, privateFile, privateIfPresent, type ModeChange } from './private-files.ts';
 
 export const SQLITE_FILE_NAME = 'gateway.sqlite3';
+/** The files SQLite keeps beside the database in WAL mode. */
+const WAL_COMPANIONS = ['-wal', '-shm'] as const;
 
 export class SqliteDatabase implements Database {
   readonly dialect = 'sqlite' as const;
@@ -21,7 +23,11 @@ export class SqliteDatabase implements Database {
     run: async (sql: string, params: readonly SqlValue[] = []) => this.runNow(sql, params),
   };
 
-  private constructor(path: string) {
+  private constructor(
+    path: string,
+    /** Permissions the open took away from an existing store (empty for a private one). */
+    readonly permissionChanges: readonly ModeChange[],
+  ) {
     this.db = new BetterSqlite3(path);
     // WAL lets the create-key command write while a gateway serves; busy_timeout makes the two
     // wait for each other instead of failing with SQLITE_BUSY.
@@ -31,10 +37,19 @@ export class SqliteDatabase implements Database {
     this.db.pragma('foreign_keys = ON');
   }
 
-  /** Opens (creating the directory and the file when missing) `<dataDir>/gateway.sqlite3`. */
+  /**
+   * Opens `<dataDir>/gateway.sqlite3`, creating the directory (0700) and the file (0600) when
+   * missing and taking group and other permissions off existing ones.
+   */
   static open(dataDir: string): SqliteDatabase {
-    mkdirSync(dataDir, { recursive: true });
-    return new SqliteDatabase(join(dataDir, SQLITE_FILE_NAME));
+    const path = join(dataDir, SQLITE_FILE_NAME);
+    const changes: ModeChange[] = [];
+    privateDirectory(dataDir, changes);
+    privateFile(path, changes);
+    // SQLite gives a new -wal and -shm the database file's mode (its unix VFS copies it), so
+    // only companions left by an older gateway can be wider.
+    for (const suffix of WAL_COMPANIONS) privateIfPresent(path + suffix, changes);
+    return new SqliteDatabase(path, changes);
   }
 
   all<T extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
