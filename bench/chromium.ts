@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHROMIUM_FLAGS, findChromium } from '../src/browser/chromium-launcher.ts';
+import { CHROMIUM_FLAGS, locateChromium } from '../src/browser/chromium-launcher.ts';
 import { ownDir, removeDir, signalGroup, sleep, spawnOwned, stopChild } from './processes.ts';
 
 export class BenchBrowser {
@@ -25,11 +25,12 @@ export class BenchBrowser {
     return this.child.pid!;
   }
 
-  static async launch(startUrl: string, executablePath = findChromium(process.env.CHROME_PATH)): Promise<BenchBrowser> {
+  static async launch(startUrl: string): Promise<BenchBrowser> {
+    const binary = await locateChromium({ chromePath: process.env.CHROME_PATH });
     const userDataDir = mkdtempSync(join(tmpdir(), 'bta-bench-chromium-'));
     ownDir(userDataDir);
-    const args = [...CHROMIUM_FLAGS, '--remote-debugging-port=0', `--user-data-dir=${userDataDir}`, '--window-size=1280,720', startUrl];
-    const child = spawnOwned(executablePath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const args = [binary.headlessFlag, ...CHROMIUM_FLAGS, '--remote-debugging-port=0', `--user-data-dir=${userDataDir}`, '--window-size=1280,720', startUrl];
+    const child = spawnOwned(binary.path, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...binary.env } });
     try {
       const wsUrl = await new Promise<string>((resolve, reject) => {
         let buffered = '';

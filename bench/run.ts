@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
-import { findChromium } from '../src/browser/chromium-launcher.ts';
+import { locateChromium } from '../src/browser/chromium-launcher.ts';
 import { Subscribers } from './consumers.ts';
 import type { BenchContext } from './context.ts';
 import { EXPERIMENTS } from './experiment-list.ts';
@@ -75,10 +75,11 @@ function parseFlags(argv: string[]): Flags {
   };
 }
 
-function machine(): Record<string, unknown> {
+async function machine(): Promise<Record<string, unknown>> {
   let chromium = 'unknown';
   try {
-    chromium = execFileSync(findChromium(process.env.CHROME_PATH), ['--version'], { encoding: 'utf8' }).trim();
+    const binary = await locateChromium({ chromePath: process.env.CHROME_PATH });
+    chromium = `${execFileSync(binary.path, ['--version'], { encoding: 'utf8', env: { ...process.env, ...binary.env } }).trim()} (${binary.source})`;
   } catch {
     // Reported as unknown.
   }
@@ -105,7 +106,7 @@ async function main(): Promise<void> {
   if (profileDir) rmSync(profileDir, { recursive: true, force: true });
   if (profileDir) mkdirSync(profileDir, { recursive: true });
 
-  const meta = { date: new Date().toISOString(), quick: q, flags, machine: machine(), loadAverageStart: os.loadavg(), typicalSubresources: TYPICAL_SUBRESOURCES };
+  const meta = { date: new Date().toISOString(), quick: q, flags, machine: await machine(), loadAverageStart: os.loadavg(), typicalSubresources: TYPICAL_SUBRESOURCES };
   log(`bench ${q ? '--quick' : 'full'} on ${meta.machine.cpu} ×${meta.machine.cores}, ${meta.machine.chromium}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 
   const pages = await new PageServer().start();

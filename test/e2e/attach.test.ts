@@ -2,7 +2,7 @@ import CDP from 'chrome-remote-interface';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConsoleLogData, TelemetryEvent } from '../../injected/schema.ts';
 import { startAgent, type Agent } from '../../src/agent.ts';
-import { ChromiumProcess, findChromium } from '../../src/browser/chromium-launcher.ts';
+import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
 import { consoleText, Driver, FixtureServer, SseClient, TOKEN, type Tab } from './harness.ts';
 
 /** Attached mode on a browser that was busy before the agent started. */
@@ -23,7 +23,7 @@ describe('attaching to a running browser', () => {
     server.route('/busy.html', `<!doctype html><script>console.log('before-agent'); setTimeout(() => { throw new Error('early') })</script>`);
     server.route('/opener.html', '<!doctype html><p>opener</p>');
     server.route('/popup.html', `<!doctype html><script>console.log('popup-left-paused')</script>`);
-    chromium = await ChromiumProcess.launch({ executablePath: findChromium() });
+    chromium = await ChromiumProcess.launch();
     driver = await Driver.connect(chromium.browserWsUrl);
     busyTab = await driver.newTab();
     await busyTab.navigate(server.url('/busy.html'));

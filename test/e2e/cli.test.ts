@@ -1,181 +1,26 @@
 // The command line end to end (SPEC §2): `node dist/main.js` as a user runs it: flag errors,
 // --help/--version, the start-up banner and log line, signals, embedded and attached mode.
 
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChromiumProcess, findChromium } from '../../src/browser/chromium-launcher.ts';
+import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
 import { consoleText, Driver, SseClient, TOKEN, type Tab } from './harness.ts';
+import {
+  AgentProcess,
+  childrenOf,
+  cleanEnv,
+  embeddedChromium,
+  type Exit,
+  isRunning,
+  MAIN,
+  processTree,
+  ROOT,
+  SHUTDOWN_LIMIT_MS,
+  waitUntil,
+} from './support/agent-process.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MAIN = 'dist/main.js';
 const PACKAGE_VERSION = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { version: string }).version;
-
-/** Every variable the agent reads, so the caller's environment cannot leak into a test. */
-const AGENT_ENV_VARS = [
-  'CDP_URL', 'CHROME_PATH', 'HOST', 'PORT', 'SESSION_ID', 'AGENT_TOKEN', 'AGENT_TOKENS_FILE', 'TELEMETRY',
-  'RING_EVENTS', 'RING_BYTES', 'KEEPALIVE_MS', 'LOG_LEVEL', 'SCREENSHOTS', 'MAX_BODY_BYTES', 'MAX_BODY_FETCH_BYTES',
-  'MAX_POST_DATA_BYTES', 'MAX_CONSOLE_TEXT_BYTES', 'MAX_CONSOLE_ARGS', 'MAX_HEADER_VALUE_BYTES', 'MAX_STACK_FRAMES',
-  'MAX_EVENT_DATA_BYTES', 'MAX_UPLOAD_BYTES',
-];
-
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of AGENT_ENV_VARS) delete env[name];
-  return { ...env, ...extra };
-}
-
-const SHUTDOWN_LIMIT_MS = 5_000;
-
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-/** A running `node dist/main.js`, with its output collected. */
-class AgentProcess {
-  stdout = '';
-  stderr = '';
-  exited: Exit | undefined;
-  private readonly exitPromise: Promise<Exit>;
-  private waiters: Array<() => void> = [];
-
-  private constructor(readonly child: ChildProcess) {
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      this.stdout += chunk;
-      this.notify();
-    });
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      this.stderr += chunk;
-      this.notify();
-    });
-    this.exitPromise = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exited = { code, signal };
-        this.notify();
-        resolve(this.exited);
-      });
-    });
-  }
-
-  static start(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): AgentProcess {
-    return new AgentProcess(spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }));
-  }
-
-  get pid(): number {
-    return this.child.pid!;
-  }
-
-  /** The JSON log lines written to stdout so far. */
-  get logLines(): Array<Record<string, unknown>> {
-    return this.stdout
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  }
-
-  /** Waits until `condition` holds over the output; fails early if the process exits. */
-  async waitFor<T>(condition: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = condition();
-      if (value !== undefined) return value;
-      if (this.exited) throw new Error(`agent exited (${JSON.stringify(this.exited)}) while waiting for ${what}; stderr: ${this.stderr}`);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for ${what}; stderr: ${this.stderr}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-  }
-
-  /** The `listening` log line, once written. */
-  listening(): Promise<{ url: string; session_id: string }> {
-    return this.waitFor(
-      () => this.logLines.find((line) => line.msg === 'listening') as { url: string; session_id: string } | undefined,
-      'the listening log line',
-    );
-  }
-
-  async waitForExit(timeoutMs: number): Promise<Exit> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`agent did not exit within ${timeoutMs} ms`)), timeoutMs);
-    });
-    try {
-      return await Promise.race([this.exitPromise, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** Clean-up after a test: SIGTERM, then SIGKILL (and the Chromium it owns) if it hangs. */
-  async stop(chromiumPid?: number): Promise<void> {
-    if (this.exited) return;
-    this.child.kill('SIGTERM');
-    try {
-      await this.waitForExit(SHUTDOWN_LIMIT_MS + 1_000);
-    } catch {
-      this.child.kill('SIGKILL');
-      if (chromiumPid !== undefined && isRunning(chromiumPid)) process.kill(chromiumPid, 'SIGKILL');
-      await this.exitPromise;
-    }
-  }
-
-  private notify(): void {
-    for (const waiter of this.waiters.splice(0)) waiter();
-  }
-}
-
-/** Direct children of `pid` as [pid, command line]. */
-function childrenOf(pid: number): Array<{ pid: number; args: string }> {
-  const result = spawnSync('ps', ['--ppid', String(pid), '-o', 'pid=,args='], { encoding: 'utf8' });
-  return result.stdout
-    .split('\n')
-    .map((line) => /^\s*(\d+)\s+(.*)$/.exec(line))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => ({ pid: Number(m[1]), args: m[2]! }));
-}
-
-/** `pid` and every process below it. */
-function processTree(pid: number): number[] {
-  return [pid, ...childrenOf(pid).flatMap((child) => processTree(child.pid))];
-}
-
-/** True while `pid` exists and is not a zombie. */
-function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 3, after the parenthesised command name (which may contain spaces).
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-async function waitUntil(condition: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** The Chromium the agent launched (embedded mode) and its DevTools URL. */
-async function embeddedChromium(agent: AgentProcess): Promise<{ pid: number; browserWsUrl: string }> {
-  const chromium = childrenOf(agent.pid).find((child) => /chrom/i.test(child.args));
-  if (!chromium) throw new Error(`no Chromium child of the agent: ${JSON.stringify(childrenOf(agent.pid))}`);
-  const argv = readFileSync(`/proc/${chromium.pid}/cmdline`, 'utf8').split('\0');
-  const userDataDir = argv.find((arg) => arg.startsWith('--user-data-dir='))!.slice('--user-data-dir='.length);
-  const browserWsUrl = ChromiumProcess.readActivePort(userDataDir);
-  if (!browserWsUrl) throw new Error(`no DevToolsActivePort in ${userDataDir}`);
-  return { pid: chromium.pid, browserWsUrl };
-}
 
 async function logLines(tab: Tab, prefix: string, count: number, padding = 0): Promise<void> {
   const extra = padding > 0 ? `, 'x'.repeat(${padding})` : '';
@@ -397,7 +242,7 @@ describe('attached mode (--cdp-url)', () => {
   let stream: SseClient;
 
   beforeAll(async () => {
-    browser = await ChromiumProcess.launch({ executablePath: findChromium() });
+    browser = await ChromiumProcess.launch();
     const httpEndpoint = browser.browserWsUrl.replace(/^ws:\/\/([^/]+)\/.*$/, 'http://$1');
     agent = AgentProcess.start(['--port', '0', '--token', TOKEN, '--session-id', SESSION_ID, '--cdp-url', httpEndpoint]);
     const { url } = await agent.listening();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import { startAgent, type Agent } from '../../src/agent.ts';
-import { ChromiumProcess, findChromium } from '../../src/browser/chromium-launcher.ts';
+import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
 import { Driver, FixtureServer, SseClient, TOKEN, type Tab } from './harness.ts';
 import { click } from './page-input.ts';
 
@@ -35,7 +35,7 @@ describe('documents that existed before the agent attached', () => {
     server.route('/same.html', FRAME('same'));
     server.route('/cross.html', FRAME('cross'));
     server.route('/main.html', MAIN(server.crossSiteUrl('/cross.html')));
-    chromium = await ChromiumProcess.launch({ executablePath: findChromium() });
+    chromium = await ChromiumProcess.launch();
     driver = await Driver.connect(chromium.browserWsUrl);
     tab = await driver.newTab();
     await tab.navigate(server.url('/main.html'));

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../src/agent.ts';
-import { ChromiumProcess, findChromium } from '../../src/browser/chromium-launcher.ts';
+import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
 import { consoleText, Driver, SseClient, TOKEN } from './harness.ts';
 
 async function freePort(): Promise<number> {
@@ -18,7 +18,7 @@ describe('reconnecting to an external browser', () => {
   let chromium: ChromiumProcess | undefined;
   let agent: Agent;
   let stream: SseClient;
-  const launch = async () => (chromium = await ChromiumProcess.launch({ executablePath: findChromium(), port }));
+  const launch = async () => (chromium = await ChromiumProcess.launch({ port }));
   const kill = async () => {
     chromium!.child.kill('SIGKILL');
     await chromium!.close();
@@ -102,7 +102,7 @@ describe('starting before the external browser is up', () => {
       const failed = await stream.waitForEvent('monitor_init_failed');
       expect(failed.data).toEqual({ step: 'connect', error: expect.stringMatching(/fetch failed|ECONNREFUSED/) });
       expect((await fetch(`${agent.url}/healthz`)).status).toBe(503);
-      chromium = await ChromiumProcess.launch({ executablePath: findChromium(), port });
+      chromium = await ChromiumProcess.launch({ port });
       await stream.waitForEvent('monitor_reconnected');
       expect((await fetch(`${agent.url}/healthz`)).status).toBe(200);
     } finally {

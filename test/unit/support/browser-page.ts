@@ -4,7 +4,7 @@
 
 import CDP from 'chrome-remote-interface';
 import { build } from 'esbuild';
-import { ChromiumProcess, findChromium } from '../../../src/browser/chromium-launcher.ts';
+import { ChromiumProcess } from '../../../src/browser/chromium-launcher.ts';
 
 export class BrowserPage {
   private constructor(
@@ -17,7 +17,7 @@ export class BrowserPage {
   /** A blank page with `entry` (a path under injected/) available as `globalThis[globalName]`. */
   static async open(entry: string, globalName: string): Promise<BrowserPage> {
     const built = await build({ entryPoints: [entry], bundle: true, format: 'iife', globalName, write: false, target: 'chrome110', logLevel: 'warning' });
-    const chromium = await ChromiumProcess.launch({ executablePath: findChromium() });
+    const chromium = await ChromiumProcess.launch();
     const client = await CDP({ target: chromium.browserWsUrl, local: true });
     const send = (client.send as (m: string, p?: object, s?: string) => Promise<any>).bind(client);
     const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
