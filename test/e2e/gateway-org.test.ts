@@ -5,14 +5,14 @@
 import type Kernel from '@onkernel/sdk';
 import { APIError, ConflictError, NotFoundError, PermissionDeniedError } from '@onkernel/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, GatewayRig, rejectionOf, TestStorages, uniqueName } from './gateway-harness.ts';
+import { BACKENDS_WITH_EMBEDDED, GatewayRig, rejectionOf, TestStorages, uniqueName } from './gateway-harness.ts';
 
 type Project = Awaited<ReturnType<Kernel['projects']['create']>>;
 
 const storages = new TestStorages();
 afterAll(() => storages.close());
 
-describe.each(BACKENDS)('the organization API on %s', (backend) => {
+describe.each(BACKENDS_WITH_EMBEDDED)('the organization API on %s', (backend) => {
   let rig: GatewayRig;
   beforeAll(async () => {
     rig = await GatewayRig.start(await storages.fresh(backend));

