@@ -176,6 +176,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     }),
     computer,
     maxUploadBytes: config.limits.maxUploadBytes,
+    fsAllow: config.fsAllow,
+    uploadIdleMs: config.uploadIdleMs,
     session: {
       createdAt,
       telemetryConfig: () => telemetryConfig,

@@ -4,6 +4,8 @@
 
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { DEFAULT_UPLOAD_IDLE_MS } from './fs/write-file.ts';
 import { DEFAULT_LIMITS, type Limits } from './limits.ts';
 import {
   BadValue,
@@ -62,6 +64,10 @@ export interface Config {
   logLevel: LogLevel;
   screenshots: boolean;
   limits: Limits;
+  /** Directories write_file may write under (`--fs-allow`); undefined = anywhere. */
+  fsAllow?: string[];
+  /** write_file: longest silence of an upload's body before it is dropped, in ms. */
+  uploadIdleMs: number;
 }
 
 /** Options of the programmatic entry: every Config field optional, plus `token` like `--token`. */
@@ -81,6 +87,7 @@ export const DEFAULT_RING_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_KEEPALIVE_MS = 15000;
 export const KEEPALIVE_MS_MIN = 10;
 export const KEEPALIVE_MS_MAX = 3_600_000;
+export const UPLOAD_IDLE_MS_MAX = 3_600_000;
 
 // ---------------------------------------------------------------------------------------------
 // Value kinds of the agent's settings (the generic ones live in settings.ts).
@@ -122,6 +129,20 @@ function isCdpUrl(text: string): boolean {
   return false;
 }
 
+/**
+ * `--fs-allow`: absolute directories separated by colons, like PATH. A comma is refused in the
+ * text so that a comma-separated list is not taken for one directory's name.
+ */
+const directoryList: ValueKind<string[]> = {
+  expected: 'absolute directories separated by colons (e.g. /var/lib/bta:/tmp)',
+  fromText: (text) => (text.includes(',') ? undefined : directoryList.fromValue(text.split(':'))),
+  fromValue(value) {
+    if (!Array.isArray(value) || value.length === 0) return undefined;
+    if (!value.every((dir) => typeof dir === 'string' && dir.startsWith('/') && !dir.includes('\0'))) return undefined;
+    return (value as string[]).map((dir) => path.posix.resolve(dir));
+  },
+};
+
 const kinds = {
   cdpUrl: stringKind('an http(s)://host:port URL or a ws(s):// browser URL', isCdpUrl),
   nonEmpty: stringKind('a non-empty string', (s) => s.length > 0),
@@ -133,6 +154,8 @@ const kinds = {
   logLevel: logLevelKind,
   onOff: choiceKind<boolean>({ on: true, off: false, true: true, false: false }, 'on, off, true or false'),
   boolean: choiceKind<boolean>({ true: true, false: false }, 'a boolean'),
+  directoryList,
+  uploadIdleMs: integerKind(1, UPLOAD_IDLE_MS_MAX, `an integer from 1 to ${UPLOAD_IDLE_MS_MAX}`),
 };
 
 function isTokenText(s: string): boolean {
@@ -214,6 +237,16 @@ const SETTINGS = {
     flag: 'screenshots', env: 'SCREENSHOTS', arg: '<on|off>', default: 'on',
     meaning: 'off stops monitor_screenshot capture (true and false are accepted too).',
     kind: kinds.onOff,
+  },
+  fsAllow: {
+    flag: 'fs-allow', env: 'FS_ALLOW', arg: '<dirs>', default: 'anywhere',
+    meaning: 'Directories write_file may write under, separated by colons (/var/lib/bta:/tmp); symlinks are resolved before the check. /proc, /sys and /dev are refused regardless.',
+    kind: kinds.directoryList,
+  },
+  uploadIdleMs: {
+    flag: 'upload-idle-ms', env: 'UPLOAD_IDLE_MS', arg: '<ms>', default: String(DEFAULT_UPLOAD_IDLE_MS),
+    meaning: `write_file: an upload that sends nothing for this long is dropped (408) and its temporary file removed; 1 to ${UPLOAD_IDLE_MS_MAX}.`,
+    kind: kinds.uploadIdleMs,
   },
 } satisfies Record<string, Setting<unknown>>;
 
@@ -300,6 +333,8 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
       logLevel: read(SETTINGS.logLevel),
       screenshots: read(SETTINGS.screenshots),
       limits,
+      fsAllow: read(SETTINGS.fsAllow),
+      uploadIdleMs: read(SETTINGS.uploadIdleMs),
     }),
   };
 }
@@ -466,6 +501,8 @@ export function resolveConfig(options: ConfigOptions = {}): Config {
     logLevel: check('logLevel', kinds.logLevel, options.logLevel),
     screenshots: check('screenshots', kinds.boolean, options.screenshots),
     limits,
+    fsAllow: check('fsAllow', kinds.directoryList, options.fsAllow),
+    uploadIdleMs: check('uploadIdleMs', kinds.uploadIdleMs, options.uploadIdleMs),
   });
 }
 
@@ -485,6 +522,8 @@ interface CheckedValues {
   logLevel: LogLevel | undefined;
   screenshots: boolean | undefined;
   limits: Partial<Limits>;
+  fsAllow: string[] | undefined;
+  uploadIdleMs: number | undefined;
 }
 
 /** Fill in defaults; generate the session id and, when none was configured, a token. */
@@ -505,9 +544,11 @@ function completeConfig(values: CheckedValues): Config {
     logLevel: values.logLevel ?? 'info',
     screenshots: values.screenshots ?? true,
     limits: { ...DEFAULT_LIMITS, ...values.limits },
+    uploadIdleMs: values.uploadIdleMs ?? DEFAULT_UPLOAD_IDLE_MS,
   };
   if (values.cdpUrl !== undefined) config.cdpUrl = values.cdpUrl;
   if (values.chromePath !== undefined) config.chromePath = values.chromePath;
+  if (values.fsAllow !== undefined) config.fsAllow = values.fsAllow;
   return config;
 }
 

@@ -1,17 +1,21 @@
 // writeFileAtomic (SPEC §9): stream a body into a temporary file beside the destination, give it
 // exactly the requested mode (fchmod: the umask does not apply), flush it to disk and rename it
-// over the destination, so a reader sees the old content or the new, never a mix. Any failure or
-// abort removes the temporary file and leaves the old file untouched.
+// over the destination, so a reader sees the old content or the new, never a mix. Any failure,
+// abort or stall removes the temporary file and leaves the old file untouched. Where the file may
+// go is write-destination.ts.
 
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, type Stats } from 'node:fs';
-import { chmod, lstat, mkdir, open, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { chmod, mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { WriteFileError } from './write-file-error.ts';
+import { resolveDestination } from './write-destination.ts';
+import { toWriteFileError, WriteFileError } from './write-file-error.ts';
 import type { WriteTarget } from './write-target.ts';
 
 /** Mode of the parent directories write_file creates (exact, whatever the umask). */
 export const PARENT_DIR_MODE = 0o755;
+/** Longest wait for the next chunk of a body before the upload is dropped (--upload-idle-ms). */
+export const DEFAULT_UPLOAD_IDLE_MS = 30_000;
 const TEMP_SUFFIX = '.bta-upload';
 
 export interface WriteFileOptions {
@@ -19,13 +23,17 @@ export interface WriteFileOptions {
   maxBytes: number;
   /** The body's declared length (Content-Length), when known: checked before the disk is touched. */
   declaredLength?: number;
+  /** Directories the destination must resolve into (--fs-allow); anywhere when absent. */
+  allow?: readonly string[];
+  /** Longest wait for the next chunk, in ms, before failing with 408; DEFAULT_UPLOAD_IDLE_MS when absent. */
+  idleTimeoutMs?: number;
 }
 
 /** Write `body` to `target.path` atomically; resolves once the new file is durable and in place. */
 export async function writeFileAtomic(target: WriteTarget, body: AsyncIterable<Uint8Array>, options: WriteFileOptions): Promise<void> {
   if (options.declaredLength !== undefined && options.declaredLength > options.maxBytes) throw WriteFileError.tooLarge(options.maxBytes);
 
-  const { destination, existing } = await resolveDestination(target.path);
+  const { path: destination, existing } = await resolveDestination(target.path, options.allow);
   const dir = path.dirname(destination);
   if (!existing) await ensureDirectory(dir);
 
@@ -35,16 +43,17 @@ export async function writeFileAtomic(target: WriteTarget, body: AsyncIterable<U
     handle = await open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
     let size = 0;
     // for-await pulls one chunk at a time: the socket is paused while a chunk is being written.
-    for await (const chunk of body) {
+    for await (const chunk of withIdleTimeout(body, options.idleTimeoutMs ?? DEFAULT_UPLOAD_IDLE_MS)) {
       size += chunk.byteLength;
       if (size > options.maxBytes) throw WriteFileError.tooLarge(options.maxBytes);
       await writeAll(handle, chunk);
     }
-    await handle.chmod(target.mode);
     if (existing) {
-      // Keep the owner of the file being replaced (possible when running as root).
+      // Keep the owner of the file being replaced (possible when running as root). Before the
+      // chmod: a chown clears setuid and setgid, for root too (chown(2)).
       await handle.chown(existing.uid, existing.gid).catch(() => undefined);
     }
+    await applyMode(handle, target.mode);
     await handle.sync();
     await handle.close();
     handle = undefined;
@@ -55,36 +64,6 @@ export async function writeFileAtomic(target: WriteTarget, body: AsyncIterable<U
     throw toWriteFileError(err, destination);
   }
   await syncDirectory(dir);
-}
-
-/**
- * The file to replace: the path itself, or what a symlink at the path points to (writes go
- * through links to existing files). A directory there, or a file where a parent should be, is a
- * 409 conflict.
- */
-async function resolveDestination(filePath: string): Promise<{ destination: string; existing: Stats | undefined }> {
-  let link: Stats;
-  try {
-    link = await lstat(filePath);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { destination: filePath, existing: undefined };
-    if (code === 'ENOTDIR') throw WriteFileError.conflict(`a parent of ${filePath} is not a directory`);
-    throw toWriteFileError(err, filePath);
-  }
-  let destination = filePath;
-  let existing = link;
-  if (link.isSymbolicLink()) {
-    try {
-      destination = await realpath(filePath);
-      existing = await stat(destination);
-    } catch {
-      // A dangling link is replaced by the file itself.
-      return { destination: filePath, existing: undefined };
-    }
-  }
-  if (existing.isDirectory()) throw WriteFileError.conflict(`${filePath} is a directory`);
-  return { destination, existing };
 }
 
 /** Create the missing directories of `dir`, each with mode 0755 exactly. */
@@ -124,6 +103,55 @@ async function ensureDirectory(dir: string): Promise<void> {
   }
 }
 
+/**
+ * The chunks of `body`, failing with 408 when the next one takes longer than `idleMs` to come: a
+ * client that stops sending would otherwise hold the descriptor and the temporary file forever.
+ * Only the wait for the client counts, not the time spent writing a chunk.
+ */
+async function* withIdleTimeout(body: AsyncIterable<Uint8Array>, idleMs: number): AsyncGenerator<Uint8Array> {
+  const chunks = body[Symbol.asyncIterator]();
+  let waiting = false;
+  try {
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const idle = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => reject(WriteFileError.idle(idleMs)), idleMs);
+      });
+      let next: IteratorResult<Uint8Array>;
+      waiting = true;
+      try {
+        // A next() still pending after the timeout settles when the http layer closes the
+        // connection; race() has already handled its rejection.
+        next = await Promise.race([chunks.next(), idle]);
+        waiting = false;
+      } finally {
+        clearTimeout(timer);
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    // Ended early by the writer (size limit, write error): release the body as a for-await would.
+    if (!waiting) await chunks.return?.();
+  }
+}
+
+/** fchmod to exactly `mode`, and check that the system kept every bit. */
+async function applyMode(handle: FileHandle, mode: number): Promise<void> {
+  const octal = (m: number) => m.toString(8).padStart(4, '0');
+  try {
+    await handle.chmod(mode);
+  } catch (err) {
+    // systemd's RestrictSUIDSGID= refuses setuid and setgid with EPERM (deploy/).
+    if ((err as NodeJS.ErrnoException).code === 'EPERM') throw WriteFileError.forbidden('mode', `the system does not let the agent set mode ${octal(mode)}`);
+    throw err;
+  }
+  const kept = (await handle.stat()).mode & 0o7777;
+  // Linux drops setgid without an error when the process is neither privileged nor in the file's
+  // group (chmod(2)): a file that silently lacks a requested bit is refused instead.
+  if (kept !== mode) throw WriteFileError.forbidden('mode', `the system did not let the agent set mode ${octal(mode)} (it kept ${octal(kept)})`);
+}
+
 async function writeAll(handle: FileHandle, chunk: Uint8Array): Promise<void> {
   let offset = 0;
   while (offset < chunk.byteLength) {
@@ -143,13 +171,4 @@ async function syncDirectory(dir: string): Promise<void> {
   } finally {
     await handle?.close().catch(() => undefined);
   }
-}
-
-function toWriteFileError(err: unknown, where: string): WriteFileError {
-  if (err instanceof WriteFileError) return err;
-  const e = err as NodeJS.ErrnoException;
-  if (e?.code === 'ECONNRESET' || e?.code === 'ERR_STREAM_PREMATURE_CLOSE' || e?.message === 'aborted') return WriteFileError.aborted();
-  if (e?.code === 'EISDIR') return WriteFileError.conflict(`${where} is a directory`);
-  if (e?.code === 'ENOTDIR') return WriteFileError.conflict(`a parent of ${where} is not a directory`);
-  return WriteFileError.io(`could not write ${where}: ${e?.code ?? e?.message ?? 'I/O error'}`);
 }

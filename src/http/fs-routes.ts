@@ -1,5 +1,6 @@
 // PUT /browsers/{id}/fs/write_file (SPEC §9): the body streams into writeFileAtomic; path and mode
-// are checked before anything touches the disk. Every failure carries `x-should-retry: false`.
+// are checked before anything touches the disk. Every failure carries `x-should-retry: false`, and
+// one that leaves part of the body unread closes the connection.
 
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -42,34 +43,42 @@ export function registerFsRoutes(app: FastifyInstance, deps: HttpDeps, auth: Bea
         tags: ['fs'],
         params: browserParamsSchema,
         querystring: writeFileQuerySchema,
-        response: { 201: { description: 'Written', type: 'null' }, ...errorResponses(400, ...BROWSER_ERRORS, 409, 413) },
+        response: { 201: { description: 'Written', type: 'null' }, ...errorResponses(400, ...BROWSER_ERRORS, 408, 409, 413) },
       },
     },
     async (request: FastifyRequest, reply: FastifyReply) => {
-      const query = request.query as WriteFileQuery;
-      const target = parseWriteTarget(query.path, query.mode ?? DEFAULT_MODE);
-      if (request.validationError) throw toApiError(request.validationError);
-
-      // Another content type was parsed by its own parser (text, JSON): not a raw upload.
-      if (request.body !== undefined && !(request.body instanceof Readable)) {
-        throw badRequest('the body must be sent as application/octet-stream');
-      }
-      const body = request.body as Readable | undefined;
-      const length = Number(request.headers['content-length']);
       try {
-        await writeFileAtomic(target, body ? body.iterator({ destroyOnReturn: false }) : emptyBody(), {
-          maxBytes: deps.maxUploadBytes ?? DEFAULT_LIMITS.maxUploadBytes,
-          declaredLength: Number.isSafeInteger(length) ? length : undefined,
-        });
+        await writeRequestBody(request, deps);
       } catch (err) {
-        // Whatever the client still sends is read and dropped, so the error response reaches it
-        // and the connection stays usable.
-        if (body && !body.destroyed) body.resume();
+        // What the client has not sent yet is not read: draining would let a client declaring
+        // 10 GiB, or one that stalled, hold the connection as long as it likes. The error goes
+        // out with `Connection: close` and Node closes the socket after it. A body already
+        // received whole leaves the connection usable.
+        if (!request.raw.complete) reply.header('connection', 'close');
         throw err;
       }
       return reply.code(201).send();
     },
   );
+}
+
+async function writeRequestBody(request: FastifyRequest, deps: HttpDeps): Promise<void> {
+  const query = request.query as WriteFileQuery;
+  const target = parseWriteTarget(query.path, query.mode ?? DEFAULT_MODE);
+  if (request.validationError) throw toApiError(request.validationError);
+
+  // Another content type was parsed by its own parser (text, JSON): not a raw upload.
+  if (request.body !== undefined && !(request.body instanceof Readable)) {
+    throw badRequest('the body must be sent as application/octet-stream');
+  }
+  const body = request.body as Readable | undefined;
+  const length = Number(request.headers['content-length']);
+  await writeFileAtomic(target, body ? body.iterator({ destroyOnReturn: false }) : emptyBody(), {
+    maxBytes: deps.maxUploadBytes ?? DEFAULT_LIMITS.maxUploadBytes,
+    declaredLength: Number.isSafeInteger(length) ? length : undefined,
+    allow: deps.fsAllow,
+    idleTimeoutMs: deps.uploadIdleMs,
+  });
 }
 
 async function* emptyBody(): AsyncIterable<Uint8Array> {}

@@ -37,6 +37,10 @@ export interface HttpDeps {
   computer?: BatchRunner;
   /** write_file body limit (SPEC §9); DEFAULT_LIMITS.maxUploadBytes when absent. */
   maxUploadBytes?: number;
+  /** Directories write_file may write under (--fs-allow); anywhere when absent. */
+  fsAllow?: readonly string[];
+  /** write_file body idle timeout in ms (--upload-idle-ms); DEFAULT_UPLOAD_IDLE_MS when absent. */
+  uploadIdleMs?: number;
   /** Prometheus metrics for GET /metrics; the route answers 404 without it. */
   metrics?: MetricsSource;
 }
