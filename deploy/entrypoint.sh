@@ -23,6 +23,9 @@ if [ -z "${HOME:-}" ] || [ ! -w "${HOME:-/nonexistent}" ]; then
   export HOME
 fi
 export HOST="${HOST:-0.0.0.0}"
+# write_file may write only to the temp dir and the user's home (where a browser's uploads and
+# downloads live), unless FS_ALLOW (colon-separated directories) says otherwise.
+export FS_ALLOW="${FS_ALLOW:-/tmp:$HOME}"
 
 # One malloc arena and a 4 MiB young generation keep peak RSS ~10 and ~25 MB lower under event
 # floods at no measurable CPU cost (npm run bench, README "Performance").

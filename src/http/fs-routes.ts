@@ -43,7 +43,12 @@ export function registerFsRoutes(app: FastifyInstance, deps: HttpDeps, auth: Bea
         tags: ['fs'],
         params: browserParamsSchema,
         querystring: writeFileQuerySchema,
-        response: { 201: { description: 'Written', type: 'null' }, ...errorResponses(400, ...BROWSER_ERRORS, 408, 409, 413) },
+        response: {
+          201: { description: 'Written', type: 'null' },
+          ...errorResponses(400, ...BROWSER_ERRORS, 409, 413),
+          403: { description: 'The token lacks the fs scope, the path is outside --fs-allow, or the system denies the write or the mode', $ref: 'ErrorBody#' },
+          408: { description: 'The upload sent nothing for --upload-idle-ms and was dropped', $ref: 'ErrorBody#' },
+        },
       },
     },
     async (request: FastifyRequest, reply: FastifyReply) => {
