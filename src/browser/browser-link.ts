@@ -28,12 +28,18 @@ export interface BrowserLinkOptions {
   /** Where the bundled browser is extracted when the machine has none (default: XDG cache). */
   cacheRoot?: string;
   logger: Logger;
-  /** Health probe period and timeout (SPEC §11: 5 s timeout). */
+  /**
+   * Health probe period and timeout: 1 s and 2 s by default, so a frozen browser is detected
+   * within 3 s (docs/operations.md "Health").
+   */
   probeIntervalMs?: number;
   probeTimeoutMs?: number;
   /** Reconnect backoff; SPEC §11's 250 ms → 5 s unless a test shortens it. */
   backoff?: Backoff;
 }
+
+export const PROBE_INTERVAL_MS = 1000;
+export const PROBE_TIMEOUT_MS = 2000;
 
 /** In embedded mode, how long a socket close waits for the process exit that explains it. */
 const EXIT_GRACE_MS = 300;
@@ -195,8 +201,8 @@ export class BrowserLink {
   }
 
   private startProbe(connection: CdpConnection): void {
-    const interval = this.options.probeIntervalMs ?? 5000;
-    const timeout = this.options.probeTimeoutMs ?? 5000;
+    const interval = this.options.probeIntervalMs ?? PROBE_INTERVAL_MS;
+    const timeout = this.options.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
     const probe = async () => {
       this.probeTimer = undefined;
       if (this.current !== connection) return;

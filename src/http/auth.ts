@@ -35,6 +35,12 @@ export class BearerAuth {
     if (!scopes.has('*') && !scopes.has(scope)) throw forbidden(`this token lacks the "${scope}" scope`);
   }
 
+  /** True when the header carries a known token (any scope). */
+  isKnown(authorization: string | undefined): boolean {
+    const match = authorization === undefined ? null : BEARER.exec(authorization);
+    return match !== null && this.scopesOf(match[1]!) !== undefined;
+  }
+
   /** A fastify onRequest hook requiring `scope`. */
   require(scope: Scope): (request: FastifyRequest) => Promise<void> {
     return async (request) => this.authorize(request.headers.authorization, scope);

@@ -14,6 +14,8 @@ import {
   notFound,
   type ErrorDetail,
 } from './errors.ts';
+import { installJsonBodyParser } from './json-body.ts';
+import { RouteMethods } from './route-methods.ts';
 
 /** One problem reported by fastify's schema validator (ajv). */
 interface SchemaProblem {
@@ -24,13 +26,23 @@ interface SchemaProblem {
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
+  installJsonBodyParser(app);
+  const routes = RouteMethods.record(app);
   app.setErrorHandler((error: unknown, request, reply) => {
     const apiError = toApiError(error);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     sendError(reply, apiError);
   });
   app.setNotFoundHandler((request, reply) => {
-    sendError(reply, notFound(`no endpoint ${request.method} ${request.url.split('?')[0]}`));
+    const path = request.url.split('?')[0]!;
+    const allowed = routes.allowed(path);
+    if (allowed.length > 0) {
+      // The spec's code for a request the server will not take as sent; the status says why.
+      const error = new ApiError(405, 'bad_request', `${request.method} is not allowed on ${path} (allowed: ${allowed.join(', ')})`);
+      sendError(reply, error.withHeader('Allow', allowed.join(', ')));
+      return;
+    }
+    sendError(reply, notFound(`no endpoint ${request.method} ${path}`));
   });
 }
 
@@ -110,6 +122,7 @@ export function toApiError(error: unknown): ApiError {
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
     if (e.statusCode === 404) return notFound(message || 'not found');
     if (e.statusCode === 413) return new ApiError(413, 'payload_too_large', message || 'request body too large');
+    if (e.statusCode === 415) return new ApiError(415, 'bad_request', message || 'unsupported content type');
     return new ApiError(400, 'bad_request', message || 'bad request');
   }
 

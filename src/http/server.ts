@@ -1,6 +1,7 @@
 // The fastify server of the agent: options that keep every failure inside the error body, the
 // route groups, and stream shutdown on close.
 
+import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { BearerAuth } from './auth.ts';
 import { registerBrowserRoutes } from './browser-routes.ts';
@@ -17,8 +18,17 @@ import { registerTelemetryRoutes } from './telemetry-routes.ts';
 
 export type { HttpDeps, SessionView } from './session-view.ts';
 
+/** The response header naming this process's instance (docs/operations.md "Restarts"). */
+export const INSTANCE_HEADER = 'X-Agent-Instance';
+
 export function createHttpServer(deps: HttpDeps): FastifyInstance {
+  // New for every server: a client that sees it change knows the seq numbers it holds came from
+  // another process (until seq survives restarts, they may repeat).
+  const instanceId = randomBytes(12).toString('base64url');
   const app = Fastify({
+    // Requests without Host reach the Host check and get the error body (Node's own answer is an
+    // empty 400).
+    http: { requireHostHeader: false },
     loggerInstance: deps.logger ? requestLogger(deps.logger) : undefined,
     logController: new OneLinePerRequest(),
     // fastify's own 503 body while closing is not our error body; the routes answer instead
@@ -35,11 +45,15 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
   });
 
   installErrorHandling(app);
+  // On the raw response, so hijacked stream responses carry it too.
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.raw.setHeader(INSTANCE_HEADER, instanceId);
+  });
   const auth = new BearerAuth(deps.tokens);
   // The OpenAPI generator loads first so that it sees every route registered after it.
   registerOpenApi(app, VERSION);
   void app.register(async (instance) => {
-    registerHealthRoutes(instance, deps);
+    registerHealthRoutes(instance, deps, auth);
     registerBrowserRoutes(instance, deps, auth);
     registerTelemetryRoutes(instance, deps, auth);
     registerComputerRoutes(instance, deps, auth);

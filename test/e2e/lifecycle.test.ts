@@ -204,3 +204,34 @@ describe('an unresponsive embedded browser', () => {
     expect(() => process.kill(pid, 0)).toThrow();
   });
 });
+
+describe('a frozen browser with the default probe', () => {
+  let rig: TestRig;
+  beforeAll(async () => {
+    rig = await startRig({ screenshots: false });
+  });
+  afterAll(() => rig?.close());
+
+  it('turns /healthz to 503 unavailable within 3 s of the freeze', async () => {
+    const pid = rig.agent.browserPid!;
+    expect((await fetch(`${rig.agent.url}/healthz`)).status).toBe(200);
+    const frozenAt = Date.now();
+    process.kill(pid, 'SIGSTOP');
+    let seenAfterMs: number | undefined;
+    let body: unknown;
+    while (Date.now() - frozenAt < 6000) {
+      const health = await fetch(`${rig.agent.url}/healthz`);
+      if (health.status === 503) {
+        seenAfterMs = Date.now() - frozenAt;
+        body = await health.json();
+        break;
+      }
+      await health.arrayBuffer();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(body).toMatchObject({ status: 'unavailable', cdp_connected: false });
+    // The probe's interval (1 s) plus its timeout (2 s), and one poll period of slack.
+    expect(seenAfterMs).toBeLessThanOrEqual(3100);
+    await rig.stream.waitForEvent('monitor_reconnected');
+  });
+});

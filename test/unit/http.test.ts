@@ -59,17 +59,19 @@ afterEach(async () => {
 });
 
 describe('GET /healthz', () => {
-  it('answers 200 ok with the session id while CDP is connected', async () => {
+  it('answers 200 ok while CDP is connected, naming the session only to a known token', async () => {
     const { app } = harness();
     const res = await app.inject({ method: 'GET', url: '/healthz' });
-    expect([res.statusCode, res.json()]).toEqual([200, { status: 'ok', session_id: SESSION_ID, cdp_connected: true }]);
+    expect([res.statusCode, res.json()]).toEqual([200, { status: 'ok', cdp_connected: true }]);
+    const known = await app.inject({ method: 'GET', url: '/healthz', headers: READER });
+    expect(known.json()).toEqual({ status: 'ok', session_id: SESSION_ID, cdp_connected: true });
   });
 
   it('answers 503 unavailable while CDP is disconnected', async () => {
     const { app, state } = harness();
     state.connected = false;
     const res = await app.inject({ method: 'GET', url: '/healthz' });
-    expect([res.statusCode, res.json()]).toEqual([503, { status: 'unavailable', session_id: SESSION_ID, cdp_connected: false }]);
+    expect([res.statusCode, res.json()]).toEqual([503, { status: 'unavailable', cdp_connected: false }]);
   });
 
   it('answers 503 terminated once the session is terminated', async () => {
@@ -179,10 +181,10 @@ describe('error body', () => {
     expect([res.statusCode, res.headers['content-type'], res.json().code]).toEqual([404, 'application/json; charset=utf-8', 'not_found']);
   });
 
-  it('answers an unknown method on a known path with a 404 JSON error body', async () => {
+  it('answers an unknown method on a known path with 405, Allow and the JSON error body', async () => {
     const { app } = harness();
     const res = await app.inject({ method: 'POST', url: '/healthz' });
-    expect([res.statusCode, res.json().code]).toEqual([404, 'not_found']);
+    expect([res.statusCode, res.headers.allow, res.json().code]).toEqual([405, 'GET, HEAD', 'bad_request']);
   });
 
   it('answers a malformed URL escape with 400 bad_request', async () => {
@@ -239,9 +241,9 @@ describe('error body', () => {
       expect([res.statusCode, res.json().code]).toEqual([400, 'bad_request']);
     });
 
-    it('answers an unsupported content type with 400 bad_request', async () => {
+    it('answers an unsupported content type with 415 bad_request', async () => {
       const res = await withBodyRoute().inject({ method: 'POST', url: '/test/body', headers: { 'content-type': 'application/xml' }, payload: '<a/>' });
-      expect([res.statusCode, res.json().code]).toEqual([400, 'bad_request']);
+      expect([res.statusCode, res.json().code]).toEqual([415, 'bad_request']);
     });
 
     it('answers schema violations with 400 invalid_input and one detail per problem, with JSON paths', async () => {
@@ -323,10 +325,10 @@ describe('GET /browsers/{id}/telemetry (errors before the stream)', () => {
     expect([res.statusCode, res.json().code, res.json().details[0].field]).toEqual([400, 'invalid_input', 'replay']);
   });
 
-  it('answers HEAD with 404 rather than holding a stream open', async () => {
+  it('answers HEAD with 405 (Allow: GET) rather than holding a stream open', async () => {
     const { app } = harness();
     const res = await app.inject({ method: 'HEAD', url: `/browsers/${SESSION_ID}/telemetry`, headers: READER });
-    expect(res.statusCode).toBe(404);
+    expect([res.statusCode, res.headers.allow]).toEqual([405, 'GET']);
   });
 
   it('answers 503 browser_unavailable once the streams were closed', async () => {
