@@ -244,6 +244,18 @@ export const EVENT_CATEGORY: Record<EventType, Category | null> = {
   monitor_init_failed: null,
 };
 
+/**
+ * The category every event carries on the wire (`event.category`), as the official client's types
+ * name them: the four configurable ones, `screenshot` for monitor_screenshot, `monitor` for the
+ * other monitor events (docs/events.md "category").
+ */
+export const EVENT_CATEGORIES = ['console', 'network', 'page', 'interaction', 'monitor', 'screenshot'] as const;
+export type EventCategory = (typeof EVENT_CATEGORIES)[number];
+
+export const EVENT_TYPE_CATEGORY: Record<EventType, EventCategory> = Object.fromEntries(
+  Object.entries(EVENT_CATEGORY).map(([type, category]) => [type, category ?? (type === 'monitor_screenshot' ? 'screenshot' : 'monitor')]),
+) as Record<EventType, EventCategory>;
+
 export interface EventSource {
   kind: 'cdp' | 'agent';
   /** The CDP method that caused the event. */
@@ -251,11 +263,15 @@ export interface EventSource {
   metadata?: { cdp_session_id?: string; target_id?: string; target_type?: string };
 }
 
-/** One telemetry event (SPEC §6.1). No other top-level fields. */
+/**
+ * One telemetry event (SPEC §6.1). On the wire it also carries `category` (written from
+ * EVENT_TYPE_CATEGORY when the frame is made; the agent's own objects need not hold it).
+ */
 export interface TelemetryEvent<T extends EventType = EventType> {
   /** Unix microseconds. */
   ts: number;
   type: T;
+  category?: EventCategory;
   source: EventSource;
   data?: EventDataByType[T];
   truncated?: true;

@@ -29,6 +29,13 @@ export interface EventLogOptions {
  */
 export type AdmitListener = () => void;
 
+/**
+ * Called synchronously for each admitted event, with its seq and stored frame, on the producer's
+ * path: an observer only queues (the durable store, the OTLP exporter) and must not throw.
+ * `event` must not be modified.
+ */
+export type AppendObserver = (seq: number, event: TelemetryEvent, frame: Buffer) => void;
+
 /** A run of consecutive frames, joined: what read() returns. */
 export interface FrameRun {
   /** Seq of the first frame in `bytes`. */
@@ -64,6 +71,7 @@ export class EventLog {
   // Replaced (never mutated) on subscribe/unsubscribe, so dispatch iterates a stable snapshot
   // without copying on the hot path.
   private listeners: readonly AdmitListener[] = [];
+  private observers: readonly AppendObserver[] = [];
   /** The end-of-tick notification is queued. */
   private notifyQueued = false;
   /** The last read(): its arguments and result. */
@@ -128,11 +136,22 @@ export class EventLog {
     this.lastSeq = seq;
     while (this.bytes > this.maxBytes && this.count > 1) this.evictOldest();
 
+    const observers = this.observers;
+    for (let i = 0; i < observers.length; i++) observers[i]!(seq, event, frame);
+
     if (!this.notifyQueued && this.listeners.length > 0) {
       this.notifyQueued = true;
       process.nextTick(this.notify);
     }
     return seq;
+  }
+
+  /** Observe every admitted event as it is appended; returns the function that stops it. */
+  observeAppends(observer: AppendObserver): () => void {
+    this.observers = [...this.observers, observer];
+    return () => {
+      this.observers = this.observers.filter((o) => o !== observer);
+    };
   }
 
   /** The stored frame of `seq`, or undefined when it is not retained. */

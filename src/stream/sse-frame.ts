@@ -1,7 +1,7 @@
 // SSE wire framing (SPEC §5). Only two frame shapes ever reach the wire: an event frame and a
 // keepalive comment. There is never an `event:` field: clients dispatch on the envelope's `type`.
 
-import type { EventSource, TelemetryEvent } from '../../injected/schema.ts';
+import { EVENT_TYPE_CATEGORY, type EventSource, type TelemetryEvent } from '../../injected/schema.ts';
 
 /** `id: <seq>\ndata: <json>\n\n`. The JSON must be on one line (JSON.stringify output is). */
 export function eventFrameText(seq: number, envelopeJson: string): string {
@@ -23,16 +23,17 @@ function sourceJson(source: EventSource): string {
 
 /**
  * The frame of the envelope `{ seq, event }` as text (the event log writes it into its own
- * memory): what JSON.stringify writes for an event built in SPEC order (ts, type, source, data,
- * truncated; SPEC §6.1 allows no other field), except that a frozen source, which every event of a
- * target and CDP method shares, is serialized only once.
+ * memory): what JSON.stringify writes for an event built in order (ts, type, category, source,
+ * data, truncated), except that a frozen source, which every event of a target and CDP method
+ * shares, is serialized only once, and `category` comes from the type's table.
  * A fifth of a console event's JSON is its source; serializing is most of what admitting it costs.
  * Whatever the event, the frame is valid JSON (a missing ts or type would be `null`, not omitted).
  */
 export function envelopeFrameText(seq: number, event: TelemetryEvent): string {
   const ts = JSON.stringify(event.ts) ?? 'null';
   const type = JSON.stringify(event.type) ?? 'null';
-  let json = `{"seq":${seq},"event":{"ts":${ts},"type":${type},"source":${sourceJson(event.source)}`;
+  const category = EVENT_TYPE_CATEGORY[event.type] ?? 'monitor';
+  let json = `{"seq":${seq},"event":{"ts":${ts},"type":${type},"category":"${category}","source":${sourceJson(event.source)}`;
   if (event.data !== undefined) json += `,"data":${JSON.stringify(event.data)}`;
   if (event.truncated === true) json += ',"truncated":true';
   return eventFrameText(seq, `${json}}}`);

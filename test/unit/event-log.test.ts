@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TelemetryEvent } from '../../injected/schema.ts';
+import { EVENT_TYPE_CATEGORY, type TelemetryEvent } from '../../injected/schema.ts';
 import { EventLog, MAX_RUN_BYTES, SLAB_BYTES } from '../../src/stream/event-log.ts';
 import { InvalidLastEventIdError, resolveStartSeq } from '../../src/stream/start-position.ts';
 
@@ -10,6 +10,12 @@ function consoleEvent(text = 'hello'): TelemetryEvent {
     source: { kind: 'cdp', event: 'Runtime.consoleAPICalled' },
     data: { level: 'log', text, args: [text] },
   };
+}
+
+/** The event as the frame carries it: with its category after the type. */
+function onTheWire(event: TelemetryEvent): TelemetryEvent {
+  const { ts, type, source, data, truncated } = event;
+  return JSON.parse(JSON.stringify({ ts, type, category: EVENT_TYPE_CATEGORY[type], source, data, truncated })) as TelemetryEvent;
 }
 
 const endOfTick = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
@@ -52,7 +58,7 @@ describe('EventLog', () => {
     const probe = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
     probe.append(consoleEvent('x'.repeat(100)));
     const frameSize = probe.frame(1)!.length;
-    const log = new EventLog({ maxEvents: 100, maxBytes: frameSize * 3 + frameSize / 2 });
+    const log = new EventLog({ maxEvents: 100, maxBytes: frameSize * 3 + Math.floor(frameSize / 2) });
     for (let i = 0; i < 10; i++) log.append(consoleEvent('x'.repeat(100)));
     expect([log.oldestSeq, log.size]).toEqual([8, 3]);
   });
@@ -91,7 +97,7 @@ describe('EventLog', () => {
     for (let seq = 1; seq <= log.latestSeq; seq++) {
       const frame = log.frame(seq)!;
       buffers.add(frame.buffer);
-      expect(frame.toString('utf8')).toBe(`id: ${seq}\ndata: ${JSON.stringify({ seq, event: consoleEvent(texts[seq - 1]) })}\n\n`);
+      expect(frame.toString('utf8')).toBe(`id: ${seq}\ndata: ${JSON.stringify({ seq, event: onTheWire(consoleEvent(texts[seq - 1])) })}\n\n`);
     }
     expect(buffers.size).toBe(2);
     // A run across the two slabs is copied, whole.
@@ -116,7 +122,7 @@ describe('EventLog', () => {
     const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
     const event = consoleEvent('line one\nline two');
     log.append(event);
-    expect(log.frame(1)!.toString('utf8')).toBe(`id: 1\ndata: ${JSON.stringify({ seq: 1, event })}\n\n`);
+    expect(log.frame(1)!.toString('utf8')).toBe(`id: 1\ndata: ${JSON.stringify({ seq: 1, event: onTheWire(event) })}\n\n`);
   });
 
   it('serializes the envelope with seq first and event second', () => {
@@ -157,7 +163,7 @@ describe('EventLog', () => {
     const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
     for (const event of events) log.append(event);
     const frames = events.map((_, i) => log.frame(i + 1)!.toString('utf8'));
-    expect(frames).toEqual(events.map((event, i) => `id: ${i + 1}\ndata: ${JSON.stringify({ seq: i + 1, event })}\n\n`));
+    expect(frames).toEqual(events.map((event, i) => `id: ${i + 1}\ndata: ${JSON.stringify({ seq: i + 1, event: onTheWire(event) })}\n\n`));
   });
 
   it('writes valid JSON even for an event that lacks its ts (a bug elsewhere never breaks the stream)', () => {
