@@ -10,6 +10,9 @@ import { resolveConfig, type Config, type ConfigOptions } from './config.ts';
 import { listenUrl } from './http/listen.ts';
 import { createHttpServer } from './http/server.ts';
 import { EventLog } from './stream/event-log.ts';
+import { HistoryReader } from './stream/history.ts';
+import { EventStore } from './store/event-store.ts';
+import { registerStoreMetrics } from './metrics/store-metrics.ts';
 import { StreamHub } from './stream/stream-hub.ts';
 import { BrowserClock } from './telemetry/clock.ts';
 import { AgentMetrics } from './metrics/agent-metrics.ts';
@@ -55,7 +58,18 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   const config = resolveConfig(configOptions);
   const logger = givenLogger ?? pino({ level: config.logLevel });
   const createdAt = new Date();
-  const eventLog = new EventLog({ maxEvents: config.ringEvents, maxBytes: config.ringBytes });
+  const store =
+    config.dataDir === undefined
+      ? undefined
+      : new EventStore({
+          dataDir: config.dataDir,
+          sessionId: config.sessionId,
+          retainBytes: config.retainBytes,
+          retainMs: config.retainHours * 3_600_000,
+          log: (level, fields, message) => logger[level](fields, message),
+        });
+  if (store) logger.info({ data_dir: config.dataDir, resumed_after_seq: store.resumeAfterSeq, log_id: store.logId }, 'event store opened');
+  const eventLog = new EventLog({ maxEvents: config.ringEvents, maxBytes: config.ringBytes, archive: store });
   const hub = new StreamHub(eventLog, { keepaliveMs: config.keepaliveMs });
   const clock = new BrowserClock();
   const memory = new TelemetryMemory();
@@ -70,6 +84,10 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   };
   const monitor = new Monitor(sink, clock, () => telemetryConfig);
   let reconnects = 0;
+  const withStoreMetrics = (metrics: AgentMetrics): AgentMetrics => {
+    if (store) registerStoreMetrics(metrics.registry, store);
+    return metrics;
+  };
 
   let scope: ConnectionScope | undefined;
   const computer = new ComputerExecutor({ targets: () => scope?.targets, logger });
@@ -158,8 +176,10 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     tokens: config.tokens,
     hub,
     log: eventLog,
+    history: new HistoryReader(eventLog, store),
+    logId: store?.logId,
     logger,
-    metrics: new AgentMetrics({
+    metrics: withStoreMetrics(new AgentMetrics({
       stats,
       stream: hub,
       cdp: {
@@ -173,7 +193,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       attachedTargetTypes: function* () {
         if (scope) for (const target of scope.targets.all()) yield target.type;
       },
-    }),
+    })),
     computer,
     maxUploadBytes: config.limits.maxUploadBytes,
     fsAllow: config.fsAllow,
@@ -198,6 +218,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     url = await listenUrl(app, config.host, config.port);
   } catch (err) {
     await link.close(false);
+    store?.close();
     throw err;
   }
   logger.info({ url, session_id: config.sessionId, mode: link.isEmbedded ? 'embedded' : 'attached' }, 'listening');
@@ -205,7 +226,9 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     // A signal or close() leaves an attached browser running: the agent does not own it.
-    closing ??= terminate(false).then(() => app.close());
+    closing ??= terminate(false)
+      .then(() => app.close())
+      .finally(() => store?.close());
     return closing;
   };
 

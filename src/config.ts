@@ -3,7 +3,8 @@
 // The programmatic entry (startAgent) goes through resolveConfig: same defaults, same checks.
 
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_UPLOAD_IDLE_MS } from './fs/write-file.ts';
 import { DEFAULT_LIMITS, type Limits } from './limits.ts';
@@ -31,6 +32,7 @@ import {
   defaultTelemetryConfig,
   mergeTelemetryConfig,
   validateTelemetryPatch,
+  withStartFlags,
   type TelemetryConfig,
   type TelemetryConfigPatch,
 } from './telemetry/telemetry-config.ts';
@@ -68,6 +70,12 @@ export interface Config {
   fsAllow?: string[];
   /** write_file: longest silence of an upload's body before it is dropped, in ms. */
   uploadIdleMs: number;
+  /** The durable store's directory (docs/storage.md); undefined = RAM only. */
+  dataDir?: string;
+  /** Bytes of events the store keeps (all sessions of the data directory). */
+  retainBytes: number;
+  /** Hours an event is kept in the store. */
+  retainHours: number;
 }
 
 /** Options of the programmatic entry: every Config field optional, plus `token` like `--token`. */
@@ -88,6 +96,25 @@ export const DEFAULT_KEEPALIVE_MS = 15000;
 export const KEEPALIVE_MS_MIN = 10;
 export const KEEPALIVE_MS_MAX = 3_600_000;
 export const UPLOAD_IDLE_MS_MAX = 3_600_000;
+export const DEFAULT_RETAIN_BYTES = 1024 * 1024 * 1024;
+export const DEFAULT_RETAIN_HOURS = 72;
+/** The system-wide data directory, used when writable. */
+export const SYSTEM_DATA_DIR = '/var/lib/browser-telemetry-agent';
+
+/**
+ * The command line's default data directory: /var/lib/browser-telemetry-agent when it is (or can
+ * be made) writable, else `$XDG_STATE_HOME/browser-telemetry-agent` (default ~/.local/state/…).
+ */
+export function defaultDataDir(env: Record<string, string | undefined> = process.env): string {
+  try {
+    mkdirSync(SYSTEM_DATA_DIR, { recursive: true, mode: 0o700 });
+    accessSync(SYSTEM_DATA_DIR, constants.W_OK);
+    return SYSTEM_DATA_DIR;
+  } catch {
+    const base = env.XDG_STATE_HOME || path.join(env.HOME || homedir(), '.local', 'state');
+    return path.join(base, 'browser-telemetry-agent');
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Value kinds of the agent's settings (the generic ones live in settings.ts).
@@ -155,6 +182,7 @@ const kinds = {
   onOff: choiceKind<boolean>({ on: true, off: false, true: true, false: false }, 'on, off, true or false'),
   boolean: choiceKind<boolean>({ true: true, false: false }, 'a boolean'),
   directoryList,
+  dataDir: stringKind('an absolute directory, or none', (s) => s === 'none' || (s.startsWith('/') && !s.includes('\0'))),
   uploadIdleMs: integerKind(1, UPLOAD_IDLE_MS_MAX, `an integer from 1 to ${UPLOAD_IDLE_MS_MAX}`),
 };
 
@@ -242,6 +270,21 @@ const SETTINGS = {
     flag: 'fs-allow', env: 'FS_ALLOW', arg: '<dirs>', default: 'anywhere',
     meaning: 'Directories write_file may write under, separated by colons (/var/lib/bta:/tmp); symlinks are resolved before the check. /proc, /sys and /dev are refused regardless.',
     kind: kinds.directoryList,
+  },
+  dataDir: {
+    flag: 'data-dir', env: 'DATA_DIR', arg: '<dir|none>', default: `${SYSTEM_DATA_DIR} when writable, else ~/.local/state/browser-telemetry-agent`,
+    meaning: 'Directory of the durable event store (seq survives restarts, history outlives the RAM ring); none keeps events in RAM only. startAgent() without it is RAM only.',
+    kind: kinds.dataDir,
+  },
+  retainBytes: {
+    flag: 'retain-bytes', env: 'RETAIN_BYTES', arg: '<size>', default: formatBytes(DEFAULT_RETAIN_BYTES),
+    meaning: 'Most bytes of events the store keeps, over every session in the data directory; oldest go first.',
+    kind: byteSize,
+  },
+  retainHours: {
+    flag: 'retain-hours', env: 'RETAIN_HOURS', arg: '<hours>', default: String(DEFAULT_RETAIN_HOURS),
+    meaning: 'Hours an event is kept in the store.',
+    kind: positiveInteger,
   },
   uploadIdleMs: {
     flag: 'upload-idle-ms', env: 'UPLOAD_IDLE_MS', arg: '<ms>', default: String(DEFAULT_UPLOAD_IDLE_MS),
@@ -335,6 +378,9 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
       limits,
       fsAllow: read(SETTINGS.fsAllow),
       uploadIdleMs: read(SETTINGS.uploadIdleMs),
+      dataDir: read(SETTINGS.dataDir) ?? defaultDataDir(env),
+      retainBytes: read(SETTINGS.retainBytes),
+      retainHours: read(SETTINGS.retainHours),
     }),
   };
 }
@@ -503,6 +549,9 @@ export function resolveConfig(options: ConfigOptions = {}): Config {
     limits,
     fsAllow: check('fsAllow', kinds.directoryList, options.fsAllow),
     uploadIdleMs: check('uploadIdleMs', kinds.uploadIdleMs, options.uploadIdleMs),
+    dataDir: check('dataDir', kinds.dataDir, options.dataDir),
+    retainBytes: check('retainBytes', byteSize, options.retainBytes),
+    retainHours: check('retainHours', positiveInteger, options.retainHours),
   });
 }
 
@@ -524,6 +573,9 @@ interface CheckedValues {
   limits: Partial<Limits>;
   fsAllow: string[] | undefined;
   uploadIdleMs: number | undefined;
+  dataDir: string | undefined;
+  retainBytes: number | undefined;
+  retainHours: number | undefined;
 }
 
 /** Fill in defaults; generate the session id and, when none was configured, a token. */
@@ -537,7 +589,7 @@ function completeConfig(values: CheckedValues): Config {
     // 24 random bytes → 32 base64url characters.
     tokens: generate ? [{ token: randomBytes(24).toString('base64url'), scopes: ['*'] }] : values.grants,
     tokenGenerated: generate || values.tokenGenerated,
-    telemetry: values.telemetry ?? defaultTelemetryConfig(),
+    telemetry: withStartFlags(values.telemetry ?? defaultTelemetryConfig(), { screenshots: values.screenshots, maxBodyBytes: values.limits.maxBodyBytes }),
     ringEvents: values.ringEvents ?? DEFAULT_RING_EVENTS,
     ringBytes: values.ringBytes ?? DEFAULT_RING_BYTES,
     keepaliveMs: values.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
@@ -545,7 +597,10 @@ function completeConfig(values: CheckedValues): Config {
     screenshots: values.screenshots ?? true,
     limits: { ...DEFAULT_LIMITS, ...values.limits },
     uploadIdleMs: values.uploadIdleMs ?? DEFAULT_UPLOAD_IDLE_MS,
+    retainBytes: values.retainBytes ?? DEFAULT_RETAIN_BYTES,
+    retainHours: values.retainHours ?? DEFAULT_RETAIN_HOURS,
   };
+  if (values.dataDir !== undefined && values.dataDir !== 'none') config.dataDir = path.posix.resolve(values.dataDir);
   if (values.cdpUrl !== undefined) config.cdpUrl = values.cdpUrl;
   if (values.chromePath !== undefined) config.chromePath = values.chromePath;
   if (values.fsAllow !== undefined) config.fsAllow = values.fsAllow;

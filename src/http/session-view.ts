@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { BatchRunner } from '../computer/executor.ts';
 import type { TokenGrant } from '../config.ts';
 import type { EventLog } from '../stream/event-log.ts';
+import type { HistoryReader } from '../stream/history.ts';
 import type { StreamHub } from '../stream/stream-hub.ts';
 import type { TelemetryConfig, TelemetryConfigPatch } from '../telemetry/telemetry-config.ts';
 import type { MetricsSource } from './metrics-routes.ts';
@@ -30,6 +31,13 @@ export interface HttpDeps {
   tokens: readonly TokenGrant[];
   hub: StreamHub;
   log: EventLog;
+  /** The history read (GET /browsers/{id}/telemetry/events); from the RAM ring when absent. */
+  history?: HistoryReader;
+  /**
+   * Names this session's log: the same across restarts on one data directory (docs/events.md
+   * "Resuming"); a new one per process when absent.
+   */
+  logId?: string;
   session: SessionView;
   /** Request logging goes here; none when absent. */
   logger?: Logger;

@@ -1,13 +1,17 @@
-// GET /browsers/{id}/telemetry[/stream] (SPEC §5): the SSE stream. Everything that can fail
+// GET /browsers/{id}/telemetry[/stream]: the SSE stream, and GET /browsers/{id}/telemetry/events:
+// the history read (docs/events.md "Filters", "Resuming", "History"). Everything that can fail
 // (auth, id, query, Last-Event-ID) is checked before the response is hijacked, so failures get
 // the JSON error body and no stream byte is ever written for them.
 
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { EVENT_TYPES, FILTER_CATEGORIES, parseFilter, type FilterQuery } from '../stream/event-filter.ts';
+import { HistoryReader, parseTimeBound } from '../stream/history.ts';
 import { delimitByConnection, socketSink } from '../stream/socket-sink.ts';
-import { resolveStartSeq } from '../stream/start-position.ts';
+import { resolveStart } from '../stream/start-position.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
-import { browserUnavailable } from './errors.ts';
+import { browserUnavailable, invalidInput } from './errors.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
 import type { HttpDeps } from './session-view.ts';
 
@@ -18,16 +22,59 @@ export const SSE_HEADERS = {
   'X-Accel-Buffering': 'no',
 } as const;
 
-interface StreamQuery {
+/** Response headers of a stream: which log it reads, where it starts, how a resume went. */
+export const LOG_ID_HEADER = 'X-Log-Id';
+export const FIRST_SEQ_HEADER = 'X-First-Seq';
+export const RESUME_HEADER = 'X-Resume';
+
+interface StreamQuery extends FilterQuery {
   replay?: 'all';
 }
 
+const listParam = (description: string, items: object = { type: 'string' }) => ({ type: 'array', items, description });
+
+/** The filter parameters, shared by the stream and the history read. */
+const filterProperties = {
+  category: listParam(`Only these categories (repeat or comma-separate): ${FILTER_CATEGORIES.join(', ')}; combines with type as a union`),
+  type: listParam(`Only these event types (repeat or comma-separate): ${EVENT_TYPES.join(', ')}`),
+  target_id: listParam('Only events of these targets (data.target_id)'),
+  nav_seq: listParam('Only events of these navigations of their target (data.nav_seq)'),
+} as const;
+
 const streamQuerySchema = {
   type: 'object',
-  properties: { replay: { type: 'string', enum: ['all'], description: 'Start at the oldest retained event' } },
+  properties: {
+    replay: { type: 'string', enum: ['all'], description: 'Start at the oldest retained event' },
+    ...filterProperties,
+  },
+} as const;
+
+interface HistoryQuery extends FilterQuery {
+  offset?: number;
+  limit?: number;
+  order?: 'asc' | 'desc';
+  since?: string;
+  until?: string;
+}
+
+export const HISTORY_MAX_LIMIT = 1000;
+const HISTORY_DEFAULT_LIMIT = 100;
+
+const historyQuerySchema = {
+  type: 'object',
+  properties: {
+    offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'The seq to continue from (X-Next-Offset of the previous page)' },
+    limit: { type: 'integer', minimum: 1, maximum: HISTORY_MAX_LIMIT, default: HISTORY_DEFAULT_LIMIT, description: 'Events per page' },
+    order: { type: 'string', enum: ['asc', 'desc'], default: 'asc', description: 'asc: oldest first from offset or since; desc: newest first, ending at offset or until' },
+    since: { type: 'string', description: 'RFC 3339 time or a duration like 5m (that long ago); default 5m; ignored when offset is set; 400 with order=desc' },
+    until: { type: 'string', description: 'RFC 3339 time or a duration like 5m (that long ago); exclusive' },
+    ...filterProperties,
+  },
 } as const;
 
 export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
+  const history = deps.history ?? new HistoryReader(deps.log, undefined);
+  const logId = deps.logId ?? randomBytes(9).toString('base64url');
   const options = {
     onRequest: browserGuard(deps, auth, 'telemetry:read'),
     schema: {
@@ -51,22 +98,75 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, au
     exposeHeadRoute: false,
   };
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const { replay } = request.query as StreamQuery;
-    const startSeq = resolveStartSeq(deps.log, headerValue(request.headers['last-event-id']), replay === 'all');
+    const query = request.query as StreamQuery;
+    const filter = parseFilter(query);
+    const { startSeq, resume } = resolveStart(deps.log, headerValue(request.headers['last-event-id']), query.replay === 'all');
     if (deps.hub.isClosed) throw browserUnavailable('the session is ending');
 
     reply.hijack();
     const res = reply.raw;
     delimitByConnection(res);
-    res.writeHead(200, SSE_HEADERS);
+    const headers: Record<string, string> = { ...SSE_HEADERS, [LOG_ID_HEADER]: logId, [FIRST_SEQ_HEADER]: String(startSeq) };
+    if (resume !== undefined) headers[RESUME_HEADER] = resume;
+    res.writeHead(200, headers);
     // Headers go out now, so the client knows the stream is open before the first event.
     res.flushHeaders();
-    deps.hub.open(socketSink(res), startSeq);
+    deps.hub.open(socketSink(res), startSeq, filter);
     // A hijacked reply never reaches onResponse: log the stream here.
-    request.log.info({ req: request, start_seq: startSeq }, 'stream opened');
+    request.log.info({ req: request, start_seq: startSeq, resume, filtered: filter !== undefined }, 'stream opened');
   };
   app.get('/browsers/:id/telemetry', options, handler);
   app.get('/browsers/:id/telemetry/stream', options, handler);
+
+  app.get(
+    '/browsers/:id/telemetry/events',
+    {
+      onRequest: browserGuard(deps, auth, 'telemetry:read'),
+      schema: {
+        summary: 'A page of the session\'s telemetry history, filtered (scope telemetry:read)',
+        description:
+          'The body is a JSON array of envelopes exactly as on the stream. Page with offset: X-Next-Offset names the seq to continue from, X-Has-More says whether more matched. Served from the durable store when there is one, else from the RAM ring.',
+        tags: ['telemetry'],
+        params: browserParamsSchema,
+        querystring: historyQuerySchema,
+        response: {
+          200: {
+            description: 'Envelopes `{seq, event}`; headers X-Has-More (true/false) and X-Next-Offset',
+            type: 'array',
+            items: { type: 'object', properties: { seq: { type: 'integer' }, event: { type: 'object', additionalProperties: true } } },
+          },
+          ...errorResponses(400, ...BROWSER_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as HistoryQuery;
+      const filter = parseFilter(query);
+      const order = query.order ?? 'asc';
+      const now = Date.now();
+      if (order === 'desc' && query.since !== undefined) throw invalidInput('since: not allowed with order=desc (a desc page ends at offset or until)', [{ code: 'invalid_input', message: 'not allowed with order=desc', field: 'since' }]);
+      const bound = (name: 'since' | 'until', text: string | undefined): number | undefined => {
+        if (text === undefined) return undefined;
+        const value = parseTimeBound(text, now);
+        if (value === undefined) throw invalidInput(`${name}: expected an RFC 3339 time or a duration like 5m`, [{ code: 'invalid_input', message: 'expected an RFC 3339 time or a duration like 5m', field: name }]);
+        return value;
+      };
+      const page = history.read({
+        filter,
+        order,
+        offset: query.offset,
+        sinceTs: order === 'asc' ? bound('since', query.since ?? '5m') : undefined,
+        untilTs: bound('until', query.until),
+        limit: query.limit ?? HISTORY_DEFAULT_LIMIT,
+      });
+      return reply
+        .header('X-Has-More', String(page.hasMore))
+        .header('X-Next-Offset', String(page.nextOffset))
+        .header(LOG_ID_HEADER, logId)
+        .type('application/json; charset=utf-8')
+        .send(`[${page.items.join(',')}]`);
+    },
+  );
 }
 
 /** Node joins repeated unknown headers with ", "; an array is treated the same way. */

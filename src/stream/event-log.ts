@@ -13,14 +13,37 @@
 // once the ring has evicted its last frame. The frames of one tick are usually adjacent in a slab,
 // and their run is then a view of it, not a copy.
 
-import type { TelemetryEvent } from '../../injected/schema.ts';
-import { envelopeFrameText } from './sse-frame.ts';
+import type { EventContext, TelemetryEvent } from '../../injected/schema.ts';
+import { matches, type EventFilter, type EventMeta } from './event-filter.ts';
+import { envelopeFrameText, eventFrameText } from './sse-frame.ts';
 
 export interface EventLogOptions {
   /** Keep at most this many events (≥ 1). */
   maxEvents: number;
   /** Keep at most this many frame bytes; the newest event is kept even when larger. */
   maxBytes: number;
+  /** The durable store behind the ring (docs/storage.md); absent: RAM only. */
+  archive?: LogArchive;
+}
+
+/**
+ * What the log needs of the durable store: seqs continue after it, every admitted event goes to
+ * it, and what the ring evicted is read back from it.
+ */
+export interface LogArchive {
+  /** The log continues after this seq (every seq ever handed out for the session). */
+  readonly resumeAfterSeq: number;
+  /** Called before `seq` is handed out (keeps the store's reservation ahead). */
+  reserveThrough(seq: number): void;
+  append(seq: number, meta: EventMeta, frame: Buffer): void;
+  oldestRetainedSeq(): number | undefined;
+  readRange(from: number, to: number, maxBytes: number, filter?: EventFilter): { rows: Array<{ seq: number; json: string }>; next: number };
+}
+
+/** A run of matching frames (possibly none) and where the reader continues. */
+export interface MatchingRun {
+  readonly next: number;
+  readonly bytes: Buffer | undefined;
 }
 
 /**
@@ -45,6 +68,8 @@ export interface FrameRun {
   readonly bytes: Buffer;
 }
 
+const EMPTY = Buffer.alloc(0);
+
 /** read() joins at most this many bytes (a single larger frame is returned whole). */
 export const MAX_RUN_BYTES = 64 * 1024;
 
@@ -63,6 +88,9 @@ export class EventLog {
 
   /** Circular buffer of frames; `head` is the slot of the oldest retained event. */
   private ring: Array<Buffer | undefined>;
+  /** Per slot, what filters and the store need of the event. */
+  private metas: Array<EventMeta | undefined>;
+  private readonly archive: LogArchive | undefined;
   private head = 0;
   private count = 0;
   private bytes = 0;
@@ -90,6 +118,9 @@ export class EventLog {
     this.maxEvents = options.maxEvents;
     this.maxBytes = options.maxBytes;
     this.ring = new Array<Buffer | undefined>(Math.min(options.maxEvents, INITIAL_CAPACITY));
+    this.metas = new Array<EventMeta | undefined>(this.ring.length);
+    this.archive = options.archive;
+    this.lastSeq = options.archive?.resumeAfterSeq ?? 0;
   }
 
   /** Seq of the newest event; 0 before the first append. */
@@ -97,8 +128,18 @@ export class EventLog {
     return this.lastSeq;
   }
 
-  /** Seq of the oldest retained event; `latestSeq + 1` when nothing is retained. */
+  /**
+   * Seq of the oldest retained event, in the ring or behind it in the store; `latestSeq + 1` when
+   * nothing is retained.
+   */
   get oldestSeq(): number {
+    const inRing = this.ringOldestSeq;
+    const archived = this.archive?.oldestRetainedSeq();
+    return archived !== undefined && archived < inRing ? archived : inRing;
+  }
+
+  /** Seq of the oldest event in the ring (RAM). */
+  get ringOldestSeq(): number {
     return this.lastSeq - this.count + 1;
   }
 
@@ -124,18 +165,29 @@ export class EventLog {
   /** Admit an event: assign its seq, serialize the envelope once, retain, queue the notification. */
   append(event: TelemetryEvent): number {
     const seq = this.lastSeq + 1;
+    this.archive?.reserveThrough(seq);
     const frame = this.store(envelopeFrameText(seq, event));
+    const data = event.data as EventContext | undefined;
+    const meta: EventMeta = {
+      ts: event.ts,
+      type: event.type,
+      targetId: data?.target_id ?? event.source.metadata?.target_id,
+      navSeq: data?.nav_seq,
+    };
 
     if (this.count === this.ring.length) {
       if (this.ring.length < this.maxEvents) this.grow();
       else this.evictOldest();
     }
-    this.ring[(this.head + this.count) % this.ring.length] = frame;
+    const slot = (this.head + this.count) % this.ring.length;
+    this.ring[slot] = frame;
+    this.metas[slot] = meta;
     this.count++;
     this.bytes += frame.length;
     this.lastSeq = seq;
     while (this.bytes > this.maxBytes && this.count > 1) this.evictOldest();
 
+    this.archive?.append(seq, meta, frame);
     const observers = this.observers;
     for (let i = 0; i < observers.length; i++) observers[i]!(seq, event, frame);
 
@@ -154,11 +206,46 @@ export class EventLog {
     };
   }
 
-  /** The stored frame of `seq`, or undefined when it is not retained. */
+  /** The frame of `seq` in the ring, or undefined when it is not there. */
   frame(seq: number): Buffer | undefined {
-    const offset = seq - this.oldestSeq;
+    const offset = seq - this.ringOldestSeq;
     if (!Number.isInteger(offset) || offset < 0 || offset >= this.count) return undefined;
     return this.ring[(this.head + offset) % this.ring.length];
+  }
+
+  /** What the ring keeps of `seq` besides its frame, or undefined when it is not there. */
+  meta(seq: number): EventMeta | undefined {
+    const offset = seq - this.ringOldestSeq;
+    if (!Number.isInteger(offset) || offset < 0 || offset >= this.count) return undefined;
+    return this.metas[(this.head + offset) % this.ring.length];
+  }
+
+  /**
+   * The frames from `from` through `to` that match `filter`, joined (at most MAX_RUN_BYTES, or one
+   * larger frame), and the seq to continue from; from the store for seqs the ring no longer
+   * holds. Undefined when `from` is retained nowhere.
+   */
+  readMatching(from: number, to: number, filter: EventFilter): MatchingRun | undefined {
+    const ringOldest = this.ringOldestSeq;
+    if (from < ringOldest) {
+      const archived = this.archive?.oldestRetainedSeq();
+      if (this.archive === undefined || archived === undefined || from < archived) return undefined;
+      const { rows, next } = this.archive.readRange(from, Math.min(to, ringOldest - 1), MAX_RUN_BYTES, filter);
+      return { next, bytes: rows.length > 0 ? Buffer.from(rows.map((row) => eventFrameText(row.seq, row.json)).join(''), 'utf8') : undefined };
+    }
+    const frames: Buffer[] = [];
+    let size = 0;
+    let seq = from;
+    for (; seq <= to; seq++) {
+      const meta = this.meta(seq);
+      if (meta === undefined) break;
+      if (!matches(filter, meta)) continue;
+      const frame = this.frame(seq)!;
+      if (frames.length > 0 && size + frame.length > MAX_RUN_BYTES) break;
+      frames.push(frame);
+      size += frame.length;
+    }
+    return { next: seq, bytes: frames.length === 0 ? undefined : frames.length === 1 ? frames[0] : Buffer.concat(frames, size) };
   }
 
   /**
@@ -172,7 +259,7 @@ export class EventLog {
     const cached = this.lastRun;
     if (cached !== undefined && cached.from === from && cached.to === to) return cached.run;
     const first = this.frame(from);
-    if (first === undefined) return undefined;
+    if (first === undefined) return from < this.ringOldestSeq ? this.readArchived(from, to) : undefined;
     // Measure the run first: the frames of one tick are adjacent in a slab, and need no copy.
     let size = first.length;
     let adjacent = true;
@@ -197,6 +284,17 @@ export class EventLog {
     const run: FrameRun = { from, next, bytes };
     this.lastRun = { from, to, run };
     return run;
+  }
+
+  /** Frames the ring no longer holds, from the store (not cached: a catching-up reader's own). */
+  private readArchived(from: number, to: number): FrameRun | undefined {
+    const archived = this.archive?.oldestRetainedSeq();
+    if (this.archive === undefined || archived === undefined || from < archived) return undefined;
+    const { rows, next } = this.archive.readRange(from, Math.min(to, this.ringOldestSeq - 1), MAX_RUN_BYTES);
+    if (rows.length === 0) return { from, next, bytes: EMPTY };
+    const text = rows.map((row) => eventFrameText(row.seq, row.json)).join('');
+    // A hole in the stored seqs (a crash's lost tail, skipped reservations) is passed over.
+    return { from: rows[0]!.seq, next, bytes: Buffer.from(text, 'utf8') };
   }
 
   /** Hear at the end of each tick that admitted events; returns the unsubscribe function (idempotent). */
@@ -244,6 +342,7 @@ export class EventLog {
   private evictOldest(): void {
     const frame = this.ring[this.head]!;
     this.ring[this.head] = undefined;
+    this.metas[this.head] = undefined;
     this.head = (this.head + 1) % this.ring.length;
     this.count--;
     this.bytes -= frame.length;
@@ -253,8 +352,13 @@ export class EventLog {
   private grow(): void {
     const capacity = Math.min(this.maxEvents, this.ring.length * 2);
     const next = new Array<Buffer | undefined>(capacity);
-    for (let i = 0; i < this.count; i++) next[i] = this.ring[(this.head + i) % this.ring.length];
+    const metas = new Array<EventMeta | undefined>(capacity);
+    for (let i = 0; i < this.count; i++) {
+      next[i] = this.ring[(this.head + i) % this.ring.length];
+      metas[i] = this.metas[(this.head + i) % this.ring.length];
+    }
     this.ring = next;
+    this.metas = metas;
     this.head = 0;
   }
 }

@@ -9,6 +9,7 @@
 // the producer one cheap check per tick, and never delays anyone else. If its cursor falls out of
 // the log it continues from the oldest retained event, and the client sees the gap in `seq`.
 
+import type { EventFilter } from './event-filter.ts';
 import type { EventLog } from './event-log.ts';
 import { KEEPALIVE_FRAME } from './sse-frame.ts';
 
@@ -35,6 +36,8 @@ export interface SseSubscriberOptions {
   onClose?: (subscriber: SseSubscriber) => void;
   /** Called with the number of events skipped each time the cursor falls out of the log. */
   onSkip?: (count: number) => void;
+  /** Only events matching this are written (docs/events.md "Filters"); seq ids keep their holes. */
+  filter?: EventFilter;
 }
 
 export const DEFAULT_FLUSH_TIMEOUT_MS = 2000;
@@ -172,17 +175,26 @@ export class SseSubscriber {
   private pump(): void {
     if (this.state === 'closed' || this.blocked) return;
     const last = this.state === 'ending' ? this.endSeq : this.log.latestSeq;
+    const filter = this.options.filter;
     while (this.cursor <= last) {
+      if (filter !== undefined) {
+        const matching = this.log.readMatching(this.cursor, last, filter);
+        if (matching === undefined) {
+          if (!this.skipToOldest(last)) break;
+          continue;
+        }
+        this.cursor = matching.next;
+        if (matching.bytes !== undefined && !this.write(matching.bytes)) return;
+        continue;
+      }
       let run = this.log.read(this.cursor, last);
       if (run === undefined) {
-        // The cursor left the log while this client was slow: jump to the oldest retained event.
-        const oldest = this.log.oldestSeq;
-        if (oldest > last) break;
-        this.skip(oldest - this.cursor);
-        run = this.log.read(oldest, last)!;
+        if (!this.skipToOldest(last)) break;
+        run = this.log.read(this.cursor, last);
+        if (run === undefined) break;
       }
       this.cursor = run.next;
-      if (!this.write(run.bytes)) return;
+      if (run.bytes.length > 0 && !this.write(run.bytes)) return;
     }
     if (this.state === 'ending') this.finish();
   }
@@ -201,6 +213,17 @@ export class SseSubscriber {
     this.written += frame.length;
     if (!accepted) this.blocked = true;
     return accepted && this.state !== 'closed';
+  }
+
+  /**
+   * The cursor left the log while this client was slow: jump to the oldest retained event.
+   * False when there is nothing to jump to.
+   */
+  private skipToOldest(last: number): boolean {
+    const oldest = this.log.oldestSeq;
+    if (oldest > last || oldest <= this.cursor) return false;
+    this.skip(oldest - this.cursor);
+    return true;
   }
 
   private skip(count: number): void {

@@ -26,16 +26,33 @@ export type LogPosition = Pick<EventLog, 'oldestSeq' | 'latestSeq'>;
 
 /**
  * The first seq to send. `lastEventId` is the raw header value (undefined when absent); it wins
- * over `replayAll`. A Last-Event-ID newer than the log means the agent restarted and numbering
- * began again, so the client gets everything retained rather than nothing.
+ * over `replayAll`. A Last-Event-ID newer than the log means it came from another incarnation of
+ * the log, so the client gets everything retained rather than nothing.
  */
 export function resolveStartSeq(log: LogPosition, lastEventId: string | undefined, replayAll: boolean): number {
+  return resolveStart(log, lastEventId, replayAll).startSeq;
+}
+
+/**
+ * How a resumed stream relates to what the client had (docs/events.md "Resuming"): `exact` (the
+ * next event after Last-Event-ID), `gap` (events after it left retention: they are lost), `reset`
+ * (the id is newer than this log: it came from another incarnation of the session's log, a wiped
+ * data directory or a RAM-only agent that restarted).
+ */
+export type ResumeStatus = 'exact' | 'gap' | 'reset';
+
+export function resolveStart(
+  log: LogPosition,
+  lastEventId: string | undefined,
+  replayAll: boolean,
+): { startSeq: number; resume: ResumeStatus | undefined } {
   if (lastEventId !== undefined) {
     const last = parseLastEventId(lastEventId);
-    if (last > log.latestSeq) return log.oldestSeq;
-    return Math.max(last + 1, log.oldestSeq);
+    if (last > log.latestSeq) return { startSeq: log.oldestSeq, resume: 'reset' };
+    const startSeq = Math.max(last + 1, log.oldestSeq);
+    return { startSeq, resume: startSeq > last + 1 ? 'gap' : 'exact' };
   }
-  return replayAll ? log.oldestSeq : log.latestSeq + 1;
+  return { startSeq: replayAll ? log.oldestSeq : log.latestSeq + 1, resume: undefined };
 }
 
 function parseLastEventId(value: string): number {

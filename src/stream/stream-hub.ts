@@ -1,6 +1,7 @@
 // All open SSE subscribers of the session. Owns their lifecycle: opening, counting, and ending
 // every stream when the session terminates or the agent shuts down.
 
+import type { EventFilter } from './event-filter.ts';
 import type { EventLog } from './event-log.ts';
 import { DEFAULT_FLUSH_TIMEOUT_MS, SseSubscriber, type SseSink } from './sse-subscriber.ts';
 
@@ -55,9 +56,10 @@ export class StreamHub {
   }
 
   /** Start streaming to `sink` from `startSeq`. Headers are the caller's business. */
-  open(sink: SseSink, startSeq: number): SseSubscriber {
+  open(sink: SseSink, startSeq: number, filter?: EventFilter): SseSubscriber {
     if (this.closing) throw new StreamClosedError();
     const subscriber = new SseSubscriber(this.log, sink, startSeq, {
+      filter,
       keepaliveMs: this.options.keepaliveMs,
       flushTimeoutMs: this.options.flushTimeoutMs ?? DEFAULT_FLUSH_TIMEOUT_MS,
       onClose: (s) => {

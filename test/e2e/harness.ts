@@ -2,8 +2,11 @@
 // client that parses frames exactly, and a CDP driver that plays the user on the same browser.
 
 import CDP from 'chrome-remote-interface';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Envelope, EventType, TelemetryEvent } from '../../injected/schema.ts';
 
 // ---- fixture server ---------------------------------------------------------------------------
@@ -354,7 +357,9 @@ export interface TestRig {
 export async function startRig(options: import('../../src/agent.ts').StartAgentOptions = {}): Promise<TestRig> {
   const { startAgent } = await import('../../src/agent.ts');
   const server = await new FixtureServer().start();
-  const agent = await startAgent({ port: 0, token: TOKEN, logLevel: 'silent', ...options });
+  // Every rig has a durable store of its own (the command line's default is a data directory).
+  const dataDir = options.dataDir === undefined ? mkdtempSync(join(tmpdir(), 'bta-data-')) : undefined;
+  const agent = await startAgent({ port: 0, token: TOKEN, logLevel: 'silent', ...(dataDir ? { dataDir } : {}), ...options });
   const streamUrl = `${agent.url}/browsers/${agent.sessionId}/telemetry`;
   const stream = await SseClient.open(`${streamUrl}?replay=all`, TOKEN);
   const driver = await Driver.connect(agent.browserWsUrl);
@@ -369,6 +374,7 @@ export async function startRig(options: import('../../src/agent.ts').StartAgentO
       await driver.close().catch(() => undefined);
       await agent.close();
       await server.close();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

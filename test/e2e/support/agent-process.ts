@@ -2,7 +2,9 @@
 // tests use to see what it launched.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChromiumProcess } from '../../../src/browser/chromium-launcher.ts';
 
@@ -14,13 +16,17 @@ export const AGENT_ENV_VARS = [
   'CDP_URL', 'CHROME_PATH', 'HOST', 'PORT', 'SESSION_ID', 'AGENT_TOKEN', 'AGENT_TOKENS_FILE', 'TELEMETRY',
   'RING_EVENTS', 'RING_BYTES', 'KEEPALIVE_MS', 'LOG_LEVEL', 'SCREENSHOTS', 'MAX_BODY_BYTES', 'MAX_BODY_FETCH_BYTES',
   'MAX_POST_DATA_BYTES', 'MAX_CONSOLE_TEXT_BYTES', 'MAX_CONSOLE_ARGS', 'MAX_HEADER_VALUE_BYTES', 'MAX_STACK_FRAMES',
-  'MAX_EVENT_DATA_BYTES', 'MAX_UPLOAD_BYTES',
+  'MAX_EVENT_DATA_BYTES', 'MAX_UPLOAD_BYTES', 'DATA_DIR', 'RETAIN_BYTES', 'RETAIN_HOURS', 'FS_ALLOW', 'UPLOAD_IDLE_MS',
 ];
+
+/** One data directory for the agents this test process starts, removed at exit. */
+const DATA_DIR = mkdtempSync(join(tmpdir(), 'bta-cli-data-'));
+process.once('exit', () => rmSync(DATA_DIR, { recursive: true, force: true }));
 
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of AGENT_ENV_VARS) delete env[name];
-  return { ...env, ...extra };
+  return { ...env, DATA_DIR, ...extra };
 }
 
 export const SHUTDOWN_LIMIT_MS = 5_000;

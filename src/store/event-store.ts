@@ -1,0 +1,481 @@
+// The durable event store (docs/storage.md): every admitted event, kept on disk behind the RAM
+// ring, so that seq survives restarts and history outlives the ring.
+//
+// One SQLite database per session id in the data directory (WAL mode, synchronous=NORMAL through
+// better-sqlite3): `events` has seq as its rowid, so a range of seqs is one B-tree walk, plus the
+// columns the filters use (indexed) and the envelope's JSON as the stream sends it. Events reach
+// the disk in batches, off the CDP message path: the log hands each admitted event to append(),
+// which only queues; a timer writes the queue in one transaction at most FLUSH_INTERVAL_MS later.
+// A crash (kill -9) loses what was queued and not yet written: at most that interval's events.
+//
+// seq never repeats for a session: before the log hands out a seq beyond `reserved_until` (kept
+// in the database), the store moves that mark SEQ_RESERVATION further, synchronously. A restart
+// continues after the mark, so seqs handed out but lost in a crash are never reused.
+
+import Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { EventFilter, EventMeta } from '../stream/event-filter.ts';
+import { EVENT_TYPE_CATEGORY } from '../../injected/schema.ts';
+
+export const FLUSH_INTERVAL_MS = 100;
+/** How far ahead of the newest seq the reservation mark is moved each time. */
+export const SEQ_RESERVATION = 10_000;
+/** Retention runs at most this often (and after every flush that may have crossed the limit). */
+const RETENTION_INTERVAL_MS = 30_000;
+/** Rows one readRange() looks at, at most. */
+const READ_ROWS = 2000;
+/** After a failed write, persisting is retried this long later (a full disk may free up). */
+const RETRY_AFTER_FAILURE_MS = 5_000;
+
+export interface EventStoreOptions {
+  dataDir: string;
+  sessionId: string;
+  /** Bytes of events kept across every session in the data directory (oldest first). */
+  retainBytes: number;
+  /** Events older than this are removed. */
+  retainMs: number;
+  /** One line per state change (persisting stopped, resumed, a damaged file set aside). */
+  log?: (level: 'info' | 'warn' | 'error', fields: Record<string, unknown>, message: string) => void;
+  /** Overrides for tests. */
+  flushIntervalMs?: number;
+  now?: () => number;
+}
+
+/** A stored event: its seq and the envelope JSON exactly as the stream sends it. */
+export interface StoredEnvelope {
+  seq: number;
+  json: string;
+}
+
+export interface HistoryQuery {
+  filter: EventFilter | undefined;
+  order: 'asc' | 'desc';
+  /** asc: seq ≥ fromSeq; desc: seq ≤ fromSeq. */
+  fromSeq?: number;
+  /** Event ts (Unix µs) window: sinceTs inclusive, untilTs exclusive. */
+  sinceTs?: number;
+  untilTs?: number;
+  limit: number;
+}
+
+interface Pending {
+  seq: number;
+  meta: EventMeta;
+  /** The frame `id: N\ndata: <json>\n\n`; the JSON is cut out when written. */
+  frame: Buffer;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  category TEXT NOT NULL,
+  target_id TEXT,
+  nav_seq INTEGER,
+  envelope TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_ts ON events (ts);
+CREATE INDEX IF NOT EXISTS events_type ON events (type, seq);
+CREATE INDEX IF NOT EXISTS events_target ON events (target_id, seq);
+`;
+
+/** File name of a session's database: the id is [A-Za-z0-9_-], safe in a file name. */
+export function sessionFileName(sessionId: string): string {
+  return `session-${sessionId}.sqlite`;
+}
+
+export class EventStore {
+  readonly path: string;
+  /** Identifies this session's log on this data directory; new when the directory is new. */
+  readonly logId: string;
+  private db: Database.Database;
+  private pending: Pending[] = [];
+  private flushTimer: NodeJS.Timeout | undefined;
+  private retentionTimer: NodeJS.Timeout | undefined;
+  private reservedUntil: number;
+  private persisting = true;
+  private retryAt = 0;
+  private closed = false;
+  private lastRetention = 0;
+  /** Counters for /metrics. */
+  persistErrors = 0;
+  droppedEvents = 0;
+  /** Seconds from admission to write, of the last flushed batch's oldest event. */
+  lastPersistLagMs = 0;
+  private readonly flushIntervalMs: number;
+  private readonly now: () => number;
+  private readonly insert: Database.Statement;
+  private readonly reserve: Database.Statement;
+  private readonly admittedAt: number[] = [];
+  /** MIN(seq) on disk, kept current by writes and retention (undefined: nothing on disk). */
+  private oldestOnDisk: number | undefined;
+
+  /** The newest seq on disk when the store was opened (0 when empty). */
+  readonly restoredLatestSeq: number;
+  /** Where the log must continue: after every seq ever handed out for this session. */
+  readonly resumeAfterSeq: number;
+
+  constructor(private readonly options: EventStoreOptions) {
+    this.flushIntervalMs = options.flushIntervalMs ?? FLUSH_INTERVAL_MS;
+    this.now = options.now ?? Date.now;
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    this.path = join(options.dataDir, sessionFileName(options.sessionId));
+    this.db = this.openChecked();
+    this.insert = this.db.prepare('INSERT OR REPLACE INTO events (seq, ts, type, category, target_id, nav_seq, envelope) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    this.reserve = this.db.prepare("INSERT INTO meta (key, value) VALUES ('reserved_until', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+    const getMeta = this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
+    let logId = getMeta.get('log_id')?.value;
+    if (logId === undefined) {
+      logId = randomBytes(9).toString('base64url');
+      this.db.prepare("INSERT INTO meta (key, value) VALUES ('log_id', ?)").run(logId);
+    }
+    this.logId = logId;
+    this.restoredLatestSeq = (this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null }).seq ?? 0;
+    const reserved = Number(getMeta.get('reserved_until')?.value ?? 0);
+    this.resumeAfterSeq = Math.max(reserved, this.restoredLatestSeq);
+    this.reservedUntil = this.resumeAfterSeq;
+    this.refreshOldest();
+    this.protectFiles();
+    this.scheduleRetention(0);
+  }
+
+  private refreshOldest(): void {
+    const row = this.db.prepare('SELECT MIN(seq) AS seq FROM events').get() as { seq: number | null };
+    this.oldestOnDisk = row.seq ?? undefined;
+  }
+
+  get isPersisting(): boolean {
+    return this.persisting;
+  }
+
+  get pendingCount(): number {
+    return this.pending.length;
+  }
+
+  /** Events and bytes on disk (bytes: the database's used pages), for /metrics. */
+  stats(): { events: number; bytes: number; oldestSeq: number } {
+    const events = (this.db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n;
+    const oldest = (this.db.prepare('SELECT MIN(seq) AS seq FROM events').get() as { seq: number | null }).seq ?? 0;
+    return { events, bytes: this.usedBytes(), oldestSeq: oldest };
+  }
+
+  /**
+   * Before the log hands out `seq`: keep the reservation ahead of it (a synchronous write once
+   * every SEQ_RESERVATION events; a failure is counted and the live stream goes on).
+   */
+  reserveThrough(seq: number): void {
+    if (seq <= this.reservedUntil || this.closed) return;
+    const next = seq + SEQ_RESERVATION;
+    try {
+      this.reserve.run(String(next));
+      this.reservedUntil = next;
+    } catch (err) {
+      this.failed(err as Error);
+      // Without the mark on disk a restart could reuse seqs; keep trying at the next event.
+    }
+  }
+
+  /** Queue an admitted event (called on the producer's path: no I/O here). */
+  append(seq: number, meta: EventMeta, frame: Buffer): void {
+    if (this.closed) return;
+    if (!this.persisting && this.now() < this.retryAt) {
+      this.droppedEvents++;
+      return;
+    }
+    this.pending.push({ seq, meta, frame });
+    this.admittedAt.push(this.now());
+    if (this.flushTimer === undefined) {
+      this.flushTimer = setTimeout(this.onFlushTimer, this.flushIntervalMs);
+      this.flushTimer.unref();
+    }
+  }
+
+  private readonly onFlushTimer = (): void => {
+    this.flushTimer = undefined;
+    this.flush();
+  };
+
+  /** Write everything queued, in one transaction. */
+  flush(): void {
+    if (this.flushTimer !== undefined) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+    }
+    const batch = this.pending;
+    if (batch.length === 0 || this.closed) return;
+    this.pending = [];
+    const firstAdmitted = this.admittedAt[0] ?? this.now();
+    this.admittedAt.length = 0;
+    try {
+      this.writeBatch(batch);
+      this.oldestOnDisk ??= batch[0]!.seq;
+      this.lastPersistLagMs = this.now() - firstAdmitted;
+      if (!this.persisting) {
+        this.persisting = true;
+        this.options.log?.('info', { dropped_events: this.droppedEvents }, 'monitor_persist_resumed');
+      }
+    } catch (err) {
+      this.droppedEvents += batch.length;
+      this.failed(err as Error);
+      return;
+    }
+    if (this.now() - this.lastRetention >= RETENTION_INTERVAL_MS || this.usedBytes() > this.options.retainBytes) this.enforceRetention();
+  }
+
+  private readonly writeBatch = (batch: Pending[]): void => {
+    this.db.transaction(() => {
+      for (const { seq, meta, frame } of batch) {
+        // `id: <seq>\ndata: ` … `\n\n`
+        const start = frame.indexOf(10) + 7;
+        const json = frame.toString('utf8', start, frame.length - 2);
+        this.insert.run(seq, meta.ts, meta.type, EVENT_TYPE_CATEGORY[meta.type] ?? 'monitor', meta.targetId ?? null, meta.navSeq ?? null, json);
+      }
+    })();
+  };
+
+  private failed(err: Error): void {
+    this.persistErrors++;
+    this.retryAt = this.now() + RETRY_AFTER_FAILURE_MS;
+    if (this.persisting) {
+      this.persisting = false;
+      this.options.log?.('error', { err: err.message, code: (err as { code?: string }).code }, 'monitor_persist_failed');
+    }
+  }
+
+  /**
+   * Stored envelopes with seq in [from, to] (matching `filter`), oldest first, at most `maxBytes`
+   * of JSON (at least one), and the seq to continue from.
+   */
+  readRange(from: number, to: number, maxBytes: number, filter?: EventFilter): { rows: StoredEnvelope[]; next: number } {
+    this.flush();
+    const where = ['seq >= ?', 'seq <= ?'];
+    const params: unknown[] = [from, to];
+    addFilter(filter, where, params);
+    const rows: StoredEnvelope[] = [];
+    let bytes = 0;
+    let cut = false;
+    const statement = this.db.prepare<unknown[], { seq: number; envelope: string }>(
+      `SELECT seq, envelope FROM events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${READ_ROWS}`,
+    );
+    for (const row of statement.iterate(...params)) {
+      if (rows.length > 0 && bytes + row.envelope.length > maxBytes) {
+        cut = true;
+        break;
+      }
+      rows.push({ seq: row.seq, json: row.envelope });
+      bytes += row.envelope.length;
+    }
+    if (rows.length === READ_ROWS) cut = true;
+    return { rows, next: cut ? rows[rows.length - 1]!.seq + 1 : to + 1 };
+  }
+
+  /** Oldest seq retained (on disk, or queued for it); undefined when there is none. */
+  oldestRetainedSeq(): number | undefined {
+    if (this.oldestOnDisk === undefined) return this.pending[0]?.seq;
+    return this.oldestOnDisk;
+  }
+
+  /** One page of the history read (docs/events.md "History"). */
+  query(query: HistoryQuery): StoredEnvelope[] {
+    this.flush();
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (query.fromSeq !== undefined) {
+      where.push(query.order === 'asc' ? 'seq >= ?' : 'seq <= ?');
+      params.push(query.fromSeq);
+    }
+    if (query.sinceTs !== undefined) {
+      where.push('ts >= ?');
+      params.push(query.sinceTs);
+    }
+    if (query.untilTs !== undefined) {
+      where.push('ts < ?');
+      params.push(query.untilTs);
+    }
+    addFilter(query.filter, where, params);
+    const sql = `SELECT seq, envelope FROM events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq ${query.order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`;
+    params.push(query.limit);
+    return this.db
+      .prepare<unknown[], { seq: number; envelope: string }>(sql)
+      .all(...params)
+      .map((row) => ({ seq: row.seq, json: row.envelope }));
+  }
+
+  /** Remove what is past the age or size limit, oldest first, in every session of the directory. */
+  enforceRetention(): void {
+    this.lastRetention = this.now();
+    try {
+      const cutoffTs = (this.now() - this.options.retainMs) * 1000;
+      this.db.prepare('DELETE FROM events WHERE ts < ?').run(cutoffTs);
+      this.removeOldSessions();
+      // Size: delete the oldest events of this session in chunks until under the limit. Other
+      // sessions' files were already dropped oldest first by removeOldSessions().
+      let guard = 0;
+      for (let used = this.usedBytes(); used > this.options.retainBytes && guard++ < 100; used = this.usedBytes()) {
+        const count = (this.db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n;
+        if (count === 0) break;
+        // The share of rows that is over the limit, and a little more: pages free in steps.
+        const excess = Math.min(count, Math.ceil((count * (used - this.options.retainBytes)) / used) + Math.ceil(count / 100));
+        this.db.prepare('DELETE FROM events WHERE seq IN (SELECT seq FROM events ORDER BY seq LIMIT ?)').run(excess);
+      }
+      this.refreshOldest();
+    } catch (err) {
+      this.failed(err as Error);
+    }
+  }
+
+  /** Other sessions' files: drop those entirely older than the age limit, then oldest first by size. */
+  private removeOldSessions(): void {
+    const others = readdirSync(this.options.dataDir)
+      .filter((name) => /^session-[A-Za-z0-9_-]+\.sqlite$/.test(name) && join(this.options.dataDir, name) !== this.path)
+      .map((name) => {
+        const path = join(this.options.dataDir, name);
+        return { path, mtimeMs: statSync(path).mtimeMs, size: fileSet(path).reduce((sum, f) => sum + (existsSync(f) ? statSync(f).size : 0), 0) };
+      })
+      .sort((a, b) => a.mtimeMs - b.mtimeMs);
+    const cutoff = this.now() - this.options.retainMs;
+    let total = this.usedBytes() + others.reduce((sum, o) => sum + o.size, 0);
+    for (const other of others) {
+      if (other.mtimeMs >= cutoff && total <= this.options.retainBytes) continue;
+      for (const file of fileSet(other.path)) rmSync(file, { force: true });
+      total -= other.size;
+    }
+  }
+
+  private totalBytes(): number {
+    return this.usedBytes();
+  }
+
+  /** Bytes of the database's pages in use (deleted rows free pages for reuse). */
+  private usedBytes(): number {
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    const pages = this.db.pragma('page_count', { simple: true }) as number;
+    const free = this.db.pragma('freelist_count', { simple: true }) as number;
+    return (pages - free) * pageSize;
+  }
+
+  private scheduleRetention(delayMs: number): void {
+    this.retentionTimer = setTimeout(() => {
+      this.enforceRetention();
+      this.scheduleRetention(RETENTION_INTERVAL_MS);
+    }, delayMs);
+    this.retentionTimer.unref();
+  }
+
+  /** Flush and close. */
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    if (this.retentionTimer) clearTimeout(this.retentionTimer);
+    try {
+      this.db.close();
+    } catch {
+      // Closing a database that failed is best effort.
+    }
+  }
+
+  /**
+   * Open the session's database. A damaged file (torn, truncated, garbage) does not stop the
+   * start: what can still be read is copied into a fresh database, and the damaged file is set
+   * aside next to it (`.damaged-<time>`), with one log line.
+   */
+  private openChecked(): Database.Database {
+    try {
+      const db = openDatabase(this.path);
+      const check = db.pragma('quick_check', { simple: true });
+      if (check === 'ok') return db;
+      db.close();
+    } catch {
+      // Fall through to salvage.
+    }
+    return this.salvage();
+  }
+
+  private salvage(): Database.Database {
+    const damaged = `${this.path}.damaged-${this.now()}`;
+    for (const file of fileSet(this.path)) if (existsSync(file)) renameSync(file, file.replace(this.path, damaged));
+    const fresh = openDatabase(this.path);
+    let copied = 0;
+    try {
+      const old = new Database(damaged, { readonly: true, fileMustExist: true });
+      try {
+        const rows = old.prepare<[], Record<string, unknown>>('SELECT * FROM meta').all();
+        for (const row of rows) fresh.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(row.key, row.value);
+      } catch {
+        // The meta table is lost: a new log id and reservation follow.
+      }
+      const insert = fresh.prepare('INSERT OR REPLACE INTO events (seq, ts, type, category, target_id, nav_seq, envelope) VALUES (?, ?, ?, ?, ?, ?, ?)');
+      let next = 0;
+      // Row by row in seq order until the first unreadable page: everything before the damage.
+      for (;;) {
+        let row: Record<string, unknown> | undefined;
+        try {
+          row = old.prepare<[number], Record<string, unknown>>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT 1').get(next);
+        } catch {
+          break;
+        }
+        if (!row) break;
+        insert.run(row.seq, row.ts, row.type, row.category, row.target_id, row.nav_seq, row.envelope);
+        next = row.seq as number;
+        copied++;
+      }
+      // seq must never go backwards: keep the reservation past whatever the damaged file held.
+      const reserved = Number((fresh.prepare("SELECT value FROM meta WHERE key = 'reserved_until'").get() as { value?: string } | undefined)?.value ?? 0);
+      fresh.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('reserved_until', ?)").run(String(Math.max(reserved, next) + SEQ_RESERVATION));
+      old.close();
+    } catch {
+      // Not even readable as a database: nothing to copy.
+      fresh.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('reserved_until', ?)").run(String(this.now() * 1000));
+    }
+    this.options.log?.('warn', { path: this.path, set_aside: damaged, events_recovered: copied }, 'monitor_store_recovered');
+    return fresh;
+  }
+
+  private protectFiles(): void {
+    for (const file of fileSet(this.path)) {
+      try {
+        if (existsSync(file)) chmodSync(file, 0o600);
+      } catch {
+        // Best effort: the directory is 0700 anyway.
+      }
+    }
+  }
+}
+
+function openDatabase(path: string): Database.Database {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  // WAL + NORMAL: a commit survives a process crash (kill -9) without an fsync per batch; a power
+  // loss may lose the last commits (docs/storage.md).
+  db.pragma('synchronous = NORMAL');
+  db.exec(SCHEMA);
+  return db;
+}
+
+function fileSet(path: string): string[] {
+  return [path, `${path}-wal`, `${path}-shm`];
+}
+
+function addFilter(filter: EventFilter | undefined, where: string[], params: unknown[]): void {
+  if (!filter) return;
+  if (filter.types !== undefined) {
+    if (filter.types.size === 0) where.push('0');
+    else {
+      where.push(`type IN (${[...filter.types].map(() => '?').join(', ')})`);
+      params.push(...filter.types);
+    }
+  }
+  if (filter.targetIds !== undefined) {
+    where.push(`target_id IN (${[...filter.targetIds].map(() => '?').join(', ')})`);
+    params.push(...filter.targetIds);
+  }
+  if (filter.navSeqs !== undefined) {
+    where.push(`nav_seq IN (${[...filter.navSeqs].map(() => '?').join(', ')})`);
+    params.push(...filter.navSeqs);
+  }
+}

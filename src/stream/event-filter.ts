@@ -1,0 +1,105 @@
+// Which events a reader wants: the filters of the stream and of the history read
+// (docs/events.md "Filters"). One parsed form for both, matched against the small per-event
+// metadata the log keeps (no JSON parsing), and translated to SQL by the durable store.
+
+import { EVENT_CATEGORY, EVENT_TYPE_CATEGORY, type EventCategory, type EventType } from '../../injected/schema.ts';
+
+/** What the log keeps of every event besides its frame, for filters and the store's columns. */
+export interface EventMeta {
+  ts: number;
+  type: EventType;
+  targetId: string | undefined;
+  navSeq: number | undefined;
+}
+
+/**
+ * Categories a client may name: ours, plus those of the official client that this agent never
+ * produces (`control`, `connection`, `system`, `captcha`): accepted, and they match nothing.
+ */
+export const FILTER_CATEGORIES = ['console', 'network', 'page', 'interaction', 'monitor', 'screenshot', 'control', 'connection', 'system', 'captcha'] as const;
+export type FilterCategory = (typeof FILTER_CATEGORIES)[number];
+
+export const EVENT_TYPES = Object.keys(EVENT_CATEGORY) as EventType[];
+
+export interface EventFilter {
+  /** Event types any of which matches (categories are expanded into their types). */
+  types?: ReadonlySet<EventType>;
+  targetIds?: ReadonlySet<string>;
+  navSeqs?: ReadonlySet<number>;
+}
+
+/** The raw query values (each may be repeated or a comma list). */
+export interface FilterQuery {
+  category?: string | string[];
+  type?: string | string[];
+  target_id?: string | string[];
+  nav_seq?: string | string[];
+}
+
+/** A filter value that is not valid: the http layer answers 400 naming `field`. */
+export class InvalidFilterError extends Error {
+  override name = 'InvalidFilterError';
+  readonly code = 'invalid_input';
+  readonly status = 400;
+
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function listOf(value: string | string[] | undefined): string[] {
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : [value]).flatMap((v) => v.split(',')).map((v) => v.trim());
+}
+
+/**
+ * Parse the filter parameters; undefined when none is given (every event matches). Category and
+ * type combine as a union ("console events, and network_loading_failed"); target_id and nav_seq
+ * narrow that.
+ */
+export function parseFilter(query: FilterQuery): EventFilter | undefined {
+  const categories = listOf(query.category);
+  const typeNames = listOf(query.type);
+  const targetIds = listOf(query.target_id);
+  const navSeqTexts = listOf(query.nav_seq);
+  if (categories.length + typeNames.length + targetIds.length + navSeqTexts.length === 0) return undefined;
+
+  const filter: { types?: Set<EventType>; targetIds?: Set<string>; navSeqs?: Set<number> } = {};
+  if (categories.length > 0 || typeNames.length > 0) {
+    const types = new Set<EventType>();
+    for (const category of categories) {
+      if (!(FILTER_CATEGORIES as readonly string[]).includes(category)) {
+        throw new InvalidFilterError('category', `category: unknown category ${JSON.stringify(category)} (expected ${FILTER_CATEGORIES.join(', ')})`);
+      }
+      for (const type of EVENT_TYPES) if (EVENT_TYPE_CATEGORY[type] === (category as EventCategory)) types.add(type);
+    }
+    for (const name of typeNames) {
+      if (!(EVENT_TYPES as string[]).includes(name)) throw new InvalidFilterError('type', `type: unknown event type ${JSON.stringify(name)}`);
+      types.add(name as EventType);
+    }
+    filter.types = types;
+  }
+  if (targetIds.length > 0) {
+    if (targetIds.some((id) => id === '' || id.length > 256)) throw new InvalidFilterError('target_id', 'target_id: expected 1 to 256 characters');
+    filter.targetIds = new Set(targetIds);
+  }
+  if (navSeqTexts.length > 0) {
+    const navSeqs = new Set<number>();
+    for (const text of navSeqTexts) {
+      if (!/^\d{1,15}$/.test(text)) throw new InvalidFilterError('nav_seq', `nav_seq: expected a non-negative integer, got ${JSON.stringify(text)}`);
+      navSeqs.add(Number(text));
+    }
+    filter.navSeqs = navSeqs;
+  }
+  return filter;
+}
+
+export function matches(filter: EventFilter, meta: EventMeta): boolean {
+  if (filter.types !== undefined && !filter.types.has(meta.type)) return false;
+  if (filter.targetIds !== undefined && (meta.targetId === undefined || !filter.targetIds.has(meta.targetId))) return false;
+  if (filter.navSeqs !== undefined && (meta.navSeq === undefined || !filter.navSeqs.has(meta.navSeq))) return false;
+  return true;
+}
