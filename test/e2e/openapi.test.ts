@@ -31,6 +31,7 @@ describe('GET /openapi.json', () => {
         'DELETE /browsers/{id}',
         'GET /browsers/{id}/telemetry',
         'GET /browsers/{id}/telemetry/stream',
+        'GET /browsers/{id}/telemetry/events',
         'POST /browsers/{id}/computer/batch',
         'PUT /browsers/{id}/fs/write_file',
         'GET /healthz',

@@ -337,7 +337,7 @@ describe('the telemetry stream with a small retention window', () => {
   const clients = new Clients();
 
   beforeAll(async () => {
-    rig = await startRig({ ringEvents: RING, keepaliveMs: 200 });
+    rig = await startRig({ ringEvents: RING, keepaliveMs: 200, dataDir: 'none' });
     tab = await rig.driver.firstPage();
     await tab.ready(rig.stream);
     await logLines(tab, 'fill-', 200);
@@ -432,7 +432,7 @@ describe('a stalled subscriber whose position leaves the log', () => {
   const clients = new Clients();
 
   beforeAll(async () => {
-    rig = await startRig({ ringEvents: RING });
+    rig = await startRig({ ringEvents: RING, dataDir: 'none' });
     const tab = await rig.driver.firstPage();
     await tab.ready(rig.stream);
     // The rig's own replay client would only compete for the test's event loop.

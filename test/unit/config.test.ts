@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, helpText, parseCommandLine, parseConfig, resolveConfig, type Config } from '../../src/config.ts';
+import { ConfigError, defaultDataDir, helpText, parseCommandLine, parseConfig, resolveConfig, type Config } from '../../src/config.ts';
 import { DEFAULT_LIMITS } from '../../src/limits.ts';
 
 const noEnv = {};
@@ -546,10 +546,20 @@ describe('token values never appear in errors', () => {
 });
 
 describe('resolveConfig', () => {
-  it('applies the same defaults as the command line', () => {
+  it('applies the same defaults as the command line, but for the data directory (RAM only in code)', () => {
     const { sessionId: _a, tokens: _b, ...fromCode } = resolveConfig({});
-    const { sessionId: _c, tokens: _d, ...fromCli } = parseConfig([], noEnv);
+    const { sessionId: _c, tokens: _d, dataDir, ...fromCli } = parseConfig([], noEnv);
     expect(fromCode).toEqual(fromCli);
+    expect(dataDir).toBe(defaultDataDir(noEnv));
+    expect(resolveConfig({}).dataDir).toBeUndefined();
+  });
+
+  it('takes --data-dir none as RAM only, and an absolute directory as given', () => {
+    expect(parseConfig(['--data-dir', 'none'], noEnv).dataDir).toBeUndefined();
+    expect(parseConfig(['--data-dir', '/srv/bta/../data'], noEnv).dataDir).toBe('/srv/data');
+    expect(parseConfig([], { DATA_DIR: '/srv/x' }).dataDir).toBe('/srv/x');
+    expect(() => parseConfig(['--data-dir', 'relative/dir'], noEnv)).toThrow(/--data-dir/);
+    expect([parseConfig(['--retain-bytes', '2GiB', '--retain-hours', '24'], noEnv)].map((c) => [c.retainBytes, c.retainHours])).toEqual([[2 * 1024 ** 3, 24]]);
   });
 
   it('keeps given values', () => {
