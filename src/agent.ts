@@ -7,6 +7,7 @@ import type { CdpConnection } from './browser/cdp-connection.ts';
 import { TargetManager } from './browser/target-manager.ts';
 import { ComputerExecutor } from './computer/executor.ts';
 import { resolveConfig, type Config, type ConfigOptions } from './config.ts';
+import { OtlpExporter, type OtlpExportTiming } from './export/otlp-exporter.ts';
 import { listenUrl } from './http/listen.ts';
 import { createHttpServer } from './http/server.ts';
 import { EventLog } from './stream/event-log.ts';
@@ -25,7 +26,7 @@ export interface StartAgentOptions extends ConfigOptions {
   /** A pino logger to use instead of one writing JSON lines to stdout. */
   logger?: Logger;
   /** Internal timings, shortened by tests; the defaults are the spec's. */
-  timing?: { backoffInitialMs?: number; backoffMaxMs?: number; probeIntervalMs?: number; probeTimeoutMs?: number };
+  timing?: { backoffInitialMs?: number; backoffMaxMs?: number; probeIntervalMs?: number; probeTimeoutMs?: number; otlp?: OtlpExportTiming };
 }
 
 export interface Agent {
@@ -71,6 +72,9 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   if (store) logger.info({ data_dir: config.dataDir, resumed_after_seq: store.resumeAfterSeq, log_id: store.logId }, 'event store opened');
   const eventLog = new EventLog({ maxEvents: config.ringEvents, maxBytes: config.ringBytes, archive: store });
   const hub = new StreamHub(eventLog, { keepaliveMs: config.keepaliveMs });
+  // OTLP export (docs/export.md): sees every admitted event; converts and sends off the producer's path.
+  const otlp = config.otlp && new OtlpExporter({ config: config.otlp, sessionId: config.sessionId, logger, timing: timing?.otlp });
+  otlp?.follow(eventLog);
   const clock = new BrowserClock();
   const memory = new TelemetryMemory();
   let telemetryConfig: TelemetryConfig = config.telemetry;
@@ -126,6 +130,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
         throw err;
       }
       scope = { connection, telemetry, targets };
+      // May fail (the browser went away): records then lack user_agent.original until the next connection.
+      if (otlp) void connection.send('Browser.getVersion').then((version) => otlp.setUserAgent(version.userAgent), () => undefined);
       // A hidden cursor stays hidden in the tabs of a new connection too.
       void computer.cursor.sync(targets).catch((err: Error) => logger.warn({ err: err.message }, 'cursor state sync failed'));
     },
@@ -166,6 +172,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       await hub.closeAll();
       dropScope();
       await link.close(closeBrowser);
+      // Last, so that the events of the session's end go out too.
+      await otlp?.close();
       logger.info({ session_id: config.sessionId }, 'session terminated');
     })();
     return terminating;
@@ -182,6 +190,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     metrics: withStoreMetrics(new AgentMetrics({
       stats,
       stream: hub,
+      otlp,
       cdp: {
         get isConnected() {
           return link.isConnected;
@@ -218,6 +227,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     url = await listenUrl(app, config.host, config.port);
   } catch (err) {
     await link.close(false);
+    await otlp?.close();
     store?.close();
     throw err;
   }

@@ -6,6 +6,16 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import {
+  DEFAULT_OTLP_CATEGORIES,
+  DEFAULT_OTLP_PROTOCOL,
+  DEFAULT_OTLP_QUEUE_BYTES,
+  DEFAULT_OTLP_QUEUE_EVENTS,
+  logsUrlFromEndpoint,
+  otlpKinds,
+  type OtlpConfig,
+  type OtlpOptions,
+} from './export/otlp-config.ts';
 import { DEFAULT_UPLOAD_IDLE_MS } from './fs/write-file.ts';
 import { DEFAULT_LIMITS, type Limits } from './limits.ts';
 import {
@@ -70,6 +80,8 @@ export interface Config {
   fsAllow?: string[];
   /** write_file: longest silence of an upload's body before it is dropped, in ms. */
   uploadIdleMs: number;
+  /** OTLP logs export (docs/export.md); undefined = off. */
+  otlp?: OtlpConfig;
   /** The durable store's directory (docs/storage.md); undefined = RAM only. */
   dataDir?: string;
   /** Bytes of events the store keeps (all sessions of the data directory). */
@@ -79,11 +91,13 @@ export interface Config {
 }
 
 /** Options of the programmatic entry: every Config field optional, plus `token` like `--token`. */
-export interface ConfigOptions extends Partial<Omit<Config, 'limits' | 'telemetry'>> {
+export interface ConfigOptions extends Partial<Omit<Config, 'limits' | 'telemetry' | 'otlp'>> {
   /** Same as `--token`: a bearer token with every scope, added to `tokens`. */
   token?: string;
   limits?: Partial<Limits>;
   telemetry?: TelemetryConfigPatch | TelemetryConfig;
+  /** OTLP export: `url` is the full logs URL (like OTEL_EXPORTER_OTLP_LOGS_ENDPOINT). */
+  otlp?: OtlpOptions;
 }
 
 export type CommandLine = { kind: 'run'; config: Config } | { kind: 'help'; text: string } | { kind: 'version' };
@@ -324,6 +338,38 @@ const LIMIT_SETTINGS = Object.fromEntries(
   }),
 ) as Record<keyof Limits, Setting<number>>;
 
+/**
+ * OTLP export (docs/export.md). The endpoint and the protocol are the OTel spec's variables; their
+ * logs-specific ones (OTEL_EXPORTER_OTLP_LOGS_*) are read beside them in readOtlp.
+ */
+const OTLP_SETTINGS = {
+  otlpEndpoint: {
+    flag: 'otlp-endpoint', env: 'OTEL_EXPORTER_OTLP_ENDPOINT', arg: '<url>', default: 'none (export off)',
+    meaning: 'Export events as OTLP log records to this OTLP/HTTP receiver: a base URL, /v1/logs is appended (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT gives the full URL instead). Request headers come from OTEL_EXPORTER_OTLP_HEADERS and OTEL_EXPORTER_OTLP_LOGS_HEADERS (key=value,key2=value2).',
+    kind: otlpKinds.endpoint,
+  },
+  otlpProtocol: {
+    flag: 'otlp-protocol', env: 'OTEL_EXPORTER_OTLP_PROTOCOL', arg: '<protocol>', default: DEFAULT_OTLP_PROTOCOL,
+    meaning: 'http/protobuf or http/json; OTEL_EXPORTER_OTLP_LOGS_PROTOCOL wins over the generic variable.',
+    kind: otlpKinds.protocol,
+  },
+  otlpCategories: {
+    flag: 'otlp-categories', env: 'OTLP_CATEGORIES', arg: '<list>', default: DEFAULT_OTLP_CATEGORIES.join(','),
+    meaning: 'Categories exported, comma-separated (console, network, page, interaction, monitor, screenshot), or all.',
+    kind: otlpKinds.categories,
+  },
+  otlpQueueEvents: {
+    flag: 'otlp-queue-events', env: 'OTLP_QUEUE_EVENTS', arg: '<count>', default: String(DEFAULT_OTLP_QUEUE_EVENTS),
+    meaning: 'Events waiting for the receiver at most (while it is slow or down); newer ones are dropped and counted in bta_otlp_events_dropped_total.',
+    kind: positiveInteger,
+  },
+  otlpQueueBytes: {
+    flag: 'otlp-queue-bytes', env: 'OTLP_QUEUE_BYTES', arg: '<size>', default: formatBytes(DEFAULT_OTLP_QUEUE_BYTES),
+    meaning: 'Serialized bytes of the waiting events at most.',
+    kind: byteSize,
+  },
+} satisfies Record<string, Setting<unknown>>;
+
 // ---------------------------------------------------------------------------------------------
 // Command line
 
@@ -378,6 +424,7 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
       limits,
       fsAllow: read(SETTINGS.fsAllow),
       uploadIdleMs: read(SETTINGS.uploadIdleMs),
+      otlp: readOtlp(reader, env),
       dataDir: read(SETTINGS.dataDir) ?? defaultDataDir(env),
       retainBytes: read(SETTINGS.retainBytes),
       retainHours: read(SETTINGS.retainHours),
@@ -392,7 +439,7 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
   return result.config;
 }
 
-const ALL_SETTINGS: Array<Setting<unknown>> = [...Object.values(SETTINGS), ...Object.values(LIMIT_SETTINGS)];
+const ALL_SETTINGS: Array<Setting<unknown>> = [...Object.values(SETTINGS), ...Object.values(LIMIT_SETTINGS), ...Object.values(OTLP_SETTINGS)];
 
 // ---------------------------------------------------------------------------------------------
 // Tokens
@@ -490,11 +537,101 @@ function telemetryFromPatch(value: unknown, prefix: string): TelemetryConfig {
 }
 
 // ---------------------------------------------------------------------------------------------
+// OTLP export (docs/export.md)
+
+/** A variable without a flag of its own (the OTel spec's logs-specific ones); empty counts as unset. */
+function readVariable<T>(env: Record<string, string | undefined>, name: string, kind: ValueKind<T>): T | undefined {
+  const text = env[name];
+  if (text === undefined || text === '') return undefined;
+  const value = kind.fromText(text);
+  if (value === undefined) throw new ConfigError(`${name} (env): ${rejection(kind, text)}`);
+  return value;
+}
+
+/**
+ * The export is on when an endpoint is configured: `--otlp-endpoint` (a base URL), else
+ * OTEL_EXPORTER_OTLP_LOGS_ENDPOINT (the full URL), else OTEL_EXPORTER_OTLP_ENDPOINT (a base URL).
+ * A logs-specific variable wins over the generic one, as the OTel spec says; a flag over both.
+ */
+function readOtlp(reader: SettingReader, env: Record<string, string | undefined>): OtlpConfig | undefined {
+  const flagOnly = <T>(setting: Setting<T>) => reader.read({ ...setting, env: undefined });
+  const endpointFlag = flagOnly(OTLP_SETTINGS.otlpEndpoint);
+  let url: string | undefined;
+  if (endpointFlag !== undefined) url = logsUrlFromEndpoint(endpointFlag);
+  else url = readVariable(env, 'OTEL_EXPORTER_OTLP_LOGS_ENDPOINT', otlpKinds.url);
+  if (url === undefined) {
+    const base = reader.read(OTLP_SETTINGS.otlpEndpoint);
+    if (base !== undefined) url = logsUrlFromEndpoint(base);
+  }
+  if (url === undefined) {
+    // An OTLP flag without an endpoint is a mistake; a variable is not (OTEL_* may be meant for
+    // other programs of the environment).
+    for (const setting of Object.values(OTLP_SETTINGS)) {
+      if (reader.source({ ...setting, env: undefined })) throw new ConfigError(`--${setting.flag}: needs --otlp-endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT)`);
+    }
+    return undefined;
+  }
+  return completeOtlp({
+    url,
+    protocol:
+      flagOnly(OTLP_SETTINGS.otlpProtocol) ??
+      readVariable(env, 'OTEL_EXPORTER_OTLP_LOGS_PROTOCOL', otlpKinds.protocol) ??
+      reader.read(OTLP_SETTINGS.otlpProtocol),
+    categories: reader.read(OTLP_SETTINGS.otlpCategories),
+    // Merged, the logs-specific ones winning per header, as the OTel SDK merges them.
+    headers: {
+      ...readVariable(env, 'OTEL_EXPORTER_OTLP_HEADERS', otlpKinds.headers),
+      ...readVariable(env, 'OTEL_EXPORTER_OTLP_LOGS_HEADERS', otlpKinds.headers),
+    },
+    queueEvents: reader.read(OTLP_SETTINGS.otlpQueueEvents),
+    queueBytes: reader.read(OTLP_SETTINGS.otlpQueueBytes),
+  });
+}
+
+const OTLP_OPTION_KINDS: { [K in keyof OtlpConfig]-?: ValueKind<OtlpConfig[K]> } = {
+  url: otlpKinds.url,
+  protocol: otlpKinds.protocol,
+  categories: otlpKinds.categories,
+  headers: otlpKinds.headers,
+  queueEvents: positiveInteger,
+  queueBytes: byteSize,
+};
+
+/** startAgent({ otlp }): errors name the option (`otlp.url`, `otlp.categories`). */
+function resolveOtlpOptions(options: unknown): OtlpConfig {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new ConfigError(`otlp: expected an object {url, protocol?, categories?, headers?, queueEvents?, queueBytes?}, got ${show(options)}`);
+  }
+  const checked: Partial<Record<keyof OtlpConfig, unknown>> = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (!Object.hasOwn(OTLP_OPTION_KINDS, key)) throw new ConfigError(`otlp.${key}: unknown option (expected one of ${Object.keys(OTLP_OPTION_KINDS).join(', ')})`);
+    if (value === undefined) continue;
+    const kind: ValueKind<unknown> = OTLP_OPTION_KINDS[key as keyof OtlpConfig];
+    const accepted = kind.fromValue(value);
+    if (accepted === undefined) throw new ConfigError(`otlp.${key}: ${rejection(kind, value)}`);
+    checked[key as keyof OtlpConfig] = accepted;
+  }
+  if (checked.url === undefined) throw new ConfigError(`otlp.url: missing (${otlpKinds.url.expected})`);
+  return completeOtlp(checked as Partial<OtlpConfig> & { url: string });
+}
+
+function completeOtlp(values: Partial<OtlpConfig> & { url: string }): OtlpConfig {
+  return {
+    url: values.url,
+    protocol: values.protocol ?? DEFAULT_OTLP_PROTOCOL,
+    categories: values.categories ?? [...DEFAULT_OTLP_CATEGORIES],
+    headers: values.headers ?? {},
+    queueEvents: values.queueEvents ?? DEFAULT_OTLP_QUEUE_EVENTS,
+    queueBytes: values.queueBytes ?? DEFAULT_OTLP_QUEUE_BYTES,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Programmatic entry
 
 const OPTION_KEYS = new Set<string>([
   ...Object.keys(SETTINGS).filter((k) => k !== 'tokensFile'),
-  'tokens', 'tokenGenerated', 'limits',
+  'tokens', 'tokenGenerated', 'limits', 'otlp',
 ]);
 
 /**
@@ -549,6 +686,7 @@ export function resolveConfig(options: ConfigOptions = {}): Config {
     limits,
     fsAllow: check('fsAllow', kinds.directoryList, options.fsAllow),
     uploadIdleMs: check('uploadIdleMs', kinds.uploadIdleMs, options.uploadIdleMs),
+    otlp: options.otlp === undefined ? undefined : resolveOtlpOptions(options.otlp),
     dataDir: check('dataDir', kinds.dataDir, options.dataDir),
     retainBytes: check('retainBytes', byteSize, options.retainBytes),
     retainHours: check('retainHours', positiveInteger, options.retainHours),
@@ -573,6 +711,7 @@ interface CheckedValues {
   limits: Partial<Limits>;
   fsAllow: string[] | undefined;
   uploadIdleMs: number | undefined;
+  otlp: OtlpConfig | undefined;
   dataDir: string | undefined;
   retainBytes: number | undefined;
   retainHours: number | undefined;
@@ -604,6 +743,7 @@ function completeConfig(values: CheckedValues): Config {
   if (values.cdpUrl !== undefined) config.cdpUrl = values.cdpUrl;
   if (values.chromePath !== undefined) config.chromePath = values.chromePath;
   if (values.fsAllow !== undefined) config.fsAllow = values.fsAllow;
+  if (values.otlp !== undefined) config.otlp = values.otlp;
   return config;
 }
 

@@ -2,6 +2,7 @@
 // value is read from its owner when scraped (pull), so the hot paths only bump plain counters.
 
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { OtlpExportStats } from '../export/otlp-exporter.ts';
 import type { TelemetryStats } from '../telemetry/telemetry-stats.ts';
 
 export interface MetricsSources {
@@ -10,6 +11,8 @@ export interface MetricsSources {
   cdp: { readonly isConnected: boolean; readonly reconnects: number };
   /** Types of the targets attached right now. */
   attachedTargetTypes(): Iterable<string>;
+  /** The OTLP export, when it is on (docs/export.md "Metrics"). */
+  otlp?: OtlpExportStats;
 }
 
 /**
@@ -107,6 +110,7 @@ export class AgentMetrics {
         for (const [outcome, n] of Object.entries(stats.bodyFetches)) bodies(this, n, { outcome });
       },
     });
+    if (sources.otlp) registerOtlpMetrics(r, sources.otlp);
     // Event-loop lag, RSS, heap, CPU, handles: prom-client's process and Node.js metrics.
     collectDefaultMetrics({ register: r, prefix: 'bta_', eventLoopMonitoringPrecision: 20 });
   }
@@ -118,4 +122,59 @@ export class AgentMetrics {
   render(): Promise<string> {
     return this.registry.metrics();
   }
+}
+
+/** bta_otlp_*: registered only when the export is on. */
+function registerOtlpMetrics(r: Registry, otlp: OtlpExportStats): void {
+  const [exported, dropped, requests] = [totalsMirror(), totalsMirror(), totalsMirror()];
+  new Counter({
+    name: 'bta_otlp_events_exported_total',
+    help: 'Events the OTLP receiver accepted.',
+    registers: [r],
+    collect() {
+      exported(this, otlp.exported);
+    },
+  });
+  new Counter({
+    name: 'bta_otlp_events_dropped_total',
+    help: 'Events of the exported categories that never reached the OTLP receiver, by reason: queue_full (the queue was at --otlp-queue-events or --otlp-queue-bytes), rejected (the receiver refused their batch with a 4xx other than 429), shutdown (still queued when the agent stopped).',
+    labelNames: ['reason'],
+    registers: [r],
+    collect() {
+      for (const [reason, n] of Object.entries(otlp.dropped)) dropped(this, n, { reason });
+    },
+  });
+  new Counter({
+    name: 'bta_otlp_requests_total',
+    help: 'OTLP export requests (batches) by outcome: success, failed (network error, timeout, 429 or 5xx: retried with backoff), rejected (any other status: dropped).',
+    labelNames: ['outcome'],
+    registers: [r],
+    collect() {
+      for (const [outcome, n] of Object.entries(otlp.requests)) requests(this, n, { outcome });
+    },
+  });
+  new Gauge({
+    name: 'bta_otlp_queue_events',
+    help: 'Events waiting for the OTLP receiver (the batch in flight included).',
+    registers: [r],
+    collect() {
+      this.set(otlp.queuedEvents);
+    },
+  });
+  new Gauge({
+    name: 'bta_otlp_queue_bytes',
+    help: 'Frame bytes of the events waiting for the OTLP receiver.',
+    registers: [r],
+    collect() {
+      this.set(otlp.queuedBytes);
+    },
+  });
+  new Gauge({
+    name: 'bta_otlp_up',
+    help: '0 from a failed OTLP export request until the next accepted one, else 1.',
+    registers: [r],
+    collect() {
+      this.set(otlp.up ? 1 : 0);
+    },
+  });
 }

@@ -1,0 +1,196 @@
+// One telemetry event → one OpenTelemetry log record (docs/export.md "Log records"). Pure: the
+// exporter calls it in its batch step, never on the event log's path. To change how one event
+// type is exported, change its row in SEMCONV_FIELDS, HEADER_ATTRIBUTE or its case in bodyOf.
+
+import type { Resource } from '@opentelemetry/resources';
+import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import { EVENT_TYPE_CATEGORY, type EventType, type HeaderMap, type TelemetryEvent } from '../../injected/schema.ts';
+
+type Attributes = ReadableLogRecord['attributes'];
+type AttributeValue = Attributes[string];
+type SeverityNumber = NonNullable<ReadableLogRecord['severityNumber']>;
+export type InstrumentationScope = ReadableLogRecord['instrumentationScope'];
+
+/** Severity numbers of the OpenTelemetry log data model (INFO 9, WARN 13, ERROR 17). */
+const INFO = { number: 9 as SeverityNumber, text: 'INFO' };
+const WARN = { number: 13 as SeverityNumber, text: 'WARN' };
+const ERROR = { number: 17 as SeverityNumber, text: 'ERROR' };
+
+/** Attributes of our own: `bta.*`; the rest of `data` goes under DATA_PREFIX. */
+export const DATA_PREFIX = 'bta.data.';
+
+/**
+ * `data` fields exported under an OpenTelemetry semantic-convention name instead of DATA_PREFIX.
+ * `url` is the request's URL only in network events (elsewhere it is the document's).
+ */
+const SEMCONV_FIELDS: Partial<Record<EventType, Record<string, string>>> = {
+  network_request: { url: 'url.full', method: 'http.request.method' },
+  network_response: { url: 'url.full', method: 'http.request.method', status: 'http.response.status_code' },
+  network_loading_failed: { url: 'url.full', error_text: 'error.type' },
+};
+
+/** Events whose `data.headers` become `http.{request,response}.header.<lowercase name>` (string[]). */
+const HEADER_ATTRIBUTE: Partial<Record<EventType, string>> = {
+  network_request: 'http.request.header.',
+  network_response: 'http.response.header.',
+};
+
+/** The methods semconv knows; any other is `_OTHER`, with the method in http.request.method_original. */
+const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
+
+/** The record of one event; `seq` is its event log seq, `exportSeq` its place among the exported. */
+export function toLogRecord(
+  seq: number,
+  exportSeq: number,
+  event: TelemetryEvent,
+  resource: Resource,
+  scope: InstrumentationScope,
+): ReadableLogRecord {
+  const time = hrTimeFromMicros(event.ts);
+  const severity = severityOf(event);
+  const attributes = attributesOf(seq, exportSeq, event);
+  return {
+    hrTime: time,
+    // The agent observes an event as it happens: there is no later "observed" moment to report.
+    hrTimeObserved: time,
+    severityNumber: severity.number,
+    severityText: severity.text,
+    body: bodyOf(event, attributes),
+    eventName: event.type,
+    resource,
+    instrumentationScope: scope,
+    attributes,
+    droppedAttributesCount: 0,
+  };
+}
+
+/** Unix microseconds → [seconds, nanoseconds]. */
+export function hrTimeFromMicros(ts: number): [number, number] {
+  const micros = Math.round(ts);
+  const seconds = Math.floor(micros / 1_000_000);
+  return [seconds, (micros - seconds * 1_000_000) * 1000];
+}
+
+function severityOf(event: TelemetryEvent): typeof INFO {
+  switch (event.type) {
+    case 'console_error':
+      return ERROR;
+    case 'console_log':
+      // CDP's console type for console.warn.
+      return (event as TelemetryEvent<'console_log'>).data?.level === 'warning' ? WARN : INFO;
+    case 'network_loading_failed':
+      return WARN;
+    default:
+      return INFO;
+  }
+}
+
+function attributesOf(seq: number, exportSeq: number, event: TelemetryEvent): Attributes {
+  const source = event.source;
+  const attributes: Attributes = {
+    'bta.seq': seq,
+    'bta.export.seq': exportSeq,
+    'bta.category': EVENT_TYPE_CATEGORY[event.type] ?? 'monitor',
+    'bta.source.kind': source.kind,
+  };
+  if (source.event !== undefined) attributes['bta.source.event'] = source.event;
+  if (source.metadata !== undefined) attributes['bta.source.metadata'] = source.metadata as AttributeValue;
+  if (event.truncated === true) attributes['bta.truncated'] = true;
+  const data = event.data as Record<string, unknown> | undefined;
+  if (data === undefined) return attributes;
+  const semconv = SEMCONV_FIELDS[event.type];
+  const headerPrefix = HEADER_ATTRIBUTE[event.type];
+  for (const field in data) {
+    const value = data[field];
+    if (value === undefined) continue;
+    const name = semconv?.[field];
+    if (name === 'http.request.method') setMethod(attributes, String(value));
+    else if (name === 'url.full') attributes[name] = redactCredentials(String(value));
+    else if (name !== undefined) attributes[name] = value as AttributeValue;
+    else if (field === 'headers' && headerPrefix !== undefined) setHeaders(attributes, headerPrefix, value as HeaderMap);
+    // Objects and arrays keep their structure: OTLP log attributes take any value (kvlist, array).
+    else attributes[dataKey(field)] = value as AttributeValue;
+  }
+  return attributes;
+}
+
+function setMethod(attributes: Attributes, method: string): void {
+  if (KNOWN_METHODS.has(method)) {
+    attributes['http.request.method'] = method;
+  } else {
+    attributes['http.request.method'] = '_OTHER';
+    attributes['http.request.method_original'] = method;
+  }
+}
+
+/** CDP joins the values of a repeated header with `\n`; semconv wants one array item per value. */
+function setHeaders(attributes: Attributes, prefix: string, headers: HeaderMap): void {
+  for (const name in headers) {
+    const value = headers[name]!;
+    attributes[headerKey(prefix, name)] = value.includes('\n') ? value.split('\n') : [value];
+  }
+}
+
+/** url.full MUST NOT carry credentials (semconv): user and password become REDACTED. */
+function redactCredentials(url: string): string {
+  const at = url.indexOf('@');
+  if (at === -1) return url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.username === '' && parsed.password === '') return url;
+    if (parsed.username !== '') parsed.username = 'REDACTED';
+    if (parsed.password !== '') parsed.password = 'REDACTED';
+    return parsed.href;
+  } catch {
+    return url;
+  }
+}
+
+/** The log line a backend shows: the message, or what the request was. */
+function bodyOf(event: TelemetryEvent, attributes: Attributes): string {
+  const data = event.data as Record<string, unknown> | undefined;
+  switch (event.type) {
+    case 'console_log':
+    case 'console_error':
+      return String(data?.text ?? '');
+    case 'network_request':
+      return `${attributes['http.request.method_original'] ?? attributes['http.request.method']} ${attributes['url.full']}`;
+    case 'network_response': {
+      const method = attributes['http.request.method_original'] ?? attributes['http.request.method'];
+      return `${data?.status} ${method === undefined ? '' : `${method} `}${attributes['url.full']}`;
+    }
+    case 'network_loading_failed':
+      return `${data?.error_text} ${attributes['url.full']}`;
+    case 'page_navigation':
+    case 'page_tab_opened':
+      return String(data?.url ?? event.type);
+    default:
+      return event.type;
+  }
+}
+
+// Attribute names are built once per field or header name, not once per event: the names repeat.
+const MAX_CACHED_NAMES = 4096;
+const dataKeys = new Map<string, string>();
+/** Per prefix (request, response): header name as CDP gives it → attribute name. */
+const headerKeys = new Map<string, Map<string, string>>();
+
+function dataKey(field: string): string {
+  let key = dataKeys.get(field);
+  if (key === undefined) {
+    key = DATA_PREFIX + field;
+    if (dataKeys.size < MAX_CACHED_NAMES) dataKeys.set(field, key);
+  }
+  return key;
+}
+
+function headerKey(prefix: string, name: string): string {
+  let names = headerKeys.get(prefix);
+  if (names === undefined) headerKeys.set(prefix, (names = new Map()));
+  let key = names.get(name);
+  if (key === undefined) {
+    key = prefix + name.toLowerCase();
+    if (names.size < MAX_CACHED_NAMES) names.set(name, key);
+  }
+  return key;
+}
