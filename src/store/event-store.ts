@@ -3,7 +3,10 @@
 //
 // One SQLite database per session id in the data directory (WAL mode, synchronous=NORMAL through
 // better-sqlite3): `events` has seq as its rowid, so a range of seqs is one B-tree walk, plus the
-// columns the filters use (indexed) and the envelope's JSON as the stream sends it. Events reach
+// columns the filters use and the envelope's JSON as the stream sends it. Two indexes (type and
+// target_id, each with seq): each costs every insert. There is none on ts: events are admitted in
+// time order (give or take the clocks of different targets), so a time bound is found by bisecting
+// seq, then applied exactly (docs/storage.md "Measured"). Events reach
 // the disk in batches, off the CDP message path: the log hands each admitted event to append(),
 // which only queues; a timer writes the queue in one transaction at most FLUSH_INTERVAL_MS later.
 // A crash (kill -9) loses what was queued and not yet written: at most that interval's events.
@@ -24,6 +27,8 @@ export const FLUSH_INTERVAL_MS = 100;
 export const SEQ_RESERVATION = 10_000;
 /** Retention runs at most this often (and after every flush that may have crossed the limit). */
 const RETENTION_INTERVAL_MS = 30_000;
+/** How far apart in time two targets' events may be admitted out of order (generous). */
+const TS_SKEW_US = 10_000_000;
 /** Rows one readRange() looks at, at most. */
 const READ_ROWS = 2000;
 /** After a failed write, persisting is retried this long later (a full disk may free up). */
@@ -78,7 +83,6 @@ CREATE TABLE IF NOT EXISTS events (
   nav_seq INTEGER,
   envelope TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS events_ts ON events (ts);
 CREATE INDEX IF NOT EXISTS events_type ON events (type, seq);
 CREATE INDEX IF NOT EXISTS events_target ON events (target_id, seq);
 `;
@@ -279,6 +283,25 @@ export class EventStore {
     return this.oldestOnDisk;
   }
 
+  /**
+   * The first seq whose event is at or after `ts` (Unix µs), by bisection over seq: ts grows with
+   * seq but for small skews between targets' clocks, which TS_SKEW_US covers. Infinity when none.
+   */
+  private firstSeqAtOrAfter(ts: number): number {
+    const probe = this.db.prepare<[number], { seq: number; ts: number }>('SELECT seq, ts FROM events WHERE seq >= ? ORDER BY seq LIMIT 1');
+    const bounds = this.db.prepare('SELECT MIN(seq) AS lo, MAX(seq) AS hi FROM events').get() as { lo: number | null; hi: number | null };
+    if (bounds.lo === null || bounds.hi === null) return Infinity;
+    let lo = bounds.lo;
+    let hi = bounds.hi + 1;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const row = probe.get(mid);
+      if (row === undefined || row.ts >= ts) hi = mid;
+      else lo = row.seq + 1;
+    }
+    return lo;
+  }
+
   /** One page of the history read (docs/events.md "History"). */
   query(query: HistoryQuery): StoredEnvelope[] {
     this.flush();
@@ -287,6 +310,15 @@ export class EventStore {
     if (query.fromSeq !== undefined) {
       where.push(query.order === 'asc' ? 'seq >= ?' : 'seq <= ?');
       params.push(query.fromSeq);
+    }
+    // Narrow by seq first (an index walk instead of a scan), then bound by ts exactly below.
+    if (query.sinceTs !== undefined && query.order === 'asc') {
+      where.push('seq >= ?');
+      params.push(this.firstSeqAtOrAfter(query.sinceTs - TS_SKEW_US));
+    }
+    if (query.untilTs !== undefined && query.order === 'desc') {
+      where.push('seq < ?');
+      params.push(this.firstSeqAtOrAfter(query.untilTs + TS_SKEW_US));
     }
     if (query.sinceTs !== undefined) {
       where.push('ts >= ?');
