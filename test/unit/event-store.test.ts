@@ -134,7 +134,24 @@ describe('reading back', () => {
     }
   });
 
-  it('reads since/until as RFC 3339 times or durables ago', () => {
+  it('bounds a page by time exactly, from the store and from the ring', () => {
+    for (const withStore of [true, false]) {
+      const store = withStore ? openStore({ sessionId: `T${Date.now()}` }) : undefined;
+      const log = new EventLog({ maxEvents: withStore ? 10 : 1000, maxBytes: 1 << 26, archive: store });
+      const t0 = 1_800_000_000_000_000;
+      // A second per event, with one event of another target 3 s late.
+      for (let i = 0; i < 300; i++) log.append(event('console_log', `t${i}`, {}, t0 + (i === 150 ? i - 3 : i) * 1_000_000));
+      const history = new HistoryReader(log, store);
+      const asc = history.read({ filter: undefined, order: 'asc', offset: undefined, sinceTs: t0 + 100 * 1_000_000, untilTs: t0 + 200 * 1_000_000, limit: 1000 });
+      const seqs = asc.items.map((json) => (JSON.parse(json) as { seq: number }).seq);
+      expect(seqs).toEqual(Array.from({ length: 100 }, (_, i) => i + 101));
+      const desc = history.read({ filter: undefined, order: 'desc', offset: undefined, sinceTs: undefined, untilTs: t0 + 10 * 1_000_000, limit: 1000 });
+      expect(desc.items.map((json) => (JSON.parse(json) as { seq: number }).seq)).toEqual(Array.from({ length: 10 }, (_, i) => 10 - i));
+      store?.close();
+    }
+  });
+
+  it('reads since/until as RFC 3339 times or durations ago', () => {
     const now = Date.parse('2026-11-25T12:00:00Z');
     expect(parseTimeBound('5m', now)).toBe((now - 300_000) * 1000);
     expect(parseTimeBound('2026-11-25T11:00:00.123456Z', now)).toBe(Date.parse('2026-11-25T11:00:00.123Z') * 1000 + 456);
