@@ -21,18 +21,41 @@ import {
   portKind,
 } from '../settings.ts';
 import { MAX_DAYS_TO_EXPIRE } from './api-key.ts';
+import { canonicalHostname } from './host-names.ts';
 import type { StorageConfig } from './storage/open-store.ts';
 
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
 export const DEFAULT_GATEWAY_PORT = 10000;
 /** Relative to the working directory. */
 export const DEFAULT_DATA_DIR = 'gateway-data';
+/**
+ * Longer than the longest legitimate wait: a computer batch may ask for 60 s of waiting
+ * (src/computer/batch-schema.ts, maxTotalWaitMs) on top of its actions.
+ */
+export const DEFAULT_AGENT_RESPONSE_TIMEOUT_MS = 120_000;
+export const DEFAULT_AGENT_IDLE_TIMEOUT_MS = 30_000;
+/** The agent's own default --keepalive-ms (src/config.ts, DEFAULT_KEEPALIVE_MS). */
+export const DEFAULT_AGENT_KEEPALIVE_MS = 15_000;
+/** How often the keys of open forwarded streams are checked again, at most (SPEC §13: revoked keys). */
+export const MAX_KEY_RECHECK_MS = 30_000;
+const TIMEOUT_MS_MIN = 10;
+const TIMEOUT_MS_MAX = 3_600_000;
 
 export interface GatewayConfig {
   host: string;
   port: number;
+  /** Canonical host names answered besides the listen address (host-names.ts). */
+  allowedHosts: string[];
   storage: StorageConfig;
   logLevel: LogLevel;
+  /** Non-stream routes: from the request sent to the agent's response head; then 504. */
+  agentResponseTimeoutMs: number;
+  /** Non-stream routes: the longest the agent may leave a body (either way) without a byte. */
+  agentIdleTimeoutMs: number;
+  /** The agents' SSE keepalive period: a stream without a byte for 3 of them is dead. */
+  agentKeepaliveMs: number;
+  /** Period of the re-check of open streams' keys (deleted or expired elsewhere). */
+  keyRecheckMs: number;
 }
 
 export interface CreateKeyOptions {
@@ -59,6 +82,12 @@ export interface GatewayConfigOptions {
   /** PostgreSQL; excludes dataDir. */
   databaseUrl?: string;
   logLevel?: LogLevel;
+  allowedHosts?: string[];
+  agentResponseTimeoutMs?: number;
+  agentIdleTimeoutMs?: number;
+  agentKeepaliveMs?: number;
+  /** 10 ms to 30 s (the default). */
+  keyRecheckMs?: number;
 }
 
 function isPostgresUrl(text: string): boolean {
@@ -70,8 +99,24 @@ function isPostgresUrl(text: string): boolean {
   }
 }
 
+/** Host names and IP literals, comma-separated in text, canonical in the result. */
+function hostListKind(): ValueKind<string[]> {
+  const canonical = (names: readonly unknown[]): string[] | undefined => {
+    const hosts = names.map((name) => (typeof name === 'string' ? canonicalHostname(name.trim()) : undefined));
+    return hosts.length > 0 && hosts.every((h) => h !== undefined) ? [...new Set(hosts as string[])] : undefined;
+  };
+  return {
+    expected: 'a comma-separated list of host names or IP addresses, without ports',
+    fromText: (text) => canonical(text.split(',')),
+    fromValue: (value) => (Array.isArray(value) ? canonical(value) : undefined),
+  };
+}
+
 const kinds = {
   nonEmpty: stringKind('a non-empty string', (s) => s.length > 0),
+  hostList: hostListKind(),
+  timeoutMs: integerKind(TIMEOUT_MS_MIN, TIMEOUT_MS_MAX, `an integer from ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}`),
+  keyRecheckMs: integerKind(10, MAX_KEY_RECHECK_MS, `an integer from 10 to ${MAX_KEY_RECHECK_MS}`),
   // The URL usually carries a password: never echoed.
   databaseUrl: stringKind('a postgres:// or postgresql:// URL with a host', isPostgresUrl, true),
   keyName: stringKind('1 to 255 characters', (s) => s.length > 0 && [...s].length <= 255),
@@ -102,11 +147,33 @@ const SERVE_SETTINGS = {
     meaning: 'Listen port, 0 to 65535; 0 picks a free one.',
     kind: portKind,
   },
+  // GATEWAY_ like every gateway variable: the agent's ALLOWED_HOSTS on the same machine must not
+  // configure the gateway too.
+  allowedHosts: {
+    flag: 'allowed-hosts', env: 'GATEWAY_ALLOWED_HOSTS', arg: '<names>', default: 'none',
+    meaning: 'Comma-separated host names (or IP addresses) the gateway answers to in the Host header, besides its listen address: on loopback the loopback addresses and localhost, on 0.0.0.0 or :: any IP address and localhost. Other Host headers get 421 misdirected_request (DNS rebinding).',
+    kind: kinds.hostList,
+  },
   ...STORAGE_SETTINGS,
   logLevel: {
     flag: 'log-level', env: 'GATEWAY_LOG_LEVEL', arg: '<level>', default: 'info',
     meaning: `pino level: ${LOG_LEVELS.join(', ')}. Logs are JSON lines on stdout.`,
     kind: logLevelKind,
+  },
+  agentResponseTimeoutMs: {
+    flag: 'agent-response-timeout-ms', env: 'GATEWAY_AGENT_RESPONSE_TIMEOUT_MS', arg: '<ms>', default: String(DEFAULT_AGENT_RESPONSE_TIMEOUT_MS),
+    meaning: `Longest wait for an agent's response head once the request is sent (all but the telemetry streams); then 504 browser_unavailable. ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
+    kind: kinds.timeoutMs,
+  },
+  agentIdleTimeoutMs: {
+    flag: 'agent-idle-timeout-ms', env: 'GATEWAY_AGENT_IDLE_TIMEOUT_MS', arg: '<ms>', default: String(DEFAULT_AGENT_IDLE_TIMEOUT_MS),
+    meaning: `Longest an agent may leave a request or response body without a byte (all but the telemetry streams); then 504, or the response is cut. ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
+    kind: kinds.timeoutMs,
+  },
+  agentKeepaliveMs: {
+    flag: 'agent-keepalive-ms', env: 'GATEWAY_AGENT_KEEPALIVE_MS', arg: '<ms>', default: String(DEFAULT_AGENT_KEEPALIVE_MS),
+    meaning: `The agents' --keepalive-ms: a telemetry stream without a byte for 3 such periods has a dead agent and is ended (504 before its head). ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
+    kind: kinds.timeoutMs,
   },
 } satisfies Record<string, Setting<unknown>>;
 
@@ -147,8 +214,13 @@ export function parseGatewayCommandLine(argv: readonly string[], env: Record<str
     config: {
       host: reader.read(SERVE_SETTINGS.host) ?? DEFAULT_GATEWAY_HOST,
       port: reader.read(SERVE_SETTINGS.port) ?? DEFAULT_GATEWAY_PORT,
+      allowedHosts: reader.read(SERVE_SETTINGS.allowedHosts) ?? [],
       storage: readStorage(reader),
       logLevel: reader.read(SERVE_SETTINGS.logLevel) ?? 'info',
+      agentResponseTimeoutMs: reader.read(SERVE_SETTINGS.agentResponseTimeoutMs) ?? DEFAULT_AGENT_RESPONSE_TIMEOUT_MS,
+      agentIdleTimeoutMs: reader.read(SERVE_SETTINGS.agentIdleTimeoutMs) ?? DEFAULT_AGENT_IDLE_TIMEOUT_MS,
+      agentKeepaliveMs: reader.read(SERVE_SETTINGS.agentKeepaliveMs) ?? DEFAULT_AGENT_KEEPALIVE_MS,
+      keyRecheckMs: MAX_KEY_RECHECK_MS,
     },
   };
 }
@@ -180,7 +252,18 @@ function readStorage(reader: SettingReader): StorageConfig {
 
 /** The command line's defaults and checks for options passed in code; errors name the option. */
 export function resolveGatewayConfig(options: GatewayConfigOptions = {}): GatewayConfig {
-  const known = new Set(['host', 'port', 'dataDir', 'databaseUrl', 'logLevel']);
+  const known = new Set([
+    'host',
+    'port',
+    'dataDir',
+    'databaseUrl',
+    'logLevel',
+    'allowedHosts',
+    'agentResponseTimeoutMs',
+    'agentIdleTimeoutMs',
+    'agentKeepaliveMs',
+    'keyRecheckMs',
+  ]);
   for (const key of Object.keys(options)) {
     if (!known.has(key)) throw new ConfigError(`${key}: unknown option`);
   }
@@ -196,8 +279,13 @@ export function resolveGatewayConfig(options: GatewayConfigOptions = {}): Gatewa
   return {
     host: check('host', hostKind, options.host) ?? DEFAULT_GATEWAY_HOST,
     port: check('port', portKind, options.port) ?? DEFAULT_GATEWAY_PORT,
+    allowedHosts: check('allowedHosts', kinds.hostList, options.allowedHosts) ?? [],
     storage: databaseUrl !== undefined ? { kind: 'postgres', databaseUrl } : { kind: 'sqlite', dataDir: resolve(dataDir ?? DEFAULT_DATA_DIR) },
     logLevel: check('logLevel', logLevelKind, options.logLevel) ?? 'info',
+    agentResponseTimeoutMs: check('agentResponseTimeoutMs', kinds.timeoutMs, options.agentResponseTimeoutMs) ?? DEFAULT_AGENT_RESPONSE_TIMEOUT_MS,
+    agentIdleTimeoutMs: check('agentIdleTimeoutMs', kinds.timeoutMs, options.agentIdleTimeoutMs) ?? DEFAULT_AGENT_IDLE_TIMEOUT_MS,
+    agentKeepaliveMs: check('agentKeepaliveMs', kinds.timeoutMs, options.agentKeepaliveMs) ?? DEFAULT_AGENT_KEEPALIVE_MS,
+    keyRecheckMs: check('keyRecheckMs', kinds.keyRecheckMs, options.keyRecheckMs) ?? MAX_KEY_RECHECK_MS,
   };
 }
 

@@ -3,15 +3,18 @@
 
 import pino, { type Logger } from 'pino';
 import { resolveGatewayConfig, type GatewayConfig, type GatewayConfigOptions } from './config.ts';
+import { HostPolicy } from './host-names.ts';
 import { createGatewayServer } from './http/server.ts';
 import { describeStorage, openStore } from './storage/open-store.ts';
 import { listenUrl } from '../http/listen.ts';
 import type { GatewayStore } from './storage/store.ts';
 
+const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+
 export interface StartGatewayOptions extends GatewayConfigOptions {
   /** A pino logger to use instead of one writing JSON lines to stdout. */
   logger?: Logger;
-  /** TCP connect timeout towards agents (default 5000 ms). */
+  /** TCP connect timeout towards agents (default 5000 ms); then 502. */
   connectTimeoutMs?: number;
 }
 
@@ -43,11 +46,23 @@ export async function startGatewayWithConfig(
   }
   if (migration.applied.length > 0) logger.info({ applied: migration.applied, version: migration.version }, 'database migrated');
 
-  const { app, proxy } = createGatewayServer({ store, logger, connectTimeoutMs: extras.connectTimeoutMs });
+  const { app, proxy } = createGatewayServer({
+    store,
+    logger,
+    hosts: new HostPolicy(config.host, config.allowedHosts),
+    timeouts: {
+      connectMs: extras.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      responseMs: config.agentResponseTimeoutMs,
+      idleMs: config.agentIdleTimeoutMs,
+      keepaliveMs: config.agentKeepaliveMs,
+    },
+    keyRecheckMs: config.keyRecheckMs,
+  });
   let url: string;
   try {
     url = await listenUrl(app, config.host, config.port);
   } catch (err) {
+    await app.close().catch(() => undefined);
     await store.db.close();
     throw err;
   }

@@ -81,6 +81,48 @@ describe.each(BACKENDS)('authentication and permissions on %s', (backend) => {
     });
   });
 
+  describe('unauthenticated responses reveal no session id', () => {
+    const PATHS: Array<[string, string]> = [
+      ['GET', ''],
+      ['PATCH', ''],
+      ['DELETE', ''],
+      ['GET', '/telemetry'],
+      ['GET', '/telemetry/stream'],
+      ['POST', '/computer/batch'],
+      ['PUT', '/fs/write_file?path=/tmp/x'],
+      ['GET', '/no-such-subpath'],
+    ];
+
+    /** Status, headers and body, with `id` replaced, so two sessions' answers compare. */
+    async function answer(method: string, path: string, id: string, authorization: string | null) {
+      const response = await callWith(authorization, method, path.replace('{id}', id));
+      const headers: string[] = [];
+      response.headers.forEach((value, name) => {
+        if (name !== 'date' && name !== 'content-length') headers.push(`${name}: ${value}`);
+      });
+      const text = JSON.stringify([response.status, headers, await response.text()]);
+      return { text, generic: text.split(id).join('{id}') };
+    }
+
+    it.each(PATHS)('%s /browsers/{id}%s: a registered id gets the answer an unknown id gets', async (method, suffix) => {
+      for (const authorization of [null, headers['unknown key']!]) {
+        const registered = await answer(method, `/browsers/{id}${suffix}`, browserA, authorization);
+        const unknown = await answer(method, `/browsers/{id}${suffix}`, uniqueName('never-registered'), authorization);
+        expect(registered.generic).toBe(unknown.generic);
+      }
+    });
+
+    it.each(PATHS.filter(([, suffix]) => suffix !== '/no-such-subpath'))('%s /browsers/{id}%s: the 401 does not name the session', async (method, suffix) => {
+      const { text } = await answer(method, `/browsers/{id}${suffix}`, browserA, null);
+      expect([text.includes('401'), text.includes(browserA)]).toEqual([true, false]);
+    });
+
+    it.each(['/healthz', '/', '/browsers', '/org/projects', '/metrics', '/openapi.json'])('GET %s without a key names no registered session', async (path) => {
+      const text = await (await callWith(null, 'GET', path)).text();
+      expect([browserA, browserB, orgBrowser].filter((id) => text.includes(id))).toEqual([]);
+    });
+  });
+
   describe('a project-scoped key', () => {
     it('reads its own project', async () => {
       await expect(rig.sdk(scopedKey).projects.retrieve(projectA.id)).resolves.toMatchObject({ id: projectA.id });

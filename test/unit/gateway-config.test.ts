@@ -3,7 +3,9 @@
 
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_KEEPALIVE_MS } from '../../src/config.ts';
 import {
+  DEFAULT_AGENT_KEEPALIVE_MS,
   DEFAULT_GATEWAY_PORT,
   gatewayHelpText,
   parseGatewayCommandLine,
@@ -49,6 +51,61 @@ describe('defaults', () => {
 
   it('logs at info', () => {
     expect(config.logLevel).toBe('info');
+  });
+
+  it('answers no extra host names', () => {
+    expect(config.allowedHosts).toEqual([]);
+  });
+
+  it('waits 120 s for a response head, 30 s for a silent body, 3 × 15 s for a silent stream', () => {
+    expect([config.agentResponseTimeoutMs, config.agentIdleTimeoutMs, config.agentKeepaliveMs]).toEqual([120_000, 30_000, 15_000]);
+  });
+
+  it("assumes the agent's own default keepalive period", () => {
+    expect(DEFAULT_AGENT_KEEPALIVE_MS).toBe(DEFAULT_KEEPALIVE_MS);
+  });
+
+  it('re-checks the keys of open streams every 30 s', () => {
+    expect(config.keyRecheckMs).toBe(30_000);
+  });
+});
+
+describe('--allowed-hosts', () => {
+  it('takes a comma-separated list, canonical (lower case, no trailing dot, IPv6 without brackets)', () => {
+    expect(serve(['--allowed-hosts', 'Gateway.Example., gw.internal,[::1],10.0.0.5']).allowedHosts).toEqual([
+      'gateway.example',
+      'gw.internal',
+      '::1',
+      '10.0.0.5',
+    ]);
+  });
+
+  it('GATEWAY_ALLOWED_HOSTS sets it (every gateway variable has the GATEWAY_ prefix)', () => {
+    expect(serve([], { GATEWAY_ALLOWED_HOSTS: 'gw.example' }).allowedHosts).toEqual(['gw.example']);
+  });
+
+  it("the agent's ALLOWED_HOSTS does not", () => {
+    expect(serve([], { ALLOWED_HOSTS: 'agent.example' }).allowedHosts).toEqual([]);
+  });
+
+  it.each(['gw.example:443', 'user@gw.example', 'gw.example,', 'http://gw.example'])('%j is rejected naming the flag', (value) => {
+    expect(errorOf(() => serve(['--allowed-hosts', value]))).toBe(
+      `--allowed-hosts: expected a comma-separated list of host names or IP addresses, without ports, got ${JSON.stringify(value)}`,
+    );
+  });
+});
+
+describe('agent timeouts', () => {
+  it.each([
+    ['--agent-response-timeout-ms', 'GATEWAY_AGENT_RESPONSE_TIMEOUT_MS', 'agentResponseTimeoutMs'],
+    ['--agent-idle-timeout-ms', 'GATEWAY_AGENT_IDLE_TIMEOUT_MS', 'agentIdleTimeoutMs'],
+    ['--agent-keepalive-ms', 'GATEWAY_AGENT_KEEPALIVE_MS', 'agentKeepaliveMs'],
+  ] as const)('%s and %s set %s', (flag, env, field) => {
+    expect([serve([flag, '250'])[field], serve([], { [env]: '260' })[field]]).toEqual([250, 260]);
+  });
+
+  it.each(['0', '9', '3600001', 'soon'])('--agent-idle-timeout-ms %s is rejected', (value) => {
+    expect(errorOf(() => serve(['--agent-idle-timeout-ms', value]))).toBe(`--agent-idle-timeout-ms: expected an integer from 10 to 3600000, got ${JSON.stringify(value)}`);
   });
 });
 
@@ -180,7 +237,17 @@ describe('help and version', () => {
     expect(kind(['--version'])).toBe('version');
   });
 
-  it.each(['--host', '--port', '--data-dir', '--database-url', '--log-level'])('the help lists %s', (flag) => {
+  it.each([
+    '--host',
+    '--port',
+    '--allowed-hosts',
+    '--data-dir',
+    '--database-url',
+    '--log-level',
+    '--agent-response-timeout-ms',
+    '--agent-idle-timeout-ms',
+    '--agent-keepalive-ms',
+  ])('the help lists %s', (flag) => {
     expect(gatewayHelpText()).toContain(flag);
   });
 
@@ -204,5 +271,18 @@ describe('resolveGatewayConfig', () => {
 
   it('rejects a bad port naming the option', () => {
     expect(errorOf(() => resolveGatewayConfig({ port: -1 }))).toBe('port: expected an integer from 0 to 65535, got -1');
+  });
+
+  it('takes allowedHosts as an array, canonical', () => {
+    expect(resolveGatewayConfig({ allowedHosts: ['GW.Example'] }).allowedHosts).toEqual(['gw.example']);
+  });
+
+  it('takes the timeouts and the key re-check period', () => {
+    const config = resolveGatewayConfig({ agentResponseTimeoutMs: 300, agentIdleTimeoutMs: 200, agentKeepaliveMs: 100, keyRecheckMs: 50 });
+    expect([config.agentResponseTimeoutMs, config.agentIdleTimeoutMs, config.agentKeepaliveMs, config.keyRecheckMs]).toEqual([300, 200, 100, 50]);
+  });
+
+  it('refuses a key re-check period over 30 s', () => {
+    expect(errorOf(() => resolveGatewayConfig({ keyRecheckMs: 60_000 }))).toBe('keyRecheckMs: expected an integer from 10 to 30000, got 60000');
   });
 });

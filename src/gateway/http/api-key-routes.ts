@@ -1,6 +1,7 @@
 // /org/api_keys (SPEC §13, seed §2 and §4.9): create (the plaintext is in that response only),
 // list, get and delete, always masked. A project-scoped key works only with keys of its own
-// project and cannot mint an org-wide key; no key can delete itself.
+// project and cannot mint an org-wide key; no key can delete itself. A deleted key's open
+// forwarded streams end at once (`onKeyDeleted`, key-watch.ts).
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { forbidden, notFound } from '../../http/errors.ts';
@@ -58,7 +59,7 @@ function creatorOf(principal: Principal): Creator {
   return { id: principal.keyId, email: '', name: principal.keyName };
 }
 
-export function registerApiKeyRoutes(app: FastifyInstance, store: GatewayStore): void {
+export function registerApiKeyRoutes(app: FastifyInstance, store: GatewayStore, onKeyDeleted: (keyId: string) => void = () => undefined): void {
   app.get('/org/api_keys', { schema: { querystring: listQuery } }, async (request, reply) => {
     const query = request.query as ListQuery;
     const principal = principalOf(request);
@@ -112,6 +113,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, store: GatewayStore):
     requireProjectAccess(principal, key.projectId, 'API key');
     if (key.id === principal.keyId) throw forbidden('an API key cannot delete itself: use another key');
     await store.deleteApiKey(key.id);
+    onKeyDeleted(key.id);
     return reply.code(204).send();
   });
 }

@@ -18,6 +18,8 @@ export interface Principal {
   keyName: string;
   /** Null for an organization-wide key. */
   projectId: string | null;
+  /** Unix ms; null: never. An open stream ends when its key expires (key-watch.ts). */
+  expiresAt: number | null;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -41,7 +43,7 @@ export class KeyAuth {
       throw unauthorized('invalid bearer token');
     }
     if (credential.expiresAt !== null && credential.expiresAt <= this.now()) throw unauthorized('the API key has expired');
-    return { keyId: credential.id, keyName: credential.name, projectId: credential.projectId };
+    return { keyId: credential.id, keyName: credential.name, projectId: credential.projectId, expiresAt: credential.expiresAt };
   }
 
   /** A fastify onRequest hook: authenticates and remembers the caller for principalOf(). */

@@ -4,19 +4,25 @@
 // token: method, path and query verbatim, the body streamed unread. The agent's answer is piped
 // back byte for byte (status, headers, body), so agent errors reach the client as they are.
 //
-// Streams: `pipeline` moves bytes only as fast as the slower side takes them. A stalled client
+// Streams: `pipe` moves bytes only as fast as the slower side takes them. A stalled client
 // stops the gateway reading from the agent, whose socket then fills and the agent's own
 // backpressure takes over (its subscriber falls behind and resumes from its log). The gateway
 // holds at most the streams' high-water marks per connection, whatever the client does.
+//
+// An agent that goes quiet does not hold the caller forever (agent-silence.ts): no response head
+// within the response timeout (a telemetry stream: 3 keepalive periods) is 504; a body that stops
+// moving is cut. An exchange whose key is deleted or expires while it flows is ended (key-watch.ts).
 
 import http, { type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import { pipeline } from 'node:stream';
+import { finished, pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notFound, type ApiError } from '../../http/errors.ts';
 import type { BrowserRecord, GatewayStore } from '../storage/store.ts';
-import { principalOf, requireProjectAccess } from './auth.ts';
-import { browserUnreachable } from './errors.ts';
+import { AgentTimeout, SilenceWatch, streamSilenceLimitMs, type AgentTimeouts } from './agent-silence.ts';
+import { principalOf, requireProjectAccess, type Principal } from './auth.ts';
+import { browserTimedOut, browserUnreachable } from './errors.ts';
+import type { KeyWatch } from './key-watch.ts';
 
 /** Request headers the agent needs; everything else (cookies, the caller's key) stays here. */
 const FORWARDED_REQUEST_HEADERS = ['accept', 'content-type', 'content-length', 'transfer-encoding', 'last-event-id'] as const;
@@ -27,27 +33,30 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'p
 /** Largest agent error body kept when the gateway answers in its place (a rejected token). */
 const MAX_INNER_BODY = 16 * 1024;
 
+/** The routes whose answer is a telemetry stream (SSE), watched by the agents' keepalive. */
+const STREAM_ROUTES = new Set(['/browsers/:id/telemetry', '/browsers/:id/telemetry/stream']);
+
 export interface BrowserProxyOptions {
   store: GatewayStore;
-  /** Time to establish the TCP connection to an agent; then 502. */
-  connectTimeoutMs?: number;
+  timeouts: AgentTimeouts;
+  /** Ends open exchanges whose key goes. */
+  keys: KeyWatch;
 }
 
 /** One forwarded exchange whose response is being piped. */
 interface OpenExchange {
-  upstream: ClientRequest;
-  response: ServerResponse;
+  /** Ends the client's response cleanly where it is (its key is gone). */
+  end(): void;
+  /** Destroys both sides (shutdown, a silent agent, a failed side). */
+  abort(): void;
 }
 
 export class BrowserProxy {
   private readonly httpAgent = new http.Agent({ keepAlive: true });
   private readonly httpsAgent = new https.Agent({ keepAlive: true });
   private readonly open = new Set<OpenExchange>();
-  private readonly connectTimeoutMs: number;
 
-  constructor(private readonly options: BrowserProxyOptions) {
-    this.connectTimeoutMs = options.connectTimeoutMs ?? 5000;
-  }
+  constructor(private readonly options: BrowserProxyOptions) {}
 
   /** Forwarded exchanges still piping (streams mostly). */
   get openExchanges(): number {
@@ -74,10 +83,7 @@ export class BrowserProxy {
 
   /** Ends every forwarded exchange (gateway shutdown): clients reconnect elsewhere with Last-Event-ID. */
   close(): void {
-    for (const exchange of this.open) {
-      exchange.upstream.destroy();
-      exchange.response.destroy();
-    }
+    for (const exchange of [...this.open]) exchange.abort();
     this.open.clear();
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
@@ -87,26 +93,33 @@ export class BrowserProxy {
     const { id } = request.params as { id: string };
     const browser = await this.options.store.findBrowser(id);
     if (!browser) throw notFound('browser session not found');
-    requireProjectAccess(principalOf(request), browser.projectId, 'browser');
+    const principal = principalOf(request);
+    requireProjectAccess(principal, browser.projectId, 'browser');
 
-    const idempotent = request.method === 'GET';
+    const stream = STREAM_ROUTES.has(request.routeOptions.url!);
     let upstreamResponse: IncomingMessage;
     let upstream: ClientRequest;
     try {
-      ({ upstream, response: upstreamResponse } = await this.send(request, reply, browser));
+      ({ upstream, response: upstreamResponse } = await this.send(request, reply, browser, stream));
     } catch (err) {
+      if (err instanceof AgentTimeout) {
+        request.log.warn({ session_id: id, err }, 'agent timed out');
+        throw failure(request, browserTimedOut(err.waitedFor, err.afterMs));
+      }
       request.log.warn({ session_id: id, err }, 'agent unreachable');
       // The cause names the agent's address, which clients must not learn: only its code goes out.
       const code = (err as NodeJS.ErrnoException).code;
-      throw this.unreachable(idempotent, `the browser's agent is unreachable${code ? ` (${code})` : ''}`);
+      throw failure(request, browserUnreachable(`the browser's agent is unreachable${code ? ` (${code})` : ''}`));
     }
+    // Errors after the head come out of the response, handled by whoever reads it.
+    upstream.on('error', () => undefined);
 
     const status = upstreamResponse.statusCode ?? 502;
     if (status === 401 || status === 403) {
       // The caller's key was fine; the registration's agent token is not. Not the caller's fault.
-      const body = await readSmallBody(upstreamResponse);
+      const body = await readSmallBody(upstreamResponse, this.options.timeouts.idleMs);
       request.log.warn({ session_id: id, status, body }, 'the agent rejected the registered token');
-      throw this.unreachable(idempotent, `the browser's agent rejected the gateway's credentials (HTTP ${status})`);
+      throw failure(request, browserUnreachable(`the browser's agent rejected the gateway's credentials (HTTP ${status})`));
     }
     if (request.method === 'DELETE' && ((status >= 200 && status < 300) || status === 404)) {
       // The session is gone on the agent (just now, or earlier): so is the registration.
@@ -117,11 +130,19 @@ export class BrowserProxy {
         throw err;
       }
     }
-    this.pipeResponse(reply, upstream, upstreamResponse);
+    this.pipeResponse(request, reply, upstream, upstreamResponse, principal, stream);
   }
 
-  /** Sends the request to the agent; resolves with its response head. */
-  private send(request: FastifyRequest, reply: FastifyReply, browser: BrowserRecord): Promise<{ upstream: ClientRequest; response: IncomingMessage }> {
+  /**
+   * Sends the request to the agent; resolves with its response head. Rejects when the agent
+   * cannot be reached, or with AgentTimeout when it takes the request and goes quiet.
+   */
+  private send(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    browser: BrowserRecord,
+    stream: boolean,
+  ): Promise<{ upstream: ClientRequest; response: IncomingMessage }> {
     // The agent's path is rebuilt from the route and the registered id (never the raw URL, which
     // may spell the id in other ways); the query passes on verbatim.
     const query = request.url.indexOf('?');
@@ -144,20 +165,37 @@ export class BrowserProxy {
       agent: secure ? this.httpsAgent : this.httpAgent,
     });
 
+    const { timeouts } = this.options;
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
-      const settle = () => clearTimeout(timer);
+      let watch: SilenceWatch | undefined;
+      let answered = false;
+      const settle = () => {
+        clearTimeout(timer);
+        watch?.stop();
+      };
+      const silent = (waitedFor: string, afterMs: number) => () => upstream.destroy(new AgentTimeout(waitedFor, afterMs));
       upstream.on('socket', (socket) => {
         socket.setNoDelay(true);
         if (!socket.connecting) return;
-        timer = setTimeout(() => upstream.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })), this.connectTimeoutMs);
-        socket.once('connect', settle);
+        timer = setTimeout(() => upstream.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })), timeouts.connectMs);
+        socket.once('connect', () => clearTimeout(timer));
+      });
+      // The whole request is with the agent: now it is the agent's turn to answer. A stream's
+      // head comes at once from a live agent, so it gets the stream's limit.
+      upstream.once('finish', () => {
+        if (answered) return;
+        watch?.stop();
+        const limit = stream ? streamSilenceLimitMs(timeouts) : timeouts.responseMs;
+        watch = new SilenceWatch(limit, () => true, silent(stream ? 'response headers' : 'response', limit));
       });
       upstream.once('response', (response) => {
+        answered = true;
         settle();
         resolve({ upstream, response });
       });
       upstream.once('error', (err) => {
+        answered = true;
         settle();
         reject(err);
       });
@@ -170,15 +208,25 @@ export class BrowserProxy {
 
       if (hasBody) {
         // The body streams through with backpressure; an agent that answers before reading it
-        // all (413, 404) ends this pipe early, which is fine: its answer is what counts.
+        // all (413, 404) ends this pipe early, which is fine: its answer is what counts. While
+        // the agent does not take what the client sent, it is the silent one.
+        watch = new SilenceWatch(timeouts.idleMs, () => upstream.writableNeedDrain, silent('progress on the request body', timeouts.idleMs));
         pipeline(request.raw, upstream, () => undefined);
+        request.raw.on('data', () => watch?.touch());
       } else {
         upstream.end();
       }
     });
   }
 
-  private pipeResponse(reply: FastifyReply, upstream: ClientRequest, upstreamResponse: IncomingMessage): void {
+  private pipeResponse(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    upstream: ClientRequest,
+    upstreamResponse: IncomingMessage,
+    principal: Principal,
+    stream: boolean,
+  ): void {
     const headers: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(upstreamResponse.headers)) {
       if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
@@ -189,28 +237,84 @@ export class BrowserProxy {
     // An SSE stream may stay silent for a while: the client must see that it is open now.
     if (String(upstreamResponse.headers['content-type'] ?? '').startsWith('text/event-stream')) response.flushHeaders();
 
-    const exchange: OpenExchange = { upstream, response };
-    this.open.add(exchange);
-    // Ends the client's response when the agent's ends (a terminated session closes its streams);
-    // destroys either side when the other fails or goes away. fastify still logs the request
-    // when the response finishes.
-    pipeline(upstreamResponse, response, (err) => {
+    const { timeouts } = this.options;
+    const limit = stream ? streamSilenceLimitMs(timeouts) : timeouts.idleMs;
+    // While the client does not take what the gateway has (its socket full, the pipe paused),
+    // the gateway does not read from the agent either: that silence is not the agent's.
+    const watch = new SilenceWatch(
+      limit,
+      () => !upstreamResponse.isPaused() && !response.writableNeedDrain,
+      () => {
+        request.log.warn({ session_id: (request.params as { id: string }).id, silent_ms: limit }, 'agent went silent: forwarded response cut');
+        exchange.abort();
+      },
+    );
+    let done = false;
+    const finish = (): boolean => {
+      if (done) return false;
+      done = true;
+      watch.stop();
+      untrack();
       this.open.delete(exchange);
-      if (err) upstream.destroy();
-    });
-  }
+      return true;
+    };
+    const exchange: OpenExchange = {
+      end: () => {
+        if (!finish()) return;
+        upstreamResponse.unpipe(response);
+        upstream.destroy();
+        response.end();
+      },
+      abort: () => {
+        if (!finish()) return;
+        upstream.destroy();
+        response.destroy();
+      },
+    };
+    this.open.add(exchange);
+    const untrack = this.options.keys.track(principal, exchange);
 
-  /** 502 browser_unavailable; a failed non-GET request is never worth an automatic retry. */
-  private unreachable(idempotent: boolean, message: string): ApiError {
-    const error = browserUnreachable(message);
-    return idempotent ? error : error.withHeader('x-should-retry', 'false');
+    // Ends the client's response when the agent's ends (a terminated session closes its streams).
+    // fastify still logs the request when the response finishes.
+    upstreamResponse.pipe(response);
+    upstreamResponse.on('data', () => watch.touch());
+    // The agent's response failed (reset, destroyed): the client's cannot be completed.
+    finished(upstreamResponse, (err) => {
+      if (err) exchange.abort();
+    });
+    // The client went away (or its response failed): the agent's side goes too.
+    finished(response, (err) => {
+      if (err) exchange.abort();
+      else finish();
+    });
   }
 }
 
-async function readSmallBody(response: IncomingMessage): Promise<string> {
+/**
+ * The gateway's answer in place of the agent's. A failed non-GET request is never worth an
+ * automatic retry (SPEC §4): the agent may have run part of a batch or written a file; a GET may
+ * be retried (the SDK retries 5xx by default). A request body not all received (an agent that
+ * stopped taking an upload) leaves the connection unusable: it is closed after the answer.
+ */
+function failure(request: FastifyRequest, error: ApiError): ApiError {
+  if (request.method !== 'GET') error.withHeader('x-should-retry', 'false');
+  if (!request.raw.complete) error.withHeader('connection', 'close');
+  return error;
+}
+
+/** The agent's (error) body, up to MAX_INNER_BODY; given up after `idleMs` without a byte. */
+async function readSmallBody(response: IncomingMessage, idleMs: number): Promise<string> {
   let text = '';
-  for await (const chunk of response) {
-    if (text.length < MAX_INNER_BODY) text += String(chunk);
+  const watch = new SilenceWatch(idleMs, () => true, () => response.destroy());
+  try {
+    for await (const chunk of response) {
+      watch.touch();
+      if (text.length < MAX_INNER_BODY) text += String(chunk);
+    }
+  } catch {
+    // What arrived is enough for the log.
+  } finally {
+    watch.stop();
   }
   return text.slice(0, MAX_INNER_BODY);
 }

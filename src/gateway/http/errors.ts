@@ -1,12 +1,13 @@
 // The gateway's errors: the agent's ApiError and body (src/http/errors.ts), plus the codes only
-// the gateway uses (SPEC §13): `conflict` (a name or session id taken) and `project_not_empty`.
-// Both are 409 and carry `x-should-retry: false`: the official SDK retries 409 by default, and
-// repeating the request cannot change the answer.
+// the gateway uses (SPEC §13): `conflict` (a name or session id taken) and `project_not_empty`,
+// both 409 with `x-should-retry: false` (the official SDK retries 409 by default, and repeating
+// the request cannot change the answer), and `misdirected_request` (421, a Host header the
+// gateway does not answer: host-names.ts).
 
 import { ApiError, forbidden, invalidInput, notFound, type ApiErrorCode } from '../../http/errors.ts';
 import { StoreError } from '../storage/store.ts';
 
-export type GatewayErrorCode = 'conflict' | 'project_not_empty';
+export type GatewayErrorCode = 'conflict' | 'project_not_empty' | 'misdirected_request';
 
 /** ApiError's code type lists the agent's codes; the gateway's own are widened here, once. */
 function gatewayError(status: number, code: GatewayErrorCode, message: string): ApiError {
@@ -20,6 +21,22 @@ export function conflict(code: GatewayErrorCode, message: string): ApiError {
 /** The agent behind a browser could not be reached or refused the gateway: 502. */
 export function browserUnreachable(message: string): ApiError {
   return new ApiError(502, 'browser_unavailable', message);
+}
+
+/**
+ * The agent took the request but did not answer in time (hung, stopped, overloaded): 504, with
+ * the same code as 502 since for the client it is the same browser being unavailable; the detail
+ * says what the gateway waited for.
+ */
+export function browserTimedOut(waitedFor: string, afterMs: number): ApiError {
+  return new ApiError(504, 'browser_unavailable', "the browser's agent did not answer in time", [
+    { code: 'agent_timeout', message: `no ${waitedFor} from the agent within ${afterMs} ms` },
+  ]);
+}
+
+/** A Host header this gateway does not answer to (DNS rebinding; host-names.ts): 421. */
+export function misdirectedRequest(): ApiError {
+  return gatewayError(421, 'misdirected_request', 'the Host header names a host this gateway does not answer to (see --allowed-hosts)');
 }
 
 export function orgWideKeyRequired(): ApiError {

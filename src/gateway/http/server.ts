@@ -1,24 +1,31 @@
 // The gateway's fastify server: the agent's error handling, validation settings and request
-// logging (src/http), API-key authentication in front of every route but /healthz, the org
-// routes, the browser registry and the forwarded browser paths.
+// logging (src/http), the Host check in front of everything (host-names.ts), API-key
+// authentication in front of every route but /healthz, the org routes, the browser registry and
+// the forwarded browser paths.
 
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { handleClientError, handleFrameworkError, installErrorHandling, sendError, toApiError } from '../../http/error-handler.ts';
 import { OneLinePerRequest, requestLogger } from '../../http/request-log.ts';
+import type { HostPolicy } from '../host-names.ts';
 import { StoreError, type GatewayStore } from '../storage/store.ts';
+import type { AgentTimeouts } from './agent-silence.ts';
 import { registerApiKeyRoutes } from './api-key-routes.ts';
 import { KeyAuth } from './auth.ts';
 import { BrowserProxy } from './browser-proxy.ts';
 import { registerBrowserRegistryRoutes } from './browser-registry-routes.ts';
-import { fromStoreError } from './errors.ts';
+import { fromStoreError, misdirectedRequest } from './errors.ts';
+import { KeyWatch } from './key-watch.ts';
 import { registerProjectRoutes } from './project-routes.ts';
 
 export interface GatewayServerDeps {
   store: GatewayStore;
   logger?: Logger;
-  /** TCP connect timeout towards agents. */
-  connectTimeoutMs?: number;
+  /** Which Host headers are answered; the others are 421. */
+  hosts: HostPolicy;
+  timeouts: AgentTimeouts;
+  /** Period of the re-check of open streams' keys. */
+  keyRecheckMs: number;
 }
 
 export interface GatewayServer {
@@ -37,6 +44,13 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
   });
 
   installErrorHandling(app);
+  // Before anything else, unknown routes included: a page that rebound a name to the gateway
+  // learns nothing from it, not even whether a path exists.
+  app.addHook('onRequest', async (request, reply) => {
+    if (deps.hosts.allows(request.headers.host)) return;
+    sendError(reply, misdirectedRequest());
+    return reply;
+  });
 
   app.get('/healthz', async (_request, reply) => {
     try {
@@ -47,7 +61,8 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
     }
   });
 
-  const proxy = new BrowserProxy({ store: deps.store, connectTimeoutMs: deps.connectTimeoutMs });
+  const keys = new KeyWatch(deps.store, deps.keyRecheckMs, app.log);
+  const proxy = new BrowserProxy({ store: deps.store, timeouts: deps.timeouts, keys });
   const auth = new KeyAuth(deps.store);
   void app.register(async (authenticated) => {
     // The store's domain failures (name taken, project not empty, ...) have their own statuses.
@@ -58,12 +73,15 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
     });
     authenticated.addHook('onRequest', auth.hook());
     registerProjectRoutes(authenticated, deps.store);
-    registerApiKeyRoutes(authenticated, deps.store);
+    registerApiKeyRoutes(authenticated, deps.store, (keyId) => keys.revoked(keyId));
     registerBrowserRegistryRoutes(authenticated, deps.store);
     proxy.register(authenticated);
   });
 
   // Forwarded streams would keep server.close() waiting forever.
-  app.addHook('preClose', async () => proxy.close());
+  app.addHook('preClose', async () => {
+    proxy.close();
+    keys.close();
+  });
   return { app, proxy };
 }

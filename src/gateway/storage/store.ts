@@ -422,6 +422,21 @@ export class GatewayStore {
     };
   }
 
+  /** Which of `ids` are keys that still authenticate at `now` (neither deleted nor expired). */
+  async liveKeyIds(ids: readonly string[], now: number): Promise<Set<string>> {
+    const live = new Set<string>();
+    // In slices, far below either backend's limit on bound parameters.
+    for (let start = 0; start < ids.length; start += 500) {
+      const slice = ids.slice(start, start + 500);
+      const rows = await this.db.all<{ id: string }>(
+        `SELECT id FROM api_keys WHERE id IN (${slice.map(() => '?').join(', ')}) AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`,
+        [...slice, now],
+      );
+      for (const row of rows) live.add(row.id);
+    }
+    return live;
+  }
+
   async deleteApiKey(id: string): Promise<void> {
     const changed = await this.db.run('UPDATE api_keys SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL', [this.now(), id]);
     if (changed === 0) throw new StoreError('not_found', 'API key not found');
