@@ -84,6 +84,8 @@ export interface SseResponse {
 /** A stream subscriber: parses `id:`/`data:` frames strictly and keeps every envelope. */
 export class SseClient {
   readonly envelopes: Envelope[] = [];
+  /** Date.now() when each envelope arrived (same index as `envelopes`). */
+  readonly arrivals: number[] = [];
   readonly frameIds: number[] = [];
   keepalives = 0;
   raw = '';
@@ -151,6 +153,7 @@ export class SseClient {
     if (envelope.seq !== id) this.problems.push(`id ${id} != seq ${envelope.seq}`);
     this.frameIds.push(id);
     this.envelopes.push(envelope);
+    this.arrivals.push(Date.now());
   }
 
   private notify(): void {
