@@ -1,10 +1,11 @@
 // The gateway's command line as a user runs it (SPEC §13): `create-key` prints a key that a
-// served gateway accepts, on SQLite and on PostgreSQL; flag errors exit 2 with one line; a
-// storage that cannot be opened exits 1; SIGTERM stops the gateway with status 0.
+// served gateway accepts, on SQLite and on PostgreSQL, and makes a SQLite directory readable by
+// others private (saying so); flag errors exit 2 with one line; a storage that cannot be opened
+// exits 1; SIGTERM stops the gateway with status 0.
 
 import { build } from 'esbuild';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -158,6 +159,20 @@ describe('create-key on a data directory that does not exist yet', () => {
     expect([result.status, existsSync(join(dataDir, 'gateway.sqlite3'))]).toEqual([0, true]);
   });
 
+  it('makes a directory readable by others private, and says so on stderr in one line', () => {
+    const dataDir = join(scratch, uniqueName('shared-dir'));
+    mkdirSync(dataDir, { mode: 0o755 });
+    chmodSync(dataDir, 0o755);
+    const result = run(['create-key', '--name', 'first', '--data-dir', dataDir]);
+    const lines = result.stderr.trim().split('\n');
+    expect([result.status, statSync(dataDir).mode & 0o777, lines.length, lines[0]]).toEqual([
+      0,
+      0o700,
+      2,
+      expect.stringContaining(`${dataDir} 0755 → 0700`),
+    ]);
+  });
+
   it('defaults to ./gateway-data in the working directory', () => {
     const result = run(['create-key', '--name', 'default-dir']);
     expect([result.status, existsSync(join(scratch, 'gateway-data', 'gateway.sqlite3'))]).toEqual([0, true]);
@@ -174,6 +189,10 @@ describe('invalid command lines exit 2 with one line on stderr', () => {
     { name: 'create-key without --name', args: ['create-key'], names: '--name' },
     { name: 'create-key --days-to-expire 0', args: ['create-key', '--name', 'n', '--days-to-expire', '0'], names: '--days-to-expire' },
     { name: 'create-key with a stray word', args: ['create-key', 'admin'], names: 'create-key takes only flags' },
+    { name: '--allowed-hosts with a port', args: ['--allowed-hosts', 'gw.example:443'], names: '--allowed-hosts' },
+    { name: 'GATEWAY_ALLOWED_HOSTS with credentials', args: [], env: { GATEWAY_ALLOWED_HOSTS: 'u@gw.example' }, names: 'GATEWAY_ALLOWED_HOSTS' },
+    { name: 'GATEWAY_AGENT_IDLE_TIMEOUT_MS=0', args: [], env: { GATEWAY_AGENT_IDLE_TIMEOUT_MS: '0' }, names: 'GATEWAY_AGENT_IDLE_TIMEOUT_MS' },
+    { name: '--agent-keepalive-ms soon', args: ['--agent-keepalive-ms', 'soon'], names: '--agent-keepalive-ms' },
   ];
 
   it.each(cases)('$name', ({ args, env, names }) => {
@@ -196,7 +215,20 @@ describe('start-up failures', () => {
 });
 
 describe('--help', () => {
-  it.each(['--host', '--port', '--data-dir', '--database-url', '--log-level', 'GATEWAY_DATABASE_URL', 'create-key'])('lists %s', (word) => {
+  it.each([
+    '--host',
+    '--port',
+    '--allowed-hosts',
+    '--data-dir',
+    '--database-url',
+    '--log-level',
+    '--agent-response-timeout-ms',
+    '--agent-idle-timeout-ms',
+    '--agent-keepalive-ms',
+    'GATEWAY_DATABASE_URL',
+    'GATEWAY_ALLOWED_HOSTS',
+    'create-key',
+  ])('lists %s', (word) => {
     expect(run(['--help']).stdout).toContain(word);
   });
 
