@@ -135,7 +135,7 @@ function registerOtlpMetrics(r: Registry, otlp: OtlpExportStats): void {
       exported(this, otlp.exported);
     },
   });
-  new Counter({
+  const droppedCounter = new Counter({
     name: 'bta_otlp_events_dropped_total',
     help: 'Events of the exported categories that never reached the OTLP receiver, by reason: queue_full (the queue was at --otlp-queue-events or --otlp-queue-bytes), rejected (the receiver refused their batch with a 4xx other than 429), shutdown (still queued when the agent stopped).',
     labelNames: ['reason'],
@@ -144,7 +144,7 @@ function registerOtlpMetrics(r: Registry, otlp: OtlpExportStats): void {
       for (const [reason, n] of Object.entries(otlp.dropped)) dropped(this, n, { reason });
     },
   });
-  new Counter({
+  const requestsCounter = new Counter({
     name: 'bta_otlp_requests_total',
     help: 'OTLP export requests (batches) by outcome: success, failed (network error, timeout, 429 or 5xx: retried with backoff), rejected (any other status: dropped).',
     labelNames: ['outcome'],
@@ -153,6 +153,9 @@ function registerOtlpMetrics(r: Registry, otlp: OtlpExportStats): void {
       for (const [outcome, n] of Object.entries(otlp.requests)) requests(this, n, { outcome });
     },
   });
+  // Every label from the start, so that a rate over them is 0 rather than missing.
+  for (const reason of Object.keys(otlp.dropped)) droppedCounter.inc({ reason }, 0);
+  for (const outcome of Object.keys(otlp.requests)) requestsCounter.inc({ outcome }, 0);
   new Gauge({
     name: 'bta_otlp_queue_events',
     help: 'Events waiting for the OTLP receiver (the batch in flight included).',
