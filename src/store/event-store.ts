@@ -46,6 +46,8 @@ export interface EventStoreOptions {
   /** Overrides for tests. */
   flushIntervalMs?: number;
   now?: () => number;
+  /** SQLite's max_page_count: a database that may not grow further fails writes with SQLITE_FULL, as a full disk does. */
+  maxPageCount?: number;
 }
 
 /** A stored event: its seq and the envelope JSON exactly as the stream sends it. */
@@ -129,6 +131,7 @@ export class EventStore {
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     this.path = join(options.dataDir, sessionFileName(options.sessionId));
     this.db = this.openChecked();
+    if (options.maxPageCount !== undefined) this.db.pragma(`max_page_count = ${Math.floor(options.maxPageCount)}`);
     this.insert = this.db.prepare('INSERT OR REPLACE INTO events (seq, ts, type, category, target_id, nav_seq, envelope) VALUES (?, ?, ?, ?, ?, ?, ?)');
     this.reserve = this.db.prepare("INSERT INTO meta (key, value) VALUES ('reserved_until', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
     const getMeta = this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');

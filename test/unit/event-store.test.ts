@@ -200,6 +200,36 @@ describe('retention', () => {
   });
 });
 
+describe('a full disk', () => {
+  it('stops persisting with one log line, counts what it drops, keeps the live log going, and resumes', () => {
+    let now = 1_000_000;
+    const lines: string[] = [];
+    const store = openStore({ maxPageCount: 40, now: () => now, log: (_level, _fields, message) => lines.push(message) });
+    const log = new EventLog({ maxEvents: 100_000, maxBytes: 1 << 28, archive: store });
+    for (let round = 0; round < 20; round++) {
+      for (let i = 0; i < 100; i++) log.append(event('console_log', `${round}/${i} ${'x'.repeat(500)}`));
+      store.flush();
+    }
+    expect(store.isPersisting).toBe(false);
+    expect(store.persistErrors).toBeGreaterThanOrEqual(1);
+    expect(store.droppedEvents).toBeGreaterThan(0);
+    expect(lines.filter((l) => l === 'monitor_persist_failed')).toHaveLength(1);
+    // The live log admitted everything.
+    expect(log.latestSeq).toBe(2000);
+    expect(log.frame(2000)).toBeDefined();
+    // Space comes back (retention frees pages); after the pause the next batch is written.
+    store.enforceRetention();
+    store['options'].retainBytes = 16 * 1024;
+    store.enforceRetention();
+    now += 6_000;
+    log.append(event('console_log', 'after the pause'));
+    store.flush();
+    expect(store.isPersisting).toBe(true);
+    expect(lines).toContain('monitor_persist_resumed');
+    store.close();
+  });
+});
+
 describe('a damaged data directory', () => {
   const damage: Array<[string, (path: string) => void]> = [
     ['garbage appended to the database', (path) => appendFileSync(path, Buffer.alloc(10_000, 0x5a))],
