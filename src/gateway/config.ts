@@ -36,7 +36,7 @@ export const DEFAULT_AGENT_RESPONSE_TIMEOUT_MS = 120_000;
 export const DEFAULT_AGENT_IDLE_TIMEOUT_MS = 30_000;
 /** The agent's own default --keepalive-ms (src/config.ts, DEFAULT_KEEPALIVE_MS). */
 export const DEFAULT_AGENT_KEEPALIVE_MS = 15_000;
-/** How often the keys of open forwarded streams are checked again, at most (SPEC §13: revoked keys). */
+/** The longest period between re-checks of open forwarded streams' keys (http/key-watch.ts). */
 export const MAX_KEY_RECHECK_MS = 30_000;
 const TIMEOUT_MS_MIN = 10;
 const TIMEOUT_MS_MAX = 3_600_000;

@@ -264,6 +264,10 @@ export class BrowserProxy {
         upstreamResponse.unpipe(response);
         upstream.destroy();
         response.end();
+        // A client that does not take the rest does not keep the connection.
+        const cutoff = setTimeout(() => response.destroy(), timeouts.idleMs);
+        cutoff.unref();
+        response.once('close', () => clearTimeout(cutoff));
       },
       abort: () => {
         if (!finish()) return;
