@@ -293,7 +293,7 @@ export class NetworkFamily implements TelemetryFamily {
   ): void {
     try {
       if (!this.host.isOn('network')) return;
-      const t = translateResponse(record.ctx, record.method, received, outcome, this.host.limits);
+      const t = translateResponse(record.ctx, record.method, received, outcome, this.host.limits, { finished, decodedBytes: record.decodedBytes });
       this.host.emit('network_response', this.host.clock.fromMonotonicSeconds(finished.timestamp), t.data, t.truncated, 'Network.loadingFinished', state);
     } finally {
       record.idle?.requestEnded(record.id);

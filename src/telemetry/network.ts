@@ -9,8 +9,11 @@ import type {
   EventContext,
   HeaderMap,
   NetworkLoadingFailedData,
+  NetworkRedirectResponse,
   NetworkRequestData,
   NetworkResponseData,
+  NetworkTiming,
+  NetworkTransferData,
 } from '../../injected/schema.ts';
 import type { Limits } from '../limits.ts';
 import { withContext } from './event-context.ts';
@@ -128,14 +131,25 @@ export function translateRequestWillBeSent(
   if (params.redirectResponse !== undefined) {
     data.is_redirect = true;
     data.redirect_url = params.redirectResponse.url;
+    const hop = translateRedirectResponse(params.redirectResponse, params.timestamp, limits);
+    data.redirect_response = hop.value;
+    if (hop.cut) truncated = true;
   }
   if (enforceDataLimit(data, limits.maxEventDataBytes)) truncated = true;
   return { data, truncated };
 }
 
+/** What `loadingFinished` tells of a response (extension fields, docs/export.md "HAR"). */
+export interface LoadingEnd {
+  finished: Protocol.Network.LoadingFinishedEvent;
+  /** Decoded body bytes: the sum of `dataReceived.dataLength`. */
+  decodedBytes: number;
+}
+
 /**
  * `Network.loadingFinished` + the stored `responseReceived` → network_response data, in the
  * context of the request. `method` is unknown for a request that began before the agent attached.
+ * `end` is undefined for a response whose end was never reported (its document was left).
  */
 export function translateResponse(
   ctx: EventContext,
@@ -143,6 +157,7 @@ export function translateResponse(
   received: Protocol.Network.ResponseReceivedEvent,
   outcome: BodyOutcome,
   limits: Limits,
+  end?: LoadingEnd,
 ): Translated<NetworkResponseData> {
   const response = received.response;
   const data = withContext(ctx) as NetworkResponseData;
@@ -156,12 +171,66 @@ export function translateResponse(
   data.mime_type = response.mimeType;
   data.resource_type = received.type;
   if (outcome.body !== undefined) {
-    const body = decodeBodyText(outcome.body, limits.maxBodyBytes);
+    const maxBytes = limits.maxBodyBytes;
+    // Bytes of a non-textual type (an image the body policy admits) stay base64: as text they would be lost.
+    const binary = outcome.body.base64Encoded && !isTextualMimeType(response.mimeType);
+    const body = binary ? cutBase64(outcome.body.text, maxBytes) : decodeBodyText(outcome.body, maxBytes);
     data.body = body.value;
+    if (binary) data.body_encoding = 'base64';
     if (body.cut) truncated = true;
   }
+  addTransfer(data, response, end?.finished.timestamp);
+  if (end !== undefined) {
+    data.encoded_data_length = end.finished.encodedDataLength;
+    data.data_length = end.decodedBytes;
+  }
   if (enforceDataLimit(data, limits.maxEventDataBytes)) truncated = true;
+  // A base64 body cut by the data limit keeps whole 4-character groups.
+  if (data.body_encoding !== undefined && data.body !== undefined && data.body.length % 4 !== 0) data.body = data.body.slice(0, data.body.length - (data.body.length % 4));
   return { data, truncated };
+}
+
+/** A redirect hop's `redirectResponse` → its status, headers and transfer fields. */
+function translateRedirectResponse(response: Protocol.Network.Response, eventTime: number, limits: Limits): Cut<NetworkRedirectResponse> {
+  const headers = capHeaders(response.headers, limits.maxHeaderValueBytes);
+  const hop: NetworkRedirectResponse = { status: response.status, status_text: response.statusText, headers: headers.value };
+  addTransfer(hop, response, eventTime);
+  return { value: hop, cut: headers.cut };
+}
+
+/**
+ * The transfer extension fields (docs/export.md "HAR") of a response. `eventTime`: the CDP
+ * timestamp of the event that carries them, which anchors `timing`; undefined when unknown.
+ */
+function addTransfer(data: NetworkTransferData, response: Protocol.Network.Response, eventTime: number | undefined): void {
+  if (response.remoteIPAddress) data.remote_ip_address = response.remoteIPAddress;
+  if (response.remotePort !== undefined) data.remote_port = response.remotePort;
+  if (response.protocol) data.protocol = response.protocol;
+  if (response.connectionId !== undefined) data.connection_id = response.connectionId;
+  if (response.fromDiskCache) data.from_disk_cache = true;
+  if (response.fromServiceWorker) data.from_service_worker = true;
+  if (response.timing !== undefined) data.timing = translateTiming(response.timing, eventTime);
+}
+
+/** CDP's `ResourceTiming` in snake case; `requestTime` (monotonic seconds) becomes an offset to the event. */
+export function translateTiming(t: Protocol.Network.ResourceTiming, eventTime: number | undefined): NetworkTiming {
+  const timing = {} as NetworkTiming;
+  if (eventTime !== undefined) timing.request_time_offset = Math.round((t.requestTime - eventTime) * 1e6) / 1e3;
+  timing.proxy_start = t.proxyStart;
+  timing.proxy_end = t.proxyEnd;
+  timing.dns_start = t.dnsStart;
+  timing.dns_end = t.dnsEnd;
+  timing.connect_start = t.connectStart;
+  timing.connect_end = t.connectEnd;
+  timing.ssl_start = t.sslStart;
+  timing.ssl_end = t.sslEnd;
+  timing.worker_start = t.workerStart;
+  timing.worker_ready = t.workerReady;
+  timing.send_start = t.sendStart;
+  timing.send_end = t.sendEnd;
+  if (t.receiveHeadersStart !== undefined) timing.receive_headers_start = t.receiveHeadersStart;
+  timing.receive_headers_end = t.receiveHeadersEnd;
+  return timing;
 }
 
 /**
@@ -248,6 +317,12 @@ export function decodeBodyText(body: FetchedBody, maxBytes: number): Cut<string>
   }
   const text = truncateUtf8(bytes.toString('utf8'), maxBytes);
   return { value: text.value, cut: cut || text.cut };
+}
+
+/** Base64 text of at most `maxBytes` decoded bytes, cut after a whole 3-byte group. */
+export function cutBase64(b64: string, maxBytes: number): Cut<string> {
+  if (base64DecodedLength(b64) <= maxBytes) return { value: b64, cut: false };
+  return { value: b64.slice(0, Math.floor(maxBytes / 3) * 4), cut: true };
 }
 
 function base64DecodedLength(b64: string): number {
