@@ -156,10 +156,57 @@ export interface NetworkRequestData extends EventContext {
   is_redirect?: true;
   /** The URL redirected from; only with `is_redirect`. */
   redirect_url?: string;
+  /** Extension (docs/export.md "HAR"): the redirect answer of the previous hop; only with `is_redirect`. */
+  redirect_response?: NetworkRedirectResponse;
+}
+
+/**
+ * CDP's `Network.ResourceTiming`, an extension field (docs/export.md "HAR"): milliseconds relative
+ * to when the network stack began the request; -1 for a phase that did not happen (a reused
+ * connection has no dns, connect or ssl).
+ */
+export interface NetworkTiming {
+  /** When the network stack began the request: ms relative to the event's `ts` (negative: before it); absent when unknown. */
+  request_time_offset?: number;
+  proxy_start: number;
+  proxy_end: number;
+  dns_start: number;
+  dns_end: number;
+  connect_start: number;
+  connect_end: number;
+  ssl_start: number;
+  ssl_end: number;
+  worker_start: number;
+  worker_ready: number;
+  send_start: number;
+  send_end: number;
+  receive_headers_start?: number;
+  receive_headers_end: number;
+}
+
+/** How a response came over the network, when CDP tells (extension fields, docs/export.md "HAR"). */
+export interface NetworkTransferData {
+  /** The server's IP address (CDP `remoteIPAddress`). */
+  remote_ip_address?: string;
+  remote_port?: number;
+  /** As Chromium names it: `http/1.1`, `h2`, `h3`, `data`, `blob`, ... */
+  protocol?: string;
+  /** CDP `connectionId`. */
+  connection_id?: number;
+  from_disk_cache?: true;
+  from_service_worker?: true;
+  timing?: NetworkTiming;
+}
+
+/** The 3xx answer that ended a redirect hop (CDP `redirectResponse`). */
+export interface NetworkRedirectResponse extends NetworkTransferData {
+  status: number;
+  status_text: string;
+  headers: HeaderMap;
 }
 
 /** `network_response` (SPEC §6.4): sent when loading finished; context of the request. */
-export interface NetworkResponseData extends EventContext {
+export interface NetworkResponseData extends EventContext, NetworkTransferData {
   request_id: string;
   /** Absent only when the request began before the agent attached. */
   method?: string;
@@ -170,6 +217,12 @@ export interface NetworkResponseData extends EventContext {
   resource_type?: string;
   /** Textual MIME types only (SPEC §6.6). */
   body?: string;
+  /** Extension: `base64` when `body` holds the bytes base64-encoded (a non-textual MIME type the body policy admits). */
+  body_encoding?: 'base64';
+  /** Extension: bytes received for the request over the network, headers included (CDP `loadingFinished.encodedDataLength`). */
+  encoded_data_length?: number;
+  /** Extension: bytes of the decoded body (the sum of CDP `dataReceived.dataLength`). */
+  data_length?: number;
 }
 
 /** `network_loading_failed` (SPEC §6.4). */

@@ -43,8 +43,10 @@ addEventListener('load', async () => {
 
 /** SPEC §6.4 + §6.2: the only keys each event's data may have. */
 const CONTEXT_KEYS = ['session_id', 'target_id', 'target_type', 'frame_id', 'loader_id', 'url', 'nav_seq'];
-const REQUEST_KEYS = [...CONTEXT_KEYS, 'request_id', 'method', 'document_url', 'headers', 'resource_type', 'initiator_type', 'post_data', 'is_redirect', 'redirect_url'];
-const RESPONSE_KEYS = [...CONTEXT_KEYS, 'request_id', 'method', 'status', 'status_text', 'headers', 'mime_type', 'resource_type', 'body'];
+/** The transfer extension fields (docs/export.md "HAR"). */
+const TRANSFER_KEYS = ['remote_ip_address', 'remote_port', 'protocol', 'connection_id', 'from_disk_cache', 'from_service_worker', 'timing'];
+const REQUEST_KEYS = [...CONTEXT_KEYS, 'request_id', 'method', 'document_url', 'headers', 'resource_type', 'initiator_type', 'post_data', 'is_redirect', 'redirect_url', 'redirect_response'];
+const RESPONSE_KEYS = [...CONTEXT_KEYS, 'request_id', 'method', 'status', 'status_text', 'headers', 'mime_type', 'resource_type', 'body', 'body_encoding', ...TRANSFER_KEYS, 'encoded_data_length', 'data_length'];
 const FAILED_KEYS = [...CONTEXT_KEYS, 'request_id', 'error_text', 'canceled', 'resource_type'];
 
 describe('network telemetry', () => {

@@ -16,6 +16,7 @@ import {
   translateLoadingFailed,
   translateRequestWillBeSent,
   translateResponse,
+  translateTiming,
 } from '../../src/telemetry/network.ts';
 import { networkEnableParams } from '../../src/telemetry/network-family.ts';
 
@@ -203,6 +204,11 @@ describe('translateResponse', () => {
         mime_type: 'application/json',
         resource_type: 'Fetch',
         body: '{"ok":true,"items":[1,2,3]}',
+        remote_ip_address: '127.0.0.1',
+        remote_port: r.response.remotePort,
+        protocol: 'http/1.1',
+        connection_id: r.response.connectionId,
+        timing: translateTiming(r.response.timing!, undefined),
       },
       truncated: false,
     });
@@ -367,5 +373,53 @@ describe('networkEnableParams', () => {
     const params = networkEnableParams({ ...DEFAULT_LIMITS, maxBodyFetchBytes: 2 ** 40 });
     expect(params.maxResourceBufferSize).toBe(2 ** 31 - 1);
     expect(params.maxTotalBufferSize).toBe(2 ** 31 - 1);
+  });
+});
+
+describe('transfer extension fields (docs/export.md "HAR")', () => {
+  const finished = (name: string) => recordedEvent<Protocol.Network.LoadingFinishedEvent>(name, 'Network.loadingFinished');
+
+  it('gives the bytes on the wire and the decoded body bytes from loadingFinished', () => {
+    const r = received('get_json');
+    const end = finished('get_json');
+    const { data } = translateResponse(ctx, 'GET', r, { skippedForSize: false }, limits(), { finished: end, decodedBytes: 27 });
+    expect(data).toMatchObject({ encoded_data_length: end.encodedDataLength, data_length: 27 });
+  });
+
+  it('anchors the timing to the event: request_time_offset is requestTime minus its timestamp, in ms', () => {
+    const r = received('get_json');
+    const end = finished('get_json');
+    const { data } = translateResponse(ctx, 'GET', r, { skippedForSize: false }, limits(), { finished: end, decodedBytes: 0 });
+    const t = r.response.timing!;
+    expect(data.timing!.request_time_offset).toBeCloseTo((t.requestTime - end.timestamp) * 1000, 3);
+    expect(data.timing).toMatchObject({ dns_start: -1, connect_start: -1, send_start: t.sendStart, send_end: t.sendEnd, receive_headers_end: t.receiveHeadersEnd });
+  });
+
+  it('leaves request_time_offset out when the end of the response was never reported', () => {
+    const { data } = translateResponse(ctx, 'GET', received('get_json'), { skippedForSize: false }, limits());
+    expect(data.timing).not.toHaveProperty('request_time_offset');
+    expect(data).not.toHaveProperty('encoded_data_length');
+  });
+
+  it('gives a redirect hop the 3xx answer it ended with', () => {
+    const params = willBeSent('redirect_chain', 1);
+    const { data } = translateRequestWillBeSent(params, ctx, limits());
+    expect(data.redirect_response).toMatchObject({ status: 302, status_text: 'Found', remote_ip_address: '127.0.0.1', protocol: 'http/1.1' });
+    expect(data.redirect_response!.headers.location).toBe('/r301');
+    expect(data.redirect_response!.timing!.request_time_offset).toBeLessThan(0);
+  });
+
+  it('keeps a non-textual body base64 with body_encoding', () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+    const { data, truncated } = translateResponse(ctx, 'GET', received('image'), { body: { text: png, base64Encoded: true }, skippedForSize: false }, limits());
+    expect(data).toMatchObject({ body: png, body_encoding: 'base64' });
+    expect(truncated).toBe(false);
+  });
+
+  it('cuts a base64 body after whole 3-byte groups of at most the byte limit', () => {
+    const bytes = Buffer.from(Array.from({ length: 100 }, (_, i) => i));
+    const { data, truncated } = translateResponse(ctx, 'GET', received('image'), { body: { text: bytes.toString('base64'), base64Encoded: true }, skippedForSize: false }, limits({ maxBodyBytes: 10 }));
+    expect(Buffer.from(data.body!, 'base64')).toEqual(bytes.subarray(0, 9));
+    expect(truncated).toBe(true);
   });
 });
