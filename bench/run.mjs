@@ -1,13 +1,14 @@
 // `npm run bench [-- --quick]`: bundles the harness and the agent from the current sources with
 // esbuild (dependencies stay external, as in build.mjs) into .tmp/bench-*.js, then runs the
 // orchestrator. Bundling from src/ (not dist/) means the numbers always describe the code on disk.
-// The page script is bundled from injected/ with build.mjs's own code (page-script-bundle.mjs), so
-// a stale or missing src/generated/ does not matter.
+// The page script is bundled from injected/ with build.mjs's own code (page-script-bundle.mjs), and
+// the viewer's assets with viewer/bundle.mjs, so a stale or missing src/generated/ does not matter.
 import { build } from 'esbuild';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { bundlePageScript, pageScriptModule } from '../page-script-bundle.mjs';
+import { bundleViewer, viewerAssetsModule } from '../viewer/bundle.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
@@ -18,6 +19,15 @@ const pageScriptPlugin = {
   setup(b) {
     b.onResolve({ filter: /generated\/page-script\.ts$/ }, (args) => ({ path: args.path, namespace: 'bench-page-script' }));
     b.onLoad({ filter: /.*/, namespace: 'bench-page-script' }, async () => ({ contents: pageScriptModule(await bundlePageScript()), loader: 'ts' }));
+  },
+};
+
+/** The same for the viewer's assets (docs/viewer.md), which src/http/viewer-routes.ts serves. */
+const viewerAssetsPlugin = {
+  name: 'bench-viewer-assets',
+  setup(b) {
+    b.onResolve({ filter: /generated\/viewer-assets\.ts$/ }, (args) => ({ path: args.path, namespace: 'bench-viewer-assets' }));
+    b.onLoad({ filter: /.*/, namespace: 'bench-viewer-assets' }, async () => ({ contents: viewerAssetsModule(await bundleViewer()), loader: 'ts' }));
   },
 };
 
@@ -39,7 +49,7 @@ await build({
   packages: 'external',
   sourcemap: 'linked',
   logLevel: 'warning',
-  plugins: [pageScriptPlugin],
+  plugins: [pageScriptPlugin, viewerAssetsPlugin],
 });
 
 // The orchestrator runs in its own process so it owns signals (Ctrl-C) and its children.

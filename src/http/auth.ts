@@ -9,6 +9,15 @@ import { forbidden, unauthorized } from './errors.ts';
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
+/**
+ * A credential a request may carry instead of a bearer token (the viewer cookie, docs/viewer.md
+ * "Auth"). `authenticate` is true when the request carries it and it grants `scope` there, false
+ * when the request carries none that applies; it throws 401 when one is present but not valid.
+ */
+export interface RequestCredential {
+  authenticate(request: FastifyRequest, scope: Scope): boolean;
+}
+
 interface StoredGrant {
   digest: Buffer;
   scopes: ReadonlySet<Scope>;
@@ -17,7 +26,10 @@ interface StoredGrant {
 export class BearerAuth {
   private readonly grants: StoredGrant[];
 
-  constructor(tokens: readonly TokenGrant[]) {
+  constructor(
+    tokens: readonly TokenGrant[],
+    private readonly credentials: readonly RequestCredential[] = [],
+  ) {
     // Only digests are kept: the plaintext tokens need not live on in this object.
     this.grants = tokens.map((grant) => ({ digest: sha256(grant.token), scopes: new Set(grant.scopes) }));
   }
@@ -41,9 +53,14 @@ export class BearerAuth {
     return match !== null && this.scopesOf(match[1]!) !== undefined;
   }
 
-  /** A fastify onRequest hook requiring `scope`. */
+  /** A fastify onRequest hook requiring `scope` (a bearer token, else another credential). */
   require(scope: Scope): (request: FastifyRequest) => Promise<void> {
-    return async (request) => this.authorize(request.headers.authorization, scope);
+    return async (request) => {
+      // A bearer token decides alone: a wrong one is not rescued by a cookie.
+      const { authorization } = request.headers;
+      if (authorization === undefined && this.credentials.some((credential) => credential.authenticate(request, scope))) return;
+      this.authorize(authorization, scope);
+    };
   }
 
   /** Union of the scopes of every grant with this token; undefined when none. */

@@ -6,7 +6,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { BearerAuth } from './auth.ts';
 import { registerBrowserRoutes } from './browser-routes.ts';
 import { registerComputerRoutes } from './computer-routes.ts';
-import { handleClientError, handleFrameworkError, installErrorHandling } from './error-handler.ts';
+import { handleClientError, handleFrameworkError, installErrorHandling, sendError } from './error-handler.ts';
+import { ApiError, badRequest } from './errors.ts';
 import { registerFsRoutes } from './fs-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerMetricsRoutes } from './metrics-routes.ts';
@@ -15,6 +16,8 @@ import { VERSION } from '../version.ts';
 import { OneLinePerRequest, requestLogger } from './request-log.ts';
 import type { HttpDeps } from './session-view.ts';
 import { registerTelemetryRoutes } from './telemetry-routes.ts';
+import { ViewerAuth } from './viewer-auth.ts';
+import { registerViewerRoutes } from './viewer-routes.ts';
 
 export type { HttpDeps, SessionView } from './session-view.ts';
 
@@ -45,11 +48,26 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
   });
 
   installErrorHandling(app);
-  // On the raw response, so hijacked stream responses carry it too.
-  app.addHook('onRequest', async (_request, reply) => {
+  app.addHook('onRequest', async (request, reply) => {
+    // On the raw response, so hijacked stream responses carry it too.
     reply.raw.setHeader(INSTANCE_HEADER, instanceId);
+    // Before auth and routing: a page that rebound a name to this agent learns nothing, not even
+    // which paths exist (docs/operations.md "Threat model").
+    const host = request.headers.host;
+    if (host === undefined) {
+      // HTTP/1.0 may omit Host (and no browser does, so it cannot be a rebinding page).
+      if (request.raw.httpVersion === '1.0') return;
+      sendError(reply, badRequest('the request has no Host header (HTTP/1.1 requires one)'));
+      return reply;
+    }
+    if (deps.hosts && !deps.hosts.allows(host)) {
+      sendError(reply, new ApiError(421, 'bad_request', 'the Host header names a host this agent does not answer to (see --allowed-hosts)'));
+      return reply;
+    }
   });
-  const auth = new BearerAuth(deps.tokens);
+  // The viewer's cookie is a second credential for telemetry:read (docs/viewer.md "Auth").
+  const viewerAuth = new ViewerAuth();
+  const auth = new BearerAuth(deps.tokens, [viewerAuth.credential]);
   // The OpenAPI generator loads first so that it sees every route registered after it.
   registerOpenApi(app, VERSION);
   void app.register(async (instance) => {
@@ -59,6 +77,7 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
     registerComputerRoutes(instance, deps, auth);
     registerFsRoutes(instance, deps, auth);
     registerMetricsRoutes(instance, deps, auth);
+    registerViewerRoutes(instance, deps, auth, viewerAuth);
   });
 
   // write_file streams its body to disk: the parser hands the request stream over unread.

@@ -1,0 +1,494 @@
+// The live session viewer (docs/viewer.md), end to end: a real agent watching a real Chromium,
+// and the viewer page driven in a second headless Chromium over CDP. Screenshots of the viewer
+// go to .tmp/viewer/ as test artifacts.
+
+import CDP from 'chrome-remote-interface';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAgent, type Agent } from '../../src/agent.ts';
+import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
+import { consoleText, startRig, TOKEN, type Tab, type TestRig } from './harness.ts';
+import { clickOn } from './page-input.ts';
+
+const ARTIFACTS = '.tmp/viewer';
+const RING_EVENTS = 3000;
+
+const PAGE = `<!doctype html><html><head><title>watched</title><style>
+  body { font: 16px sans-serif; margin: 20px; }
+  button { font-size: 20px; padding: 10px 20px; }
+</style></head><body>
+<h1>Watched page</h1>
+<button id="go" type="button">Go</button>
+<p id="out"></p>
+<script>
+  document.getElementById('go').addEventListener('click', () => { document.getElementById('out').textContent = 'clicked'; });
+  console.info('watched page ready');
+  console.warn('a warning from the watched page');
+</script>
+</body></html>`;
+
+/**
+ * A TCP proxy in front of the agent for the viewer's browser: `drop()` cuts every connection (a
+ * network drop), `refuse(true)` turns new ones away until `refuse(false)`.
+ */
+class DropProxy {
+  private readonly sockets = new Set<net.Socket>();
+  private refusing = false;
+  private readonly server = net.createServer((client) => {
+    if (this.refusing) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(this.targetPort, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  port = 0;
+
+  constructor(private readonly targetPort: number) {}
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as net.AddressInfo).port;
+    return this;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  drop(): void {
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  refuse(on: boolean): void {
+    this.refusing = on;
+  }
+
+  async close(): Promise<void> {
+    this.drop();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** The viewer's browser: a second headless Chromium, its one tab driven over CDP. */
+class ViewerBrowser {
+  /** Exceptions, console errors and error log entries of the viewer page. */
+  readonly errors: string[] = [];
+
+  /** Forget the failed requests of the stream that a test's own network drop caused. */
+  forgetDroppedStreams(): void {
+    const dropped = /^log: Failed to load resource: net::ERR_(CONNECTION_RESET|CONNECTION_REFUSED|CONNECTION_CLOSED|EMPTY_RESPONSE) \S+\/telemetry$/;
+    const kept = this.errors.filter((e) => !dropped.test(e));
+    this.errors.splice(0, this.errors.length, ...kept);
+  }
+
+  private constructor(
+    private readonly chromium: ChromiumProcess,
+    readonly client: CDP.Client,
+  ) {}
+
+  static async launch(): Promise<ViewerBrowser> {
+    const chromium = await ChromiumProcess.launch();
+    const port = Number(new URL(chromium.browserWsUrl).port);
+    const targets = await CDP.List({ port });
+    const page = targets.find((t) => t.type === 'page');
+    if (!page) throw new Error('the viewer browser has no page');
+    const client = await CDP({ port, target: page.id });
+    const browser = new ViewerBrowser(chromium, client);
+    client.on('Runtime.exceptionThrown', (params: any) => browser.errors.push(`exception: ${params.exceptionDetails?.exception?.description ?? params.exceptionDetails?.text}`));
+    client.on('Runtime.consoleAPICalled', (params: any) => {
+      if (params.type === 'error' || params.type === 'assert') browser.errors.push(`console.${params.type}: ${JSON.stringify(params.args?.map((a: any) => a.value ?? a.description))}`);
+    });
+    client.on('Log.entryAdded', (params: any) => {
+      if (params.entry?.level === 'error') browser.errors.push(`log: ${params.entry.text} ${params.entry.url ?? ''}`);
+    });
+    await client.send('Runtime.enable');
+    await client.send('Log.enable');
+    await client.send('Page.enable');
+    await client.send('Emulation.setDeviceMetricsOverride', { width: 1280, height: 800, deviceScaleFactor: 1, mobile: false });
+    return browser;
+  }
+
+  async evaluate<T = unknown>(expression: string): Promise<T> {
+    const { result, exceptionDetails } = (await this.client.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true })) as any;
+    if (exceptionDetails) throw new Error(`viewer: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
+    return result.value as T;
+  }
+
+  /** Polls `expression` in the viewer until it is truthy; resolves with its value. */
+  async waitFor<T = unknown>(expression: string, what: string, timeoutMs = 10_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await this.evaluate<T>(expression);
+      if (value) return value;
+      if (Date.now() > deadline) throw new Error(`viewer: timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async navigate(url: string): Promise<void> {
+    await this.client.send('Page.navigate', { url });
+  }
+
+  async screenshot(name: string): Promise<void> {
+    const { data } = (await this.client.send('Page.captureScreenshot', { format: 'png' })) as { data: string };
+    mkdirSync(ARTIFACTS, { recursive: true });
+    writeFileSync(`${ARTIFACTS}/${name}.png`, Buffer.from(data, 'base64'));
+  }
+
+  async close(): Promise<void> {
+    await this.client.close().catch(() => undefined);
+    await this.chromium.close();
+  }
+}
+
+/** Mints a viewer URL (through `base`, so the URL names that host). */
+async function mintViewerUrl(base: string, sessionId: string, token = TOKEN): Promise<Response> {
+  return fetch(`${base}/browsers/${sessionId}/viewer/sessions`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+}
+
+/** JS run in the viewer: the texts of the rendered rows of a panel matching `cellSelector`. */
+const rowTexts = (panel: string, cellSelector: string) =>
+  `[...document.querySelectorAll('#panel-${panel} .vrow:not([hidden]) ${cellSelector}')].map((e) => e.textContent)`;
+
+describe('the live viewer', () => {
+  let rig: TestRig;
+  let tab: Tab;
+  let proxy: DropProxy;
+  let viewer: ViewerBrowser;
+
+  beforeAll(async () => {
+    // RAM only: what leaves the ring is lost, as the lost-events test needs.
+    rig = await startRig({ ringEvents: RING_EVENTS, dataDir: 'none' });
+    const pageUrl = rig.server.route('/watched.html', PAGE);
+    tab = await rig.driver.firstPage();
+    await tab.send('Emulation.setDeviceMetricsOverride', { width: 800, height: 600, deviceScaleFactor: 1, mobile: false });
+    await tab.ready(rig.stream);
+    await tab.navigate(pageUrl);
+    await rig.stream.waitForEvent('page_load', (e) => e.data!.url === pageUrl);
+
+    proxy = await new DropProxy(Number(new URL(rig.agent.url).port)).start();
+    const minted = await mintViewerUrl(proxy.url, rig.agent.sessionId);
+    expect(minted.status).toBe(201);
+    const { url } = (await minted.json()) as { url: string };
+    viewer = await ViewerBrowser.launch();
+    await viewer.navigate(url);
+    await viewer.waitFor(`document.querySelector('.conn-status')?.dataset.state === 'live'`, 'the stream to be live');
+  }, 60_000);
+
+  afterAll(async () => {
+    await viewer?.close();
+    await proxy?.close();
+    await rig?.close();
+  });
+
+  it('opens on the viewer path with the ticket gone from the URL, and loads without console errors', async () => {
+    const location = await viewer.evaluate<string>('location.pathname + location.search');
+    expect(location).toBe(`/browsers/${rig.agent.sessionId}/viewer`);
+    await viewer.waitFor(`[...document.querySelectorAll('#panel-console .console-row .text')].some((e) => e.textContent.includes('watched page ready'))`, 'the console line of the watched page');
+    // The history endpoint and the stream filters are found in the agent's OpenAPI document.
+    await viewer.waitFor(`document.querySelector('.downloads button').title.includes('from the agent')`, 'the history endpoint to be found');
+    await viewer.screenshot('loaded');
+    expect(viewer.errors).toEqual([]);
+  });
+
+  it('shows a click in the watched page in the interactions list within 1 s', async () => {
+    await viewer.evaluate(`document.getElementById('tab-interactions').click()`);
+    const clicked = Date.now();
+    await clickOn(tab, '#go');
+    await viewer.waitFor(`${rowTexts('interactions', '.selector')}.includes('#go')`, 'the click in the interactions list', 5_000);
+    expect(Date.now() - clicked).toBeLessThan(1000);
+    await viewer.screenshot('interactions');
+  });
+
+  it('highlights the moment of an interaction on the timeline when it is chosen', async () => {
+    const click = await rig.stream.waitForEvent('interaction_click', (e) => e.data!.selector === '#go');
+    await viewer.evaluate(`[...document.querySelectorAll('#panel-interactions .interaction-row:not([hidden])')].find((r) => r.querySelector('.selector').textContent === '#go').click()`);
+    const highlighted = await viewer.waitFor<string>(`document.querySelector('.timeline-canvas').dataset.highlight`, 'the highlight');
+    expect(Number(highlighted)).toBe(click.ts);
+  });
+
+  it('shows a 404 fetch in the network panel, with its headers and body on demand', async () => {
+    await viewer.evaluate(`document.getElementById('tab-network').click()`);
+    await tab.evaluate(`fetch('/viewer-missing').then((r) => r.text())`);
+    const row = `[...document.querySelectorAll('#panel-network .net-row:not([hidden])')].find((r) => r.querySelector('.url').textContent.includes('viewer-missing'))`;
+    await viewer.waitFor(`${row}?.querySelector('.status').textContent === '404'`, 'the 404 in the network panel');
+    expect(await viewer.evaluate(`${row}.classList.contains('failed')`)).toBe(true);
+    await viewer.evaluate(`${row}.click()`);
+    const details = await viewer.waitFor<string>(`!document.querySelector('.network-details').hidden && document.querySelector('.network-details').textContent`, 'the request details');
+    expect(details).toContain('Response headers');
+    expect(details).toContain('content-type');
+    expect(details).toContain('not found');
+    await viewer.screenshot('network');
+  });
+
+  it('shows a thrown error in the console panel, with its stack trace expandable', async () => {
+    await viewer.evaluate(`document.getElementById('tab-console').click()`);
+    await tab.evaluate(`setTimeout(function viewerThrower() { throw new Error('viewer-boom'); }, 0)`);
+    const row = `[...document.querySelectorAll('#panel-console .console-row:not([hidden])')].find((r) => r.querySelector('.text').textContent.includes('viewer-boom'))`;
+    await viewer.waitFor(row, 'the exception in the console panel');
+    expect(await viewer.evaluate(`${row}.querySelector('.level').textContent`)).toBe('exception');
+    await viewer.evaluate(`${row}.click()`);
+    const frames = await viewer.waitFor<string[]>(`${row}.getAttribute('aria-expanded') === 'true' && [...${row}.querySelectorAll('.stack .frame')].map((f) => f.textContent)`, 'the stack trace');
+    expect(frames[0]).toMatch(/^at viewerThrower \(/);
+    await viewer.screenshot('console-stack');
+  });
+
+  it('moves between the panels with the arrow keys', async () => {
+    await viewer.evaluate(`document.getElementById('tab-console').focus()`);
+    await viewer.client.send('Input.dispatchKeyEvent', { type: 'keyDown', key: 'ArrowRight', code: 'ArrowRight', windowsVirtualKeyCode: 39 });
+    await viewer.client.send('Input.dispatchKeyEvent', { type: 'keyUp', key: 'ArrowRight', code: 'ArrowRight', windowsVirtualKeyCode: 39 });
+    expect(await viewer.evaluate(`document.activeElement.id`)).toBe('tab-network');
+    expect(await viewer.evaluate(`document.getElementById('panel-network').hidden`)).toBe(false);
+    await viewer.evaluate(`document.getElementById('tab-console').click()`);
+  });
+
+  it('resumes after a network drop with Last-Event-ID, without duplicates, and says so', async () => {
+    const count = async (text: string) => {
+      await viewer.evaluate(`(() => { const s = document.querySelector('#panel-console input[type=search]'); s.value = ${JSON.stringify(text)}; s.dispatchEvent(new Event('input')); })()`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return viewer.evaluate<number>(`${rowTexts('console', '.text')}.filter((t) => t.includes(${JSON.stringify(text)})).length`);
+    };
+    await tab.evaluate(`console.log('before-drop')`);
+    await viewer.waitFor(`${rowTexts('console', '.text')}.includes('before-drop')`, 'before-drop');
+    proxy.refuse(true);
+    proxy.drop();
+    await viewer.waitFor(`document.querySelector('.conn-status').dataset.state === 'reconnecting'`, 'the viewer to notice the drop');
+    await tab.evaluate(`console.log('during-drop')`);
+    await rig.stream.waitForEvent('console_log', (e) => consoleText(e) === 'during-drop');
+    proxy.refuse(false);
+    await viewer.waitFor(`${rowTexts('console', '.text')}.includes('during-drop')`, 'during-drop after the resume');
+    expect(await count('before-drop')).toBe(1);
+    expect(await count('during-drop')).toBe(1);
+    await count('');
+    await viewer.waitFor(`document.querySelector('.notices [data-kind="stream_resumed"]')`, 'the resumed notice');
+    expect(await viewer.evaluate(`document.querySelector('.notices [data-kind="gap"]')`)).toBe(null);
+    viewer.forgetDroppedStreams();
+    expect(viewer.errors).toEqual([]);
+  });
+
+  it('marks the events lost while it was away (the agent no longer retained them)', async () => {
+    proxy.refuse(true);
+    proxy.drop();
+    await viewer.waitFor(`document.querySelector('.conn-status').dataset.state === 'reconnecting'`, 'the viewer to notice the drop');
+    // More than the agent keeps: the oldest of them leave its log before the viewer is back.
+    await tab.evaluate(`for (let i = 0; i < ${RING_EVENTS + 500}; i++) console.log('flood ' + i)`);
+    await rig.stream.waitForEvent('console_log', (e) => consoleText(e) === `flood ${RING_EVENTS + 499}`);
+    proxy.refuse(false);
+    const notice = await viewer.waitFor<string>(`document.querySelector('.notices [data-kind="gap"]')?.textContent`, 'the lost-events notice', 20_000);
+    expect(notice).toMatch(/\d+ events lost while the viewer was away \(seq \d+–\d+\)/);
+    await viewer.screenshot('events-lost');
+    viewer.forgetDroppedStreams();
+  });
+
+  it('marks the watched browser disconnecting and reconnecting', async () => {
+    process.kill(rig.agent.browserPid!, 'SIGKILL');
+    await rig.stream.waitForEvent('monitor_reconnected');
+    const disconnected = await viewer.waitFor<string>(`document.querySelector('.notices [data-kind="disconnected"]')?.textContent`, 'the disconnected notice');
+    expect(disconnected).toContain('browser disconnected');
+    const reconnected = await viewer.waitFor<string>(`document.querySelector('.notices [data-kind="reconnected"]')?.textContent`, 'the reconnected notice');
+    expect(reconnected).toMatch(/browser reconnected after/);
+    await viewer.screenshot('browser-reconnected');
+  });
+
+  it('is readable in the dark color scheme too', async () => {
+    await viewer.client.send('Emulation.setEmulatedMedia', { features: [{ name: 'prefers-color-scheme', value: 'dark' }] });
+    expect(await viewer.evaluate(`getComputedStyle(document.body).backgroundColor`)).toBe('rgb(15, 18, 22)');
+    await viewer.screenshot('dark');
+    await viewer.client.send('Emulation.setEmulatedMedia', { features: [] });
+    expect(viewer.errors).toEqual([]);
+  });
+});
+
+// ---- auth ------------------------------------------------------------------------------------
+
+const READER = 'viewer-test-reader-token';
+const COMPUTER = 'viewer-test-computer-token';
+
+describe('viewer auth', () => {
+  let agent: Agent;
+  let base: string;
+  const lines: string[] = [];
+  /** Every ticket and cookie value handed out: none may reach the logs. */
+  const secrets: string[] = [];
+
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        done();
+      },
+    });
+    agent = await startAgent({
+      port: 0,
+      token: TOKEN,
+      tokens: [
+        { token: READER, scopes: ['telemetry:read'] },
+        { token: COMPUTER, scopes: ['computer'] },
+      ],
+      screenshots: false,
+      logger: pino({ level: 'trace' }, sink),
+    });
+    base = `${agent.url}/browsers/${agent.sessionId}`;
+  });
+  afterAll(() => agent?.close());
+
+  async function ticketUrl(token = TOKEN): Promise<string> {
+    const response = await mintViewerUrl(agent.url, agent.sessionId, token);
+    expect(response.status).toBe(201);
+    const { url } = (await response.json()) as { url: string };
+    secrets.push(new URL(url).searchParams.get('code')!);
+    return url;
+  }
+
+  async function redeem(url: string): Promise<Response> {
+    return fetch(url, { redirect: 'manual' });
+  }
+
+  async function viewerCookie(): Promise<string> {
+    const response = await redeem(await ticketUrl());
+    expect(response.status).toBe(303);
+    const cookie = /^(bta_viewer=[^;]+)/.exec(response.headers.get('set-cookie') ?? '')![1]!;
+    secrets.push(cookie.slice('bta_viewer='.length));
+    return cookie;
+  }
+
+  /** Status and body of a GET of the stream with these headers (the stream is not read). */
+  async function streamStatus(url: string, headers: Record<string, string>): Promise<{ status: number; type: string | null; body: any }> {
+    const controller = new AbortController();
+    const response = await fetch(url, { headers, signal: controller.signal });
+    const type = response.headers.get('content-type');
+    const body = response.status === 200 ? undefined : await response.json();
+    controller.abort();
+    return { status: response.status, type, body };
+  }
+
+  it('mints a one-time URL for a telemetry:read token, and refuses other tokens', async () => {
+    const response = await mintViewerUrl(agent.url, agent.sessionId, READER);
+    expect(response.status).toBe(201);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const body = (await response.json()) as { url: string; expires_at: string };
+    secrets.push(new URL(body.url).searchParams.get('code')!);
+    expect(body.url).toMatch(new RegExp(`^${agent.url}/browsers/${agent.sessionId}/viewer/open\\?code=[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`));
+    const ttl = Date.parse(body.expires_at) - Date.now();
+    expect(ttl).toBeGreaterThan(50_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    expect((await mintViewerUrl(agent.url, agent.sessionId, COMPUTER)).status).toBe(403);
+    const anonymous = await fetch(`${base}/viewer/sessions`, { method: 'POST' });
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ code: 'unauthorized' });
+  });
+
+  it('exchanges the ticket for an HttpOnly, SameSite=Strict cookie on the session path, and redirects without it', async () => {
+    const response = await redeem(await ticketUrl());
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toBe(`/browsers/${agent.sessionId}/viewer`);
+    const setCookie = response.headers.get('set-cookie')!;
+    secrets.push(/^bta_viewer=([^;]+)/.exec(setCookie)![1]!);
+    const attributes = setCookie.split(';').slice(1).map((a) => a.trim());
+    expect(attributes).toEqual(expect.arrayContaining(['HttpOnly', 'SameSite=Strict', `Path=/browsers/${agent.sessionId}/`]));
+    expect(attributes.find((a) => a.startsWith('Max-Age='))).toBeDefined();
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+  });
+
+  it('refuses a reused, forged or other-session ticket with 401', async () => {
+    const url = await ticketUrl();
+    expect((await redeem(url)).status).toBe(303);
+    const reused = await redeem(url);
+    expect(reused.status).toBe(401);
+    expect(await reused.json()).toMatchObject({ code: 'unauthorized', message: expect.stringContaining('already used') });
+
+    const fresh = new URL(await ticketUrl());
+    const [payload, signature] = fresh.searchParams.get('code')!.split('.');
+    const forgedSignature = `${signature!.slice(0, -2)}${signature!.endsWith('AA') ? 'BB' : 'AA'}`;
+    for (const code of [`${payload}.${forgedSignature}`, `${Buffer.from('{"k":"ticket","sid":"x","exp":1e15,"jti":"j"}').toString('base64url')}.${signature}`, 'garbage', '']) {
+      const forged = await fetch(`${base}/viewer/open?code=${encodeURIComponent(code)}`, { redirect: 'manual' });
+      expect(forged.status, code).toBe(401);
+    }
+    // The untouched ticket still works once: the forgeries did not use it up.
+    expect((await redeem(fresh.href)).status).toBe(303);
+
+    const other = new URL(await ticketUrl());
+    other.pathname = '/browsers/another-session/viewer/open';
+    expect((await redeem(other.href)).status).toBe(401);
+  });
+
+  it('answers the stream 401 JSON without a cookie, and streams with one', async () => {
+    const none = await streamStatus(`${base}/telemetry`, {});
+    expect(none.status).toBe(401);
+    expect(none.body).toMatchObject({ code: 'unauthorized' });
+    const cookie = await viewerCookie();
+    for (const path of ['/telemetry', '/telemetry/stream', '/telemetry?category=console', '/telemetry/events?limit=1']) {
+      const withCookie = await streamStatus(`${base}${path}`, { cookie });
+      expect(withCookie.status, path).toBe(200);
+    }
+    expect((await streamStatus(`${base}/telemetry`, { cookie })).type).toBe('text/event-stream');
+  });
+
+  it('accepts the cookie only for reading this session\'s telemetry paths', async () => {
+    const cookie = await viewerCookie();
+    const json = { cookie, 'content-type': 'application/json' };
+    // Another session's paths, the session object itself, writes, other scopes.
+    expect((await streamStatus(`${agent.url}/browsers/another-session/telemetry`, { cookie })).status).toBe(401);
+    expect((await fetch(base, { headers: { cookie } })).status).toBe(401);
+    expect((await fetch(base, { method: 'PATCH', headers: json, body: '{"telemetry":{}}' })).status).toBe(401);
+    expect((await fetch(`${base}/computer/batch`, { method: 'POST', headers: json, body: '{"actions":[{"type":"sleep","sleep":{"duration_ms":0}}]}' })).status).toBe(401);
+    expect((await fetch(`${base}/viewer/sessions`, { method: 'POST', headers: { cookie } })).status).toBe(401);
+    expect((await fetch(`${agent.url}/metrics`, { headers: { cookie } })).status).toBe(401);
+    // A wrong bearer token is not rescued by a good cookie.
+    expect((await streamStatus(`${base}/telemetry`, { cookie, authorization: 'Bearer wrong' })).status).toBe(401);
+    // A tampered cookie.
+    const tampered = await streamStatus(`${base}/telemetry`, { cookie: `${cookie.slice(0, -3)}xyz` });
+    expect(tampered.status).toBe(401);
+    expect(tampered.body.message).toContain('viewer session');
+  });
+
+  it('serves the page and its assets with a CSP without inline script, no framing and nosniff', async () => {
+    for (const path of ['/viewer', '/viewer/assets/viewer.js', '/viewer/assets/viewer.css', '/viewer/open?code=x']) {
+      const response = await fetch(`${base}${path}`, { redirect: 'manual' });
+      const csp = response.headers.get('content-security-policy') ?? '';
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(csp, path).toContain("script-src 'self'");
+      expect(csp, path).toContain("default-src 'none'");
+      expect(csp, path).not.toContain('unsafe-inline');
+      expect(csp, path).not.toContain('unsafe-eval');
+      expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(response.headers.get('x-frame-options'), path).toBe('DENY');
+    }
+    const page = await fetch(`${base}/viewer`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const html = await page.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/\sstyle=/);
+    const script = await fetch(`${base}/viewer/assets/viewer.js`);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    const etag = script.headers.get('etag')!;
+    expect((await fetch(`${base}/viewer/assets/viewer.js`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    const missing = await fetch(`${base}/viewer/assets/nope.js`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: 'not_found' });
+  });
+
+  it('never writes a ticket or a cookie to the logs', () => {
+    expect(secrets.length).toBeGreaterThan(5);
+    const all = lines.join('\n');
+    expect(all).toContain('/viewer/open?code=[REDACTED]');
+    for (const secret of secrets) {
+      expect(all).not.toContain(secret);
+      expect(all).not.toContain(secret.split('.')[1]);
+    }
+    expect(all.toLowerCase()).not.toContain('bta_viewer');
+  });
+});

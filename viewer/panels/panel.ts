@@ -1,0 +1,15 @@
+// What the app asks of a panel of the tab strip (console, network, interactions, targets).
+
+import type { Changes } from '../model.ts';
+
+export interface Panel {
+  readonly id: string;
+  readonly title: string;
+  readonly element: HTMLElement;
+  /** Rows shown, for the tab's label. */
+  count(): number;
+  /** New events arrived (`changes`), or the view filter changed (`rebuild`). */
+  update(changes: Changes, rebuild: boolean): void;
+  /** The panel became visible: lay out its list again. */
+  shown(): void;
+}
