@@ -17,6 +17,7 @@ import CDP from 'chrome-remote-interface';
 import type { Protocol } from 'devtools-protocol';
 import { DEFAULT_LIMITS } from '../src/limits.ts';
 import { BodyFetcher } from '../src/telemetry/body-fetcher.ts';
+import { BodyMatcher, defaultBodyPolicy } from '../src/telemetry/body-policy.ts';
 import { planBody } from '../src/telemetry/network.ts';
 import { networkEnableParams } from '../src/telemetry/network-family.ts';
 import { pushEvent, serveIpc } from './ipc.ts';
@@ -33,9 +34,9 @@ export interface BareClientOptions {
   cpuOfMatched?: boolean;
   transport?: 'cri' | 'ws8';
   /**
-   * Diagnostic: also fetch every textual response body the agent would fetch (the same MIME and
-   * size rule, at `loadingFinished`, 4 at a time) and do nothing with it: what serving the bodies
-   * costs the browser, next to what the agent adds.
+   * Diagnostic: also fetch every response body the agent would fetch by default (the same body
+   * policy and size rule, at `loadingFinished` without waiting for the load, 4 at a time) and do
+   * nothing with it: what serving the bodies costs the browser, next to what the agent adds.
    */
   fetchBodies?: boolean;
   /**
@@ -123,21 +124,22 @@ if (options.fetchBodies) {
   // The agent's own fetch queue, over this client's untyped send.
   const bodyFetches = (stats.bodyFetches = { fetched: 0, failed: 0 });
   const fetcher = new BodyFetcher({ send } as unknown as ConstructorParameters<typeof BodyFetcher>[0]);
-  // sessionId + requestId -> MIME type of a response not yet finished.
-  const mimeOf = new Map<string, string>();
+  const policy = new BodyMatcher(defaultBodyPolicy());
+  // sessionId + requestId -> resource and MIME type of a response not yet finished.
+  const responseOf = new Map<string, { type: string; mime: string }>();
   client.on('event', (message: { method: string; params: unknown; sessionId?: string }) => {
     if (message.method === 'Network.responseReceived') {
       const p = message.params as Protocol.Network.ResponseReceivedEvent;
-      mimeOf.set(`${message.sessionId}/${p.requestId}`, p.response.mimeType);
+      responseOf.set(`${message.sessionId}/${p.requestId}`, { type: p.type, mime: p.response.mimeType });
     } else if (message.method === 'Network.loadingFinished' || message.method === 'Network.loadingFailed') {
       const p = message.params as Protocol.Network.LoadingFinishedEvent;
       const key = `${message.sessionId}/${p.requestId}`;
-      const mime = mimeOf.get(key);
-      mimeOf.delete(key);
-      if (message.method === 'Network.loadingFinished' && mime !== undefined && message.sessionId !== undefined) {
+      const response = responseOf.get(key);
+      responseOf.delete(key);
+      if (message.method === 'Network.loadingFinished' && response !== undefined && message.sessionId !== undefined) {
         // The agent sums `dataReceived` for the decoded size; the bench serves nothing compressed.
-        if (planBody(mime, p.encodedDataLength, DEFAULT_LIMITS) === 'fetch') {
-          void fetcher.responseBody(message.sessionId, p.requestId).then((body) => bodyFetches[body === undefined ? 'failed' : 'fetched']++);
+        if (planBody(policy, response.type, response.mime, p.encodedDataLength, DEFAULT_LIMITS) === 'fetch') {
+          void fetcher.responseBody(message.sessionId, p.requestId).then((result) => bodyFetches[result.ok ? 'fetched' : 'failed']++);
         }
       }
     }

@@ -2,12 +2,12 @@
 // /browsers/{id}.
 
 import type { FastifyInstance } from 'fastify';
-import { validateTelemetryPatch, type TelemetryConfig, type TelemetryConfigPatch } from '../telemetry/telemetry-config.ts';
+import { CONFIG_CATEGORIES, validateTelemetryPatch, type TelemetryConfig, type TelemetryConfigPatch } from '../telemetry/telemetry-config.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
 import { invalidInput, type ErrorDetail } from './errors.ts';
 import { noRetryOnFailure } from './no-retry.ts';
-import { BROWSER_ERRORS, browserObjectSchema, errorResponses, noContent } from './schemas.ts';
+import { BROWSER_ERRORS, bodyPolicyProperties, browserObjectSchema, errorResponses, noContent } from './schemas.ts';
 import type { HttpDeps } from './session-view.ts';
 
 /** Never carries `base_url` or `jwt`: clients must not route around the gateway. */
@@ -33,6 +33,18 @@ export function browserObject(deps: HttpDeps): BrowserObject {
 
 const categoryPatch = { type: 'object', properties: { enabled: { type: 'boolean' } }, additionalProperties: false } as const;
 
+const networkPatch = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    enabled: { type: 'boolean' },
+    bodies: {
+      description: 'Which response bodies are fetched; true/false is shorthand for {"enabled": ...}',
+      oneOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: false, properties: bodyPolicyProperties }],
+    },
+  },
+} as const;
+
 const browserPatchSchema = {
   type: 'object',
   required: ['telemetry'],
@@ -46,7 +58,7 @@ const browserPatchSchema = {
         browser: {
           type: 'object',
           additionalProperties: false,
-          properties: { console: categoryPatch, network: categoryPatch, page: categoryPatch, interaction: categoryPatch },
+          properties: Object.fromEntries(CONFIG_CATEGORIES.map((c) => [c, c === 'network' ? networkPatch : categoryPatch])),
         },
       },
     },

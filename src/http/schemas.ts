@@ -2,7 +2,8 @@
 // OpenAPI document (GET /openapi.json) is generated from. Response schemas also drive fastify's
 // serializer, so each lists every field the body can carry.
 
-import { CATEGORIES } from '../../injected/schema.ts';
+import { RESOURCE_TYPES } from '../telemetry/body-policy.ts';
+import { CONFIG_CATEGORIES, SILENT_CATEGORIES } from '../telemetry/telemetry-config.ts';
 
 export const errorBodySchema = {
   $id: 'ErrorBody',
@@ -59,6 +60,32 @@ export const BROWSER_ERRORS = [401, 403, 404, 500] as const;
 
 const categoryConfig = { type: 'object', required: ['enabled'], properties: { enabled: { type: 'boolean' } } } as const;
 
+/** `network.bodies` (docs/network.md "Response bodies"); every field in GET, any subset in PATCH. */
+export const bodyPolicyProperties = {
+  enabled: { type: 'boolean', description: 'false: no response body is fetched' },
+  resource_types: {
+    type: 'array',
+    maxItems: 64,
+    items: { type: 'string', enum: [...RESOURCE_TYPES] },
+    description: 'CDP resource types whose bodies are fetched (default Document, XHR, Fetch, EventSource, Other)',
+  },
+  mime_types: {
+    type: 'array',
+    maxItems: 64,
+    items: { type: 'string' },
+    description: 'MIME allow-list: type/subtype, type/* or a +suffix such as +json (default: the textual types)',
+  },
+  max_bytes: { type: 'integer', minimum: 0, maximum: 2 ** 31 - 1, description: 'UTF-8 bytes of body kept; longer bodies are cut and marked truncated (start value --max-body-bytes)' },
+} as const;
+
+const SILENT = new Set<string>(SILENT_CATEGORIES);
+
+function categoryDescription(category: string): string | undefined {
+  if (SILENT.has(category)) return 'Accepted and kept for the official client; this agent produces no events of this category';
+  if (category === 'screenshot') return 'monitor_screenshot (start value: --screenshots)';
+  return undefined;
+}
+
 export const telemetryConfigSchema = {
   type: 'object',
   required: ['enabled', 'browser'],
@@ -66,8 +93,17 @@ export const telemetryConfigSchema = {
     enabled: { type: 'boolean' },
     browser: {
       type: 'object',
-      required: [...CATEGORIES],
-      properties: Object.fromEntries(CATEGORIES.map((c) => [c, categoryConfig])),
+      required: [...CONFIG_CATEGORIES],
+      properties: Object.fromEntries(
+        CONFIG_CATEGORIES.map((c) => {
+          if (c === 'network') {
+            const bodies = { type: 'object', required: Object.keys(bodyPolicyProperties), properties: bodyPolicyProperties };
+            return [c, { type: 'object', required: ['enabled', 'bodies'], properties: { enabled: { type: 'boolean' }, bodies } }];
+          }
+          const description = categoryDescription(c);
+          return [c, description === undefined ? categoryConfig : { ...categoryConfig, description }];
+        }),
+      ),
     },
   },
 } as const;

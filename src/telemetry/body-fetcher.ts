@@ -1,8 +1,9 @@
 // Fetches response bodies and request bodies from Chromium with bounded concurrency (SPEC §6.6):
 // a page that finishes hundreds of requests at once gets its bodies a few at a time, in order,
-// and no other event waits for them. A fetch that fails (the page navigated away, the target
-// closed, the body was evicted) or takes too long settles with `undefined`: the event goes out
-// without its body.
+// and no other event waits for them. When they are asked is decided before (body-schedule.ts); an
+// urgent fetch (a body about to be dropped by a navigation) is sent at once, past the limit. A
+// fetch that fails (the page navigated away, the target closed, the body was evicted) or takes
+// too long settles without a body: the event goes out without it.
 
 import type { CdpConnection } from '../browser/cdp-connection.ts';
 import type { FetchedBody } from './network.ts';
@@ -18,12 +19,18 @@ export interface BodyFetcherOptions {
 
 type Kind = 'Network.getResponseBody' | 'Network.getRequestPostData';
 
+/** How a fetch ended: the body, or why there is none. */
+export type BodyResult = { ok: true; body: FetchedBody } | { ok: false; reason: 'evicted' | 'failed' };
+
 interface Job {
   kind: Kind;
   sessionId: string;
   requestId: string;
-  resolve(body: FetchedBody | undefined): void;
+  resolve(result: BodyResult): void;
 }
+
+const FAILED: BodyResult = { ok: false, reason: 'failed' };
+const EVICTED: BodyResult = { ok: false, reason: 'evicted' };
 
 export const DEFAULT_BODY_FETCH_CONCURRENCY = 4;
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -59,14 +66,17 @@ export class BodyFetcher {
     return this.queue.length - this.head;
   }
 
-  /** `Network.getResponseBody` on the session that reported `loadingFinished`. */
-  responseBody(sessionId: string, requestId: string): Promise<FetchedBody | undefined> {
-    return this.enqueue('Network.getResponseBody', sessionId, requestId);
+  /**
+   * `Network.getResponseBody` on the session that reported `loadingFinished`. `urgent`: sent now
+   * whatever is in flight (the body is about to be dropped by Chromium).
+   */
+  responseBody(sessionId: string, requestId: string, urgent = false): Promise<BodyResult> {
+    return this.enqueue('Network.getResponseBody', sessionId, requestId, urgent);
   }
 
   /** `Network.getRequestPostData`: request bodies that were not sent inline (Blob, large). */
   requestPostData(sessionId: string, requestId: string): Promise<FetchedBody | undefined> {
-    return this.enqueue('Network.getRequestPostData', sessionId, requestId);
+    return this.enqueue('Network.getRequestPostData', sessionId, requestId, false).then((r) => (r.ok ? r.body : undefined));
   }
 
   /** Settles every waiting fetch with no body and stops; answers still coming are ignored. */
@@ -77,14 +87,18 @@ export class BodyFetcher {
     const waiting = this.queue.slice(this.head);
     this.queue = [];
     this.head = 0;
-    for (const job of waiting) job.resolve(undefined);
+    for (const job of waiting) job.resolve(FAILED);
   }
 
-  private enqueue(kind: Kind, sessionId: string, requestId: string): Promise<FetchedBody | undefined> {
-    if (this.disposed || this.queued >= this.maxQueued) return Promise.resolve(undefined);
+  private enqueue(kind: Kind, sessionId: string, requestId: string, urgent: boolean): Promise<BodyResult> {
+    if (this.disposed || (!urgent && this.queued >= this.maxQueued)) return Promise.resolve(FAILED);
     return new Promise((resolve) => {
-      this.queue.push({ kind, sessionId, requestId, resolve });
-      this.pump();
+      const job = { kind, sessionId, requestId, resolve };
+      if (urgent) this.run(job);
+      else {
+        this.queue.push(job);
+        this.pump();
+      }
     });
   }
 
@@ -102,19 +116,19 @@ export class BodyFetcher {
   private run(job: Job): void {
     this.active++;
     let settled = false;
-    const finish = (body: FetchedBody | undefined): void => {
+    const finish = (result: BodyResult): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       this.timers.delete(timer);
       this.active--;
-      job.resolve(body);
+      job.resolve(result);
       this.pump();
     };
-    const timer = setTimeout(() => finish(undefined), this.timeoutMs);
+    const timer = setTimeout(() => finish(FAILED), this.timeoutMs);
     timer.unref();
     this.timers.add(timer);
-    const command: Promise<FetchedBody | undefined> =
+    const command: Promise<BodyResult> =
       job.kind === 'Network.getResponseBody'
         ? this.connection
             .send('Network.getResponseBody', { requestId: job.requestId }, job.sessionId)
@@ -122,10 +136,18 @@ export class BodyFetcher {
         : this.connection
             .send('Network.getRequestPostData', { requestId: job.requestId }, job.sessionId)
             .then((r) => asBody(r.postData, r.base64Encoded));
-    command.then(finish, () => finish(undefined));
+    command.then(finish, (err: unknown) => finish(isEviction(err) ? EVICTED : FAILED));
   }
 }
 
-function asBody(text: unknown, base64Encoded: unknown): FetchedBody | undefined {
-  return typeof text === 'string' ? { text, base64Encoded: base64Encoded === true } : undefined;
+function asBody(text: unknown, base64Encoded: unknown): BodyResult {
+  return typeof text === 'string' ? { ok: true, body: { text, base64Encoded: base64Encoded === true } } : FAILED;
+}
+
+/**
+ * Chromium's answer for a body it no longer holds because newer ones pushed it out of the
+ * inspector's buffer ("Request content was evicted from inspector cache").
+ */
+function isEviction(err: unknown): boolean {
+  return err instanceof Error && /evicted/i.test(err.message);
 }

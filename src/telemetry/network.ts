@@ -16,6 +16,7 @@ import type {
   NetworkTransferData,
 } from '../../injected/schema.ts';
 import type { Limits } from '../limits.ts';
+import { BodyMatcher, defaultBodyPolicy } from './body-policy.ts';
 import { withContext } from './event-context.ts';
 import { enforceDataLimit, truncateUtf8, type Cut } from './truncate.ts';
 
@@ -41,7 +42,9 @@ export interface FetchedBody {
 export interface BodyOutcome {
   /** The body as fetched; undefined when not fetched or the fetch failed. */
   body?: FetchedBody;
-  /** A textual body was not fetched because it is over the fetch limit. */
+  /** UTF-8 bytes of `body` kept (the body policy's `max_bytes`); default `limits.maxBodyBytes`. */
+  maxBytes?: number;
+  /** A wanted body was not fetched because it is over the fetch limit. */
   skippedForSize: boolean;
 }
 
@@ -171,7 +174,7 @@ export function translateResponse(
   data.mime_type = response.mimeType;
   data.resource_type = received.type;
   if (outcome.body !== undefined) {
-    const maxBytes = limits.maxBodyBytes;
+    const maxBytes = outcome.maxBytes ?? limits.maxBodyBytes;
     // Bytes of a non-textual type (an image the body policy admits) stay base64: as text they would be lost.
     const binary = outcome.body.base64Encoded && !isTextualMimeType(response.mimeType);
     const body = binary ? cutBase64(outcome.body.text, maxBytes) : decodeBodyText(outcome.body, maxBytes);
@@ -254,44 +257,23 @@ export function translateLoadingFailed(
 
 // ---- bodies (SPEC §6.6) -----------------------------------------------------------------------
 
-/** Textual `application/*` subtypes (besides any `+json` / `+xml` suffix). */
-const TEXTUAL_APPLICATION_SUBTYPES = new Set([
-  'json',
-  'x-json',
-  'ndjson',
-  'x-ndjson',
-  'xml',
-  'javascript',
-  'x-javascript',
-  'ecmascript',
-  'x-ecmascript',
-  'x-www-form-urlencoded',
-  'graphql',
-]);
+const TEXTUAL = new BodyMatcher(defaultBodyPolicy());
 
-/** `text/*`, JSON, XML, `+json`, `+xml`, form-urlencoded, GraphQL, JavaScript. */
+/** `text/*`, JSON, XML, `+json`, `+xml`, form-urlencoded, GraphQL, JavaScript: the default MIME allow-list. */
 export function isTextualMimeType(mimeType: string): boolean {
-  let mime = mimeType;
-  const semicolon = mime.indexOf(';');
-  if (semicolon !== -1) mime = mime.slice(0, semicolon);
-  mime = mime.trim().toLowerCase();
-  if (mime.startsWith('text/')) return true;
-  const slash = mime.indexOf('/');
-  if (slash === -1) return false;
-  const subtype = mime.slice(slash + 1);
-  if (subtype.endsWith('+json') || subtype.endsWith('+xml')) return true;
-  return mime.startsWith('application/') && TEXTUAL_APPLICATION_SUBTYPES.has(subtype);
+  return TEXTUAL.mimeAllowed(mimeType);
 }
 
 export type BodyPlan = 'fetch' | 'too_large' | 'none';
 
 /**
- * Decided before asking Chromium for anything: a body is fetched only when textual and at most
- * `maxBodyFetchBytes` decoded (`decodedBytes`: the sum of `dataReceived.dataLength`). A huge
- * body is never requested, so it can neither flood nor stall the CDP connection.
+ * Decided before asking Chromium for anything: a body is fetched only when the body policy wants
+ * its resource and MIME type, and it is at most `maxBodyFetchBytes` decoded (`decodedBytes`: the
+ * sum of `dataReceived.dataLength`). A huge body is never requested, so it can neither flood nor
+ * stall the CDP connection.
  */
-export function planBody(mimeType: string, decodedBytes: number, limits: Limits): BodyPlan {
-  if (!isTextualMimeType(mimeType)) return 'none';
+export function planBody(policy: BodyMatcher, resourceType: string | undefined, mimeType: string, decodedBytes: number, limits: Limits): BodyPlan {
+  if (!policy.wants(resourceType, mimeType)) return 'none';
   return decodedBytes > limits.maxBodyFetchBytes ? 'too_large' : 'fetch';
 }
 

@@ -1,5 +1,7 @@
 // monitor_screenshot (SPEC §11): a PNG of the active tab after its load event and after an
-// uncaught exception in it, at most one every 2 s, downscaled until it is under 750 KiB.
+// uncaught exception in it, at most one every 2 s, downscaled until it is under 750 KiB. The
+// `screenshot` category of the telemetry config switches it at any time (`--screenshots` is its
+// start value).
 //
 // After a load the capture waits QUIET_MS (the page's late images, fonts and first layout
 // shifts land in the picture) and is dropped when the tab navigates again first: capturing at the
@@ -10,10 +12,14 @@ import type { AttachedTarget } from '../browser/target-manager.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
 import type { Monitor } from './monitor.ts';
+import { isScreenshotOn } from './telemetry-config.ts';
 
 export interface ScreenshotOptions {
-  /** `--screenshots`. */
-  enabled: boolean;
+  /**
+   * Not read: the telemetry config's `screenshot` category decides, at every trigger (config.ts
+   * folds `--screenshots` into its start value).
+   */
+  enabled?: boolean;
   /** The tab whose screenshots are taken (the most recently opened or focused page). */
   activePage: () => AttachedTarget | undefined;
   monitor: Monitor;
@@ -49,7 +55,7 @@ export class ScreenshotFamily implements TelemetryFamily {
 
   start(host: FamilyHost): void {
     this.host = host;
-    if (!this.options.enabled) return;
+    // Registered whatever the config says: a PATCH may turn the category on later.
     host.handle('Page.loadEventFired', (_p, state) => this.afterLoad(state));
     host.handle('Runtime.exceptionThrown', (_p, state) => {
       if (state.target.tab) this.trigger(state.target.tab);
@@ -64,7 +70,7 @@ export class ScreenshotFamily implements TelemetryFamily {
   /** The load event of a tab's own document (not of its iframes): capture once it stayed there. */
   private afterLoad(state: TargetState): void {
     const tab = state.target.tab;
-    if (!tab || state.target !== tab || !this.host.config.enabled || tab !== this.options.activePage()) return;
+    if (!tab || state.target !== tab || !isScreenshotOn(this.host.config) || tab !== this.options.activePage()) return;
     clearTimeout(this.pending);
     const navSeq = this.host.tracker.navSeqOf(tab);
     this.pending = setTimeout(() => {
@@ -75,7 +81,7 @@ export class ScreenshotFamily implements TelemetryFamily {
   }
 
   private trigger(tab: AttachedTarget): void {
-    if (this.disposed || !this.host.config.enabled || this.inFlight) return;
+    if (this.disposed || !isScreenshotOn(this.host.config) || this.inFlight) return;
     if (tab !== this.options.activePage()) return;
     const now = performance.now();
     if (now - this.lastCaptureAt < this.minIntervalMs) return;

@@ -1,32 +1,87 @@
-// Telemetry configuration (SPEC §7): which categories produce events.
+// Telemetry configuration (SPEC §7): which categories produce events, and which response bodies
+// the network category captures.
+//
+// The categories are the ones the official client names (`@onkernel/sdk`
+// BrowserTelemetryCategoriesConfig): the four CDP categories, `screenshot` (monitor_screenshot),
+// and the operational ones of the hosted service (`control`, `connection`, `system`, `captcha`),
+// which this agent accepts, keeps and shows but has no events for (docs/network.md names the
+// config; README "Telemetry config").
 
 import { CATEGORIES, type Category } from '../../injected/schema.ts';
+import { DEFAULT_BODY_MAX_BYTES, defaultBodyPolicy, mergeBodyPolicy, validateBodyPolicyPatch, type BodyPolicy, type BodyPolicyPatch } from './body-policy.ts';
+
+/** Categories of the hosted service that produce no event from this agent. */
+export const SILENT_CATEGORIES = ['control', 'connection', 'system', 'captcha'] as const;
+/** Every category the config accepts, in the order GET shows them. */
+export const CONFIG_CATEGORIES = [...CATEGORIES, 'screenshot', ...SILENT_CATEGORIES] as const;
+export type ConfigCategory = (typeof CONFIG_CATEGORIES)[number];
+
+export interface CategoryConfig {
+  enabled: boolean;
+}
+
+export interface NetworkCategoryConfig extends CategoryConfig {
+  /** Which response bodies are fetched (docs/network.md "Response bodies"). */
+  bodies: BodyPolicy;
+}
+
+export type BrowserCategories = Record<Exclude<ConfigCategory, 'network'>, CategoryConfig> & { network: NetworkCategoryConfig };
 
 export interface TelemetryConfig {
   enabled: boolean;
-  browser: Record<Category, { enabled: boolean }>;
+  browser: BrowserCategories;
 }
 
 /** The partial shape accepted by `--telemetry` and PATCH (every field optional). */
 export interface TelemetryConfigPatch {
   enabled?: boolean;
-  browser?: Partial<Record<Category, { enabled?: boolean }>>;
+  browser?: Partial<Record<Exclude<ConfigCategory, 'network'>, { enabled?: boolean }>> & {
+    network?: { enabled?: boolean; bodies?: BodyPolicyPatch };
+  };
 }
 
-export function defaultTelemetryConfig(): TelemetryConfig {
-  const browser = {} as TelemetryConfig['browser'];
-  for (const category of CATEGORIES) browser[category] = { enabled: true };
+/** Values of other settings that are defaults of the config (flags of the command line). */
+export interface TelemetryDefaults {
+  /** `--screenshots`: the default of the `screenshot` category. */
+  screenshots?: boolean;
+  /** `--max-body-bytes`: the default of `network.bodies.max_bytes`. */
+  maxBodyBytes?: number;
+}
+
+export function defaultTelemetryConfig(defaults: TelemetryDefaults = {}): TelemetryConfig {
+  const browser = {} as BrowserCategories;
+  for (const category of CONFIG_CATEGORIES) {
+    if (category === 'network') browser.network = { enabled: true, bodies: defaultBodyPolicy(defaults.maxBodyBytes) };
+    else browser[category] = { enabled: category === 'screenshot' ? (defaults.screenshots ?? true) : true };
+  }
   return { enabled: true, browser };
+}
+
+/**
+ * The start config with the flags that predate the config applied: `--screenshots off` turns the
+ * `screenshot` category off, and `--max-body-bytes` is the start value of
+ * `network.bodies.max_bytes` unless `--telemetry` gave one. Returns a new object.
+ */
+export function withStartFlags(config: TelemetryConfig, flags: TelemetryDefaults): TelemetryConfig {
+  const browser = { ...config.browser };
+  if (flags.screenshots === false) browser.screenshot = { enabled: false };
+  const bodies = browser.network.bodies;
+  if (flags.maxBodyBytes !== undefined && bodies.max_bytes === DEFAULT_BODY_MAX_BYTES) {
+    browser.network = { ...browser.network, bodies: { ...bodies, max_bytes: flags.maxBodyBytes } };
+  }
+  return { ...config, browser };
 }
 
 /** Merge a patch into a config: fields not sent stay as they were. Returns a new object. */
 export function mergeTelemetryConfig(base: TelemetryConfig, patch: TelemetryConfigPatch): TelemetryConfig {
-  const merged: TelemetryConfig = { enabled: patch.enabled ?? base.enabled, browser: { ...base.browser } };
-  for (const category of CATEGORIES) {
-    const enabled = patch.browser?.[category]?.enabled;
-    merged.browser[category] = { enabled: enabled ?? base.browser[category].enabled };
+  const browser = { ...base.browser };
+  const sent = patch.browser;
+  for (const category of CONFIG_CATEGORIES) {
+    const enabled = sent?.[category]?.enabled ?? base.browser[category].enabled;
+    if (category === 'network') browser.network = { enabled, bodies: mergeBodyPolicy(base.browser.network.bodies, sent?.network?.bodies) };
+    else browser[category] = { enabled };
   }
-  return merged;
+  return { enabled: patch.enabled ?? base.enabled, browser };
 }
 
 /**
@@ -50,8 +105,8 @@ export function validateTelemetryPatch(value: unknown, path = ''): Array<{ field
       }
       for (const [category, c] of Object.entries(v)) {
         const cpath = `${at(key)}.${category}`;
-        if (!(CATEGORIES as readonly string[]).includes(category)) {
-          problems.push({ field: cpath, message: `unknown category (expected one of ${CATEGORIES.join(', ')})` });
+        if (!(CONFIG_CATEGORIES as readonly string[]).includes(category)) {
+          problems.push({ field: cpath, message: `unknown category (expected one of ${CONFIG_CATEGORIES.join(', ')})` });
           continue;
         }
         if (!isPlainObject(c)) {
@@ -59,8 +114,13 @@ export function validateTelemetryPatch(value: unknown, path = ''): Array<{ field
           continue;
         }
         for (const [ck, cv] of Object.entries(c)) {
-          if (ck !== 'enabled') problems.push({ field: `${cpath}.${ck}`, message: 'unknown key' });
-          else if (typeof cv !== 'boolean') problems.push({ field: `${cpath}.${ck}`, message: 'must be a boolean' });
+          if (ck === 'enabled') {
+            if (typeof cv !== 'boolean') problems.push({ field: `${cpath}.${ck}`, message: 'must be a boolean' });
+          } else if (ck === 'bodies' && category === 'network') {
+            problems.push(...validateBodyPolicyPatch(cv, `${cpath}.${ck}`));
+          } else {
+            problems.push({ field: `${cpath}.${ck}`, message: 'unknown key' });
+          }
         }
       }
     } else {
@@ -70,8 +130,14 @@ export function validateTelemetryPatch(value: unknown, path = ''): Array<{ field
   return problems;
 }
 
+/** Whether a CDP category produces events. */
 export function isCategoryOn(config: TelemetryConfig, category: Category): boolean {
   return config.enabled && config.browser[category].enabled;
+}
+
+/** Whether monitor_screenshot is captured (the `screenshot` category, `--screenshots`). */
+export function isScreenshotOn(config: TelemetryConfig): boolean {
+  return config.enabled && config.browser.screenshot.enabled;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

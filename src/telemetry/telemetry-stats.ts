@@ -4,13 +4,13 @@
 import type { EventType } from '../../injected/schema.ts';
 
 export type DropReason = 'category_off' | 'rate_limit' | 'invalid_report';
-export type BodyFetchOutcome = 'fetched' | 'failed' | 'skipped_for_size';
+export type BodyFetchOutcome = 'fetched' | 'failed' | 'evicted' | 'skipped_for_size';
 
 export class TelemetryStats {
   /** Events admitted to the log, by type. */
   readonly admitted: Partial<Record<EventType, number>> = {};
   readonly dropped: Record<DropReason, number> = { category_off: 0, rate_limit: 0, invalid_report: 0 };
-  readonly bodyFetches: Record<BodyFetchOutcome, number> = { fetched: 0, failed: 0, skipped_for_size: 0 };
+  readonly bodyFetches: Record<BodyFetchOutcome, number> = { fetched: 0, failed: 0, evicted: 0, skipped_for_size: 0 };
 
   countAdmitted(type: EventType): void {
     this.admitted[type] = (this.admitted[type] ?? 0) + 1;

@@ -1,5 +1,10 @@
+import Kernel from '@onkernel/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_BODY_MIME_TYPES } from '../../src/telemetry/body-policy.ts';
 import { consoleText, SseClient, startRig, TOKEN, type Tab, type TestRig } from './harness.ts';
+
+const ON = { enabled: true };
+const DEFAULT_BODIES = { enabled: true, resource_types: ['Document', 'XHR', 'Fetch', 'EventSource', 'Other'], mime_types: [...DEFAULT_BODY_MIME_TYPES], max_bytes: 65536 };
 
 describe('telemetry config at runtime', () => {
   let rig: TestRig;
@@ -29,7 +34,18 @@ describe('telemetry config at runtime', () => {
     const body = await response.json();
     expect(body.telemetry).toEqual({
       enabled: true,
-      browser: { console: { enabled: true }, network: { enabled: false }, page: { enabled: true }, interaction: { enabled: true } },
+      browser: {
+        console: ON,
+        network: { enabled: false, bodies: DEFAULT_BODIES },
+        page: ON,
+        interaction: ON,
+        // The rig starts with screenshots off (--screenshots off).
+        screenshot: { enabled: false },
+        control: ON,
+        connection: ON,
+        system: ON,
+        captcha: ON,
+      },
     });
     const get = await (await fetch(browserUrl(), { headers: { authorization: `Bearer ${TOKEN}` } })).json();
     expect(get.telemetry).toEqual(body.telemetry);
@@ -44,6 +60,66 @@ describe('telemetry config at runtime', () => {
     expect(body.details.map((d: { field: string }) => d.field).sort()).toEqual(['telemetry.browser.console.level', 'telemetry.browser.dom']);
     const get = await (await fetch(browserUrl(), { headers: { authorization: `Bearer ${TOKEN}` } })).json();
     expect(get.telemetry.browser.console.enabled).toBe(true);
+  });
+
+  it('takes every category of the official client through browsers.update, and shows them in browsers.retrieve', async () => {
+    const client = new Kernel({ baseURL: rig.agent.url, apiKey: TOKEN, maxRetries: 0 });
+    const off = { enabled: false };
+    const updated = await client.browsers.update(rig.agent.sessionId, {
+      telemetry: { browser: { control: off, connection: off, system: off, captcha: off, screenshot: off, console: ON } },
+    });
+    expect(updated.telemetry?.browser).toMatchObject({ control: off, connection: off, system: off, captcha: off, screenshot: off, console: ON });
+    const retrieved = await client.browsers.retrieve(rig.agent.sessionId);
+    expect(retrieved.telemetry).toEqual(updated.telemetry);
+    await client.browsers.update(rig.agent.sessionId, { telemetry: { browser: { control: ON, connection: ON, system: ON, captcha: ON } } });
+  });
+
+  it('sets the body policy with PATCH, all of it shown by GET', async () => {
+    const response = await patch({ telemetry: { browser: { network: { bodies: { resource_types: ['Fetch', 'Script'], max_bytes: 10 } } } } });
+    expect(response.status).toBe(200);
+    expect((await response.json()).telemetry.browser.network.bodies).toEqual({ ...DEFAULT_BODIES, resource_types: ['Fetch', 'Script'], max_bytes: 10 });
+    const bad = await patch({ telemetry: { browser: { network: { bodies: { resource_types: ['Scripts'] } } } } });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).details.map((d: { field: string }) => d.field)).toEqual(['telemetry.browser.network.bodies.resource_types[0]']);
+    await patch({ telemetry: { browser: { network: { bodies: DEFAULT_BODIES } } } });
+  });
+
+  it('applies the body policy to the next responses: types, MIME types, size, off', async () => {
+    // Every load has URLs of its own (the tag), so its responses are told apart from earlier ones.
+    rig.server.handle('/bodies.html', (req, res) => {
+      const tag = new URL(req.url!, 'http://x').searchParams.get('t');
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><script src="/bodies.js?t=${tag}"></script><p>bodies</p>`);
+    });
+    rig.server.route('/bodies.js', 'console.log("script-ran")', 'application/javascript');
+    rig.server.route('/bodies.json', '{"abcdefghij":"klmnopqrstuvwxyz"}', 'application/json');
+    const responseTo = (path: string) => rig.stream.waitForEvent('network_response', (e) => e.data!.url === rig.server.url(path));
+    const load = async (tag: string) => {
+      await tab.navigate(rig.server.url(`/bodies.html?t=${tag}`));
+      await rig.stream.waitForEvent('console_log', (e) => consoleText(e) === 'script-ran' && e.data!.url === rig.server.url(`/bodies.html?t=${tag}`));
+      await tab.evaluate(`fetch('/bodies.json?t=${tag}').then((r) => r.text())`);
+      const [doc, json, script] = await Promise.all([responseTo(`/bodies.html?t=${tag}`), responseTo(`/bodies.json?t=${tag}`), responseTo(`/bodies.js?t=${tag}`)]);
+      return { doc: doc.data!.body, json: json.data!.body, script: script.data!.body, jsonTruncated: json.truncated };
+    };
+    expect(await load('default')).toEqual({ doc: expect.stringContaining('<p>bodies</p>'), json: '{"abcdefghij":"klmnopqrstuvwxyz"}', script: undefined, jsonTruncated: undefined });
+    await patch({ telemetry: { browser: { network: { bodies: { resource_types: ['Fetch', 'Script'], max_bytes: 10 } } } } });
+    expect(await load('custom')).toEqual({ doc: undefined, json: '{"abcdefgh', script: 'console.lo', jsonTruncated: true });
+    await patch({ telemetry: { browser: { network: { bodies: false } } } });
+    expect(await load('off')).toEqual({ doc: undefined, json: undefined, script: undefined, jsonTruncated: undefined });
+    await patch({ telemetry: { browser: { network: { bodies: DEFAULT_BODIES } } } });
+  });
+
+  it('switches monitor_screenshot on and off at runtime with the screenshot category', async () => {
+    const shots = () => rig.stream.ofType('monitor_screenshot').length;
+    await patch({ telemetry: { browser: { screenshot: { enabled: true } } } });
+    await navigateAndWait(tab);
+    await rig.stream.waitFor(() => shots() > 0, 'monitor_screenshot after a load', 10_000);
+    await patch({ telemetry: { browser: { screenshot: { enabled: false } } } });
+    const before = shots();
+    // Past the 2 s interval between captures, and the 1 s wait after a load.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await navigateAndWait(tab);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(shots()).toBe(before);
   });
 
   it('needs the telemetry:write scope', async () => {

@@ -68,9 +68,11 @@ describe('network telemetry across targets', () => {
     expect(response.data).not.toHaveProperty('loader_id');
   });
 
-  it("reports a dedicated worker's script, fetched on the page's session, with its body", async () => {
+  it("reports a dedicated worker's script, fetched on the page's session, in the page's context", async () => {
     const response = await waitFor('network_response', rig.server.url('/worker.js'));
-    expect(response.data).toMatchObject({ target_id: tab.targetId, resource_type: 'Script', body: `fetch('/from-worker.json')` });
+    expect(response.data).toMatchObject({ target_id: tab.targetId, resource_type: 'Script', mime_type: JS });
+    // Scripts are not in the default body policy.
+    expect(response.data).not.toHaveProperty('body');
   });
 
   it("reports a shared worker's fetch with target type shared_worker and no nav_seq", async () => {

@@ -245,8 +245,11 @@ describe('network telemetry', () => {
     expect(response.truncated).toBeUndefined();
   });
 
-  it('gives textual subresources their bodies', () => {
-    expect(responseOf('/sub/3.css')!.data!.body).toBe('.c3 { color: red }');
+  it('leaves stylesheet bodies out by default (the body policy)', () => {
+    const css = responseOf('/sub/3.css')!;
+    expect(css.data).toMatchObject({ mime_type: 'text/css', resource_type: 'Stylesheet' });
+    expect(css.data).not.toHaveProperty('body');
+    expect(css.truncated).toBeUndefined();
   });
 
   it('orders every response after its request', () => {
@@ -257,5 +260,39 @@ describe('network telemetry', () => {
       expect(requests.length).toBeGreaterThan(0);
       expect(seqOf(requests.at(-1)!)).toBeLessThan(seqOf(response));
     }
+  });
+});
+
+describe('network bodies of a page that navigates on at its load event', () => {
+  let rig: TestRig;
+  let tab: Tab;
+
+  beforeAll(async () => {
+    rig = await startRig({ screenshots: false });
+    const s = rig.server;
+    // Bodies are fetched once the tab has loaded and gone quiet; this page leaves at once, so its
+    // bodies are asked for after the next document committed: they come from the browser's
+    // durable copy (docs/network.md "When bodies are fetched").
+    s.route('/leaving.html', `<!doctype html><title>leaving</title><script>
+const during = fetch('/during-load.json').then((r) => r.text());
+addEventListener('load', () => during.then(() => location.replace('/next.html')));
+</script><p>leaving</p>`);
+    s.route('/during-load.json', '{"during":"load"}', 'application/json');
+    s.route('/next.html', '<!doctype html><title>next</title><p>next</p>');
+    tab = await rig.driver.newTab();
+    await tab.ready(rig.stream);
+    await tab.navigate(s.url('/leaving.html'));
+    await rig.stream.waitForEvent('network_response', (e) => e.data!.url === s.url('/next.html'));
+  });
+  afterAll(() => rig?.close());
+
+  const responseOf = async (path: string) => (await rig.stream.waitForEvent('network_response', (e) => e.data!.url === rig.server.url(path))).data!;
+
+  it('still reports the HTML of the page it left with its body', async () => {
+    expect((await responseOf('/leaving.html')).body).toContain('<p>leaving</p>');
+  });
+
+  it('still reports the fetch made during its load with its body', async () => {
+    expect((await responseOf('/during-load.json')).body).toBe('{"during":"load"}');
   });
 });

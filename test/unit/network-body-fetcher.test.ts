@@ -7,7 +7,7 @@ import { FakeConnection } from './support/fake-connection.ts';
 /** A connection whose getResponseBody answers only when the test says so. */
 function heldConnection() {
   const connection = new FakeConnection();
-  const held: Array<{ requestId: string; answer(body: string): void; fail(): void }> = [];
+  const held: Array<{ requestId: string; answer(body: string): void; fail(message?: string): void }> = [];
   connection.answers.set(
     'Network.getResponseBody',
     (params) =>
@@ -15,7 +15,7 @@ function heldConnection() {
         held.push({
           requestId: (params as { requestId: string }).requestId,
           answer: (body) => resolve({ body, base64Encoded: false }),
-          fail: () => reject(new Error('No resource with given identifier found')),
+          fail: (message = 'No resource with given identifier found') => reject(new Error(message)),
         });
       }),
   );
@@ -33,7 +33,7 @@ describe('BodyFetcher', () => {
     expect(held.map((h) => h.requestId)).toEqual(['a', 'b']);
     expect(fetcher.queued).toBe(1);
     held[0]!.answer('A');
-    await expect(results[0]).resolves.toEqual({ text: 'A', base64Encoded: false });
+    await expect(results[0]).resolves.toEqual({ ok: true, body: { text: 'A', base64Encoded: false } });
     expect(held.map((h) => h.requestId)).toEqual(['a', 'b', 'c']);
   });
 
@@ -49,8 +49,26 @@ describe('BodyFetcher', () => {
     const first = fetcher.responseBody('S1', 'a');
     void fetcher.responseBody('S1', 'b');
     held[0]!.fail();
-    await expect(first).resolves.toBeUndefined();
+    await expect(first).resolves.toEqual({ ok: false, reason: 'failed' });
     expect(held.map((h) => h.requestId)).toEqual(['a', 'b']);
+  });
+
+  it('tells a body evicted from the inspector cache from other failures', async () => {
+    const { connection, held } = heldConnection();
+    const fetcher = new BodyFetcher(connection.asConnection());
+    const evicted = fetcher.responseBody('S1', 'a');
+    held[0]!.fail('Request content was evicted from inspector cache');
+    await expect(evicted).resolves.toEqual({ ok: false, reason: 'evicted' });
+  });
+
+  it('sends an urgent fetch at once, past the concurrency limit', () => {
+    const { connection, held } = heldConnection();
+    const fetcher = new BodyFetcher(connection.asConnection(), { concurrency: 1 });
+    void fetcher.responseBody('S1', 'a');
+    void fetcher.responseBody('S1', 'b');
+    void fetcher.responseBody('S1', 'now', true);
+    expect(held.map((h) => h.requestId)).toEqual(['a', 'now']);
+    expect(fetcher.queued).toBe(1);
   });
 
   it('gives up on a fetch unanswered after the timeout and frees its slot', async () => {
@@ -59,7 +77,7 @@ describe('BodyFetcher', () => {
     const first = fetcher.responseBody('S1', 'a');
     void fetcher.responseBody('S1', 'b');
     await vi.advanceTimersByTimeAsync(1000);
-    await expect(first).resolves.toBeUndefined();
+    await expect(first).resolves.toEqual({ ok: false, reason: 'failed' });
     expect(fetcher.inFlight).toBe(1);
     expect(held.map((h) => h.requestId)).toEqual(['a', 'b']);
   });
@@ -77,7 +95,7 @@ describe('BodyFetcher', () => {
     const fetcher = new BodyFetcher(connection.asConnection(), { concurrency: 1, maxQueued: 1 });
     void fetcher.responseBody('S1', 'a');
     void fetcher.responseBody('S1', 'b');
-    await expect(fetcher.responseBody('S1', 'c')).resolves.toBeUndefined();
+    await expect(fetcher.responseBody('S1', 'c')).resolves.toEqual({ ok: false, reason: 'failed' });
     expect(fetcher.queued).toBe(1);
   });
 
@@ -87,7 +105,7 @@ describe('BodyFetcher', () => {
     void fetcher.responseBody('S1', 'a');
     const waiting = fetcher.responseBody('S1', 'b');
     fetcher.dispose();
-    await expect(waiting).resolves.toBeUndefined();
+    await expect(waiting).resolves.toEqual({ ok: false, reason: 'failed' });
     expect(vi.getTimerCount()).toBe(0);
     held[0]!.answer('late');
     await vi.advanceTimersByTimeAsync(0);

@@ -13,6 +13,7 @@ import { DEFAULT_LIMITS, type Limits } from '../../src/limits.ts';
 import { BrowserClock } from '../../src/telemetry/clock.ts';
 import { EventContextTracker, type TargetState } from '../../src/telemetry/event-context.ts';
 import type { FamilyHost } from '../../src/telemetry/family.ts';
+import { BODY_QUIET_MS, MAX_DEFER_MS } from '../../src/telemetry/body-schedule.ts';
 import { NetworkFamily } from '../../src/telemetry/network-family.ts';
 import { defaultTelemetryConfig, isCategoryOn, mergeTelemetryConfig, type TelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
 import { FakeConnection } from './support/fake-connection.ts';
@@ -110,7 +111,7 @@ function setup(options: { limits?: Partial<Limits>; config?: TelemetryConfig } =
     config = next;
     for (const state of tracker.all()) family.reconfigure(state);
   };
-  return { connection, tracker, family, events, attach, navigate, ofType, setConfig };
+  return { connection, tracker, family, events, attach, navigate, ofType, setConfig, host };
 }
 
 /** A complete request on one session: start, response, data, end. */
@@ -122,6 +123,9 @@ function completeRequest(c: FakeConnection, sessionId: string, requestId: string
 }
 
 const networkOff = () => mergeTelemetryConfig(defaultTelemetryConfig(), { browser: { network: { enabled: false } } });
+
+/** Past the quiet period after which a loaded tab's deferred bodies are fetched. */
+const settle = () => vi.advanceTimersByTimeAsync(BODY_QUIET_MS);
 
 describe('NetworkFamily', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -140,6 +144,13 @@ describe('NetworkFamily', () => {
       expect(enables[0]!.params).toEqual({ maxTotalBufferSize: 100 * 1024 * 1024, maxResourceBufferSize: 2 * 1024 * 1024, maxPostDataSize: 64 * 1024 });
     });
 
+    it('asks for durable bodies with the same buffers, right after Network.enable', () => {
+      const { connection, attach } = setup();
+      attach('S-page', 'T-page', 'page');
+      expect(connection.commandsFor('S-page')).toEqual(['Network.enable', 'Network.configureDurableMessages']);
+      expect(connection.sent[1]!.params).toEqual({ maxTotalBufferSize: 100 * 1024 * 1024, maxResourceBufferSize: 2 * 1024 * 1024 });
+    });
+
     it('does not enable Network when the network category is off', () => {
       const { connection, attach } = setup({ config: networkOff() });
       attach('S-page', 'T-page', 'page');
@@ -151,7 +162,7 @@ describe('NetworkFamily', () => {
       attach('S-page', 'T-page', 'page');
       setConfig(networkOff());
       setConfig(defaultTelemetryConfig());
-      expect(connection.commandsFor('S-page')).toEqual(['Network.enable', 'Network.disable', 'Network.enable']);
+      expect(connection.commandsFor('S-page')).toEqual(['Network.enable', 'Network.configureDurableMessages', 'Network.disable', 'Network.enable', 'Network.configureDurableMessages']);
     });
   });
 
@@ -161,7 +172,7 @@ describe('NetworkFamily', () => {
       connection.answers.set('Network.getResponseBody', async () => ({ body: '{"a":1}', base64Encoded: false }));
       attach('S1', 'T1', 'page');
       completeRequest(connection, 'S1', 'R1', 'http://fixture.test/a.json');
-      await vi.advanceTimersByTimeAsync(0);
+      await settle();
       expect(events.map((e) => e.type)).toEqual(['network_request', 'network_response']);
       expect(events[1]!.data).toMatchObject({ request_id: 'R1', url: 'http://fixture.test/a.json', body: '{"a":1}' });
       expect(connection.sent.find((c) => c.method === 'Network.getResponseBody')).toMatchObject({ params: { requestId: 'R1' }, sessionId: 'S1' });
@@ -176,7 +187,7 @@ describe('NetworkFamily', () => {
       connection.emit('Network.responseReceived', responseReceived('DOC-IFRAME', 'text/html', 'Document'), 'S-page');
       connection.emit('Network.dataReceived', dataReceived('DOC-IFRAME', 9), iframe.target.sessionId);
       connection.emit('Network.loadingFinished', loadingFinished('DOC-IFRAME'), 'S-iframe');
-      await vi.advanceTimersByTimeAsync(0);
+      await settle();
       const [response] = ofType('network_response');
       expect(ofType('network_response')).toHaveLength(1);
       expect(response!.data).toMatchObject({ session_id: 'S-page', target_type: 'page', frame_id: 'T-iframe', loader_id: 'DOC-IFRAME', body: '<p>inner' });
@@ -213,7 +224,7 @@ describe('NetworkFamily', () => {
       });
       attach('S1', 'T1', 'page');
       completeRequest(connection, 'S1', 'R1', 'http://fixture.test/a.json');
-      await vi.advanceTimersByTimeAsync(0);
+      await settle();
       const [response] = ofType('network_response');
       expect(response!.data).not.toHaveProperty('body');
       expect(response!.truncated).toBe(false);
@@ -225,7 +236,7 @@ describe('NetworkFamily', () => {
       connection.answers.set('Network.getResponseBody', () => new Promise((resolve) => pending.push(() => resolve({ body: 'x', base64Encoded: false }))));
       attach('S1', 'T1', 'page');
       for (let i = 0; i < 10; i++) completeRequest(connection, 'S1', `R${i}`, `http://fixture.test/${i}.json`);
-      await vi.advanceTimersByTimeAsync(0);
+      await settle();
       expect(pending).toHaveLength(4);
       pending.shift()!();
       await vi.advanceTimersByTimeAsync(0);
@@ -256,7 +267,7 @@ describe('NetworkFamily', () => {
       connection.emit('Network.requestWillBeSent', params, 'S1');
       connection.emit('Network.responseReceived', responseReceived('BLOB'), 'S1');
       connection.emit('Network.loadingFinished', loadingFinished('BLOB'), 'S1');
-      await vi.advanceTimersByTimeAsync(0);
+      await settle();
       expect(events.map((e) => e.type)).toEqual(['network_request', 'network_response']);
       expect(events[0]!.data).toMatchObject({ method: 'POST', post_data: 'blob-body' });
     });
@@ -298,7 +309,7 @@ describe('NetworkFamily', () => {
       navigate(tab, 'L3');
       connection.emit('Network.responseReceived', responseReceived('HANG'), 'S1');
       connection.emit('Network.loadingFinished', loadingFinished('HANG'), 'S1');
-      await vi.advanceTimersByTimeAsync(0);
+      await settle();
       // Now unknown: reported as a request first seen at its response, in the current document.
       expect(ofType('network_response')[0]!.data).toMatchObject({ nav_seq: 3 });
       expect(ofType('network_response')[0]!.data).not.toHaveProperty('method');
@@ -338,6 +349,177 @@ describe('NetworkFamily', () => {
       await vi.advanceTimersByTimeAsync(1000);
       expect(events).toEqual([]);
       expect(connection.sent.map((c) => c.method)).not.toContain('Network.getResponseBody');
+    });
+  });
+
+  describe('when bodies are fetched', () => {
+    const bodyAsks = (c: FakeConnection) => c.sent.filter((x) => x.method === 'Network.getResponseBody').map((x) => (x.params as { requestId: string }).requestId);
+    /** The tab starts loading a document in its main frame (its request, then its commit). */
+    const startLoad = (c: FakeConnection, tab: TargetState, loaderId: string) =>
+      c.emit('Network.requestWillBeSent', requestWillBeSent(loaderId, `http://fixture.test/${loaderId}.html`, { type: 'Document', frameId: tab.target.targetId, loaderId }), tab.target.sessionId);
+    /** The document's HTML has arrived (its body is wanted too). */
+    const finishDocument = (c: FakeConnection, tab: TargetState, loaderId: string) => {
+      c.emit('Network.responseReceived', responseReceived(loaderId, 'text/html', 'Document'), tab.target.sessionId);
+      c.emit('Network.loadingFinished', loadingFinished(loaderId), tab.target.sessionId);
+    };
+
+    it("waits for the tab's load event, then for the tab to be quiet", async () => {
+      const { connection, attach, ofType } = setup();
+      const tab = attach('S1', 'T1', 'page');
+      startLoad(connection, tab, 'L1');
+      completeRequest(connection, 'S1', 'R1', 'http://fixture.test/a.json');
+      finishDocument(connection, tab, 'L1');
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(bodyAsks(connection)).toEqual([]);
+      expect(ofType('network_response')).toHaveLength(0);
+      connection.emit('Page.loadEventFired', { timestamp: 1 }, 'S1');
+      await vi.advanceTimersByTimeAsync(BODY_QUIET_MS - 1);
+      expect(bodyAsks(connection)).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(bodyAsks(connection)).toEqual(['R1', 'L1']);
+      expect(ofType('network_response')).toHaveLength(2);
+    });
+
+    it('stops waiting for a load that ends without a load event', async () => {
+      const { connection, attach } = setup();
+      const tab = attach('S1', 'T1', 'page');
+      startLoad(connection, tab, 'L1');
+      finishDocument(connection, tab, 'L1');
+      connection.emit('Page.frameStoppedLoading', { frameId: 'a-child-frame' }, 'S1');
+      await settle();
+      expect(bodyAsks(connection)).toEqual([]);
+      connection.emit('Page.frameStoppedLoading', { frameId: 'T1' }, 'S1');
+      await settle();
+      expect(bodyAsks(connection)).toEqual(['L1']);
+    });
+
+    it('waits while another request of the tab is in flight, and fetches once the last one ended', async () => {
+      const { connection, attach } = setup();
+      attach('S1', 'T1', 'page');
+      connection.emit('Network.requestWillBeSent', requestWillBeSent('SLOW', 'http://fixture.test/slow.json'), 'S1');
+      completeRequest(connection, 'S1', 'R1', 'http://fixture.test/a.json');
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(bodyAsks(connection)).toEqual([]);
+      connection.emit('Network.responseReceived', responseReceived('SLOW'), 'S1');
+      connection.emit('Network.loadingFinished', loadingFinished('SLOW'), 'S1');
+      await settle();
+      expect(bodyAsks(connection)).toEqual(['R1', 'SLOW']);
+    });
+
+    it('fetches at most MAX_DEFER_MS after the first deferred body, quiet or not', async () => {
+      const { connection, attach } = setup();
+      attach('S1', 'T1', 'page');
+      connection.emit('Network.requestWillBeSent', requestWillBeSent('POLL', 'http://fixture.test/poll'), 'S1');
+      completeRequest(connection, 'S1', 'R1', 'http://fixture.test/a.json');
+      await vi.advanceTimersByTimeAsync(MAX_DEFER_MS - 1);
+      expect(bodyAsks(connection)).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(bodyAsks(connection)).toEqual(['R1']);
+    });
+
+    it('keeps durable bodies waiting when the tab starts a new document', async () => {
+      const { connection, attach, navigate } = setup();
+      const tab = attach('S1', 'T1', 'page');
+      await vi.advanceTimersByTimeAsync(0);
+      startLoad(connection, tab, 'L1');
+      completeRequest(connection, 'S1', 'R1', 'http://fixture.test/a.json');
+      startLoad(connection, tab, 'L2');
+      expect(bodyAsks(connection)).toEqual([]);
+      navigate(tab, 'L2');
+      connection.emit('Page.loadEventFired', { timestamp: 1 }, 'S1');
+      connection.emit('Network.responseReceived', responseReceived('L2', 'image/png', 'Document'), 'S1');
+      connection.emit('Network.loadingFinished', loadingFinished('L2'), 'S1');
+      await settle();
+      expect(bodyAsks(connection)).toEqual(['R1']);
+    });
+
+    it('asks at once, past the concurrency limit, for the bodies without durable storage a new document would drop', async () => {
+      const { connection, attach } = setup();
+      connection.answers.set('Network.getResponseBody', () => new Promise(() => undefined));
+      connection.answers.set('Network.configureDurableMessages', async () => {
+        throw new Error("'Network.configureDurableMessages' wasn't found");
+      });
+      const tab = attach('S1', 'T1', 'page');
+      await vi.advanceTimersByTimeAsync(0);
+      startLoad(connection, tab, 'L1');
+      for (let i = 0; i < 6; i++) completeRequest(connection, 'S1', `R${i}`, `http://fixture.test/${i}.json`);
+      startLoad(connection, tab, 'L2');
+      expect(bodyAsks(connection)).toEqual(['R0', 'R1', 'R2', 'R3', 'R4', 'R5']);
+    });
+
+    it("leaves the tab's bodies waiting when only one of its iframes loads a new document", async () => {
+      const { connection, attach } = setup();
+      connection.answers.set('Network.configureDurableMessages', async () => {
+        throw new Error("'Network.configureDurableMessages' wasn't found");
+      });
+      const tab = attach('S1', 'T1', 'page');
+      attach('S-iframe', 'T-iframe', 'iframe', tab.target);
+      await vi.advanceTimersByTimeAsync(0);
+      startLoad(connection, tab, 'L1');
+      completeRequest(connection, 'S1', 'R-page', 'http://fixture.test/a.json');
+      completeRequest(connection, 'S-iframe', 'R-iframe', 'http://other.test/b.json');
+      connection.emit('Network.requestWillBeSent', requestWillBeSent('L-IF', 'http://other.test/next.html', { type: 'Document', frameId: 'T-iframe', loaderId: 'L-IF' }), 'S1');
+      expect(bodyAsks(connection)).toEqual(['R-iframe']);
+    });
+
+    it('fetches the bodies of a dedicated worker at once', async () => {
+      const { connection, attach } = setup();
+      const tab = attach('S1', 'T1', 'page');
+      attach('S-worker', 'T-worker', 'worker', tab.target);
+      startLoad(connection, tab, 'L1');
+      completeRequest(connection, 'S-worker', 'R-worker', 'http://fixture.test/w.json');
+      await vi.advanceTimersByTimeAsync(0);
+      expect(bodyAsks(connection)).toEqual(['R-worker']);
+    });
+
+    it('counts a body evicted before it was asked for, and emits the response without it', async () => {
+      const { connection, attach, ofType, host } = setup();
+      connection.answers.set('Network.getResponseBody', async () => {
+        throw new Error('Request content was evicted from inspector cache');
+      });
+      attach('S1', 'T1', 'page');
+      completeRequest(connection, 'S1', 'R1', 'http://fixture.test/a.json');
+      await settle();
+      expect(host.stats.bodyFetches).toMatchObject({ evicted: 1, failed: 0, fetched: 0 });
+      expect(ofType('network_response')[0]!.data).not.toHaveProperty('body');
+    });
+
+    it('emits the response without a body, unasked, when its iframe detaches first', async () => {
+      const { connection, attach, family, tracker, ofType } = setup();
+      const tab = attach('S1', 'T1', 'page');
+      const iframe = attach('S-iframe', 'T-iframe', 'iframe', tab.target);
+      startLoad(connection, tab, 'L1');
+      completeRequest(connection, 'S-iframe', 'R-iframe', 'http://other.test/b.json');
+      family.targetDetached(iframe);
+      tracker.remove(iframe.target);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(bodyAsks(connection)).toEqual([]);
+      expect(ofType('network_response')[0]!.data).not.toHaveProperty('body');
+    });
+
+    it('fetches only what the body policy wants, cut to its max_bytes', async () => {
+      const config = mergeTelemetryConfig(defaultTelemetryConfig(), { browser: { network: { bodies: { resource_types: ['Stylesheet'], max_bytes: 3 } } } });
+      const { connection, attach, ofType } = setup({ config });
+      connection.answers.set('Network.getResponseBody', async () => ({ body: 'body{color:red}', base64Encoded: false }));
+      attach('S1', 'T1', 'page');
+      completeRequest(connection, 'S1', 'JSON', 'http://fixture.test/a.json');
+      connection.emit('Network.requestWillBeSent', requestWillBeSent('CSS', 'http://fixture.test/a.css', { type: 'Stylesheet' }), 'S1');
+      connection.emit('Network.responseReceived', responseReceived('CSS', 'text/css', 'Stylesheet'), 'S1');
+      connection.emit('Network.loadingFinished', loadingFinished('CSS'), 'S1');
+      await settle();
+      expect(bodyAsks(connection)).toEqual(['CSS']);
+      const css = ofType('network_response').find((e) => e.data.request_id === 'CSS')!;
+      expect(css.data.body).toBe('bod');
+      expect(css.truncated).toBe(true);
+    });
+
+    it('leaves no timer behind on dispose', async () => {
+      const { connection, attach, family } = setup();
+      const tab = attach('S1', 'T1', 'page');
+      startLoad(connection, tab, 'L1');
+      completeRequest(connection, 'S1', 'R1', 'http://fixture.test/a.json');
+      family.dispose();
+      expect(vi.getTimerCount()).toBe(0);
     });
   });
 

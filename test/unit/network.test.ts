@@ -19,6 +19,9 @@ import {
   translateTiming,
 } from '../../src/telemetry/network.ts';
 import { networkEnableParams } from '../../src/telemetry/network-family.ts';
+import { BodyMatcher, defaultBodyPolicy } from '../../src/telemetry/body-policy.ts';
+
+const POLICY = new BodyMatcher(defaultBodyPolicy());
 
 interface RecordedCase {
   events: Array<{ method: string; params: any }>;
@@ -322,15 +325,20 @@ describe('response bodies (SPEC §6.6)', () => {
   );
 
   it('fetches a textual body up to maxBodyFetchBytes', () => {
-    expect(planBody('application/json', DEFAULT_LIMITS.maxBodyFetchBytes, DEFAULT_LIMITS)).toBe('fetch');
+    expect(planBody(POLICY, 'Fetch', 'application/json', DEFAULT_LIMITS.maxBodyFetchBytes, DEFAULT_LIMITS)).toBe('fetch');
   });
 
   it('skips a textual body one byte over maxBodyFetchBytes', () => {
-    expect(planBody('text/plain', DEFAULT_LIMITS.maxBodyFetchBytes + 1, DEFAULT_LIMITS)).toBe('too_large');
+    expect(planBody(POLICY, 'XHR', 'text/plain', DEFAULT_LIMITS.maxBodyFetchBytes + 1, DEFAULT_LIMITS)).toBe('too_large');
   });
 
   it('never fetches a non-textual body', () => {
-    expect(planBody('image/png', 10, DEFAULT_LIMITS)).toBe('none');
+    expect(planBody(POLICY, 'Fetch', 'image/png', 10, DEFAULT_LIMITS)).toBe('none');
+  });
+
+  it('never fetches a body the policy leaves out, whatever its size', () => {
+    expect(planBody(POLICY, 'Stylesheet', 'text/css', 10, DEFAULT_LIMITS)).toBe('none');
+    expect(planBody(POLICY, 'Script', 'text/javascript', DEFAULT_LIMITS.maxBodyFetchBytes + 1, DEFAULT_LIMITS)).toBe('none');
   });
 
   it('decodes only as much base64 as the limit needs, cutting on a character boundary', () => {
