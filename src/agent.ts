@@ -9,6 +9,7 @@ import { ComputerExecutor } from './computer/executor.ts';
 import { resolveConfig, type Config, type ConfigOptions } from './config.ts';
 import { OtlpExporter, type OtlpExportTiming } from './export/otlp-exporter.ts';
 import { listenUrl } from './http/listen.ts';
+import { HostPolicy } from './http/host-policy.ts';
 import { createHttpServer } from './http/server.ts';
 import { EventLog } from './stream/event-log.ts';
 import { HistoryReader } from './stream/history.ts';
@@ -161,7 +162,10 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       backoff: { initialMs: timing?.backoffInitialMs ?? 250, maxMs: timing?.backoffMaxMs ?? 5000 },
     },
     listener,
-  );
+  ).catch(async (err: unknown) => {
+    await otlp?.close();
+    throw err;
+  });
 
   /** Terminate the session (DELETE, signal, close()). */
   let terminating: Promise<void> | undefined;
@@ -185,6 +189,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     hub,
     log: eventLog,
     history: new HistoryReader(eventLog, store),
+    hosts: new HostPolicy(config.host, config.allowedHosts),
     logId: store?.logId,
     logger,
     metrics: withStoreMetrics(new AgentMetrics({

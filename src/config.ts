@@ -17,6 +17,7 @@ import {
   type OtlpOptions,
 } from './export/otlp-config.ts';
 import { DEFAULT_UPLOAD_IDLE_MS } from './fs/write-file.ts';
+import { hostListKind } from './http/host-policy.ts';
 import { DEFAULT_LIMITS, type Limits } from './limits.ts';
 import {
   BadValue,
@@ -82,6 +83,8 @@ export interface Config {
   uploadIdleMs: number;
   /** OTLP logs export (docs/export.md); undefined = off. */
   otlp?: OtlpConfig;
+  /** Host names answered besides the listen address (docs/operations.md "Threat model"). */
+  allowedHosts: string[];
   /** The durable store's directory (docs/storage.md); undefined = RAM only. */
   dataDir?: string;
   /** Bytes of events the store keeps (all sessions of the data directory). */
@@ -196,6 +199,7 @@ const kinds = {
   onOff: choiceKind<boolean>({ on: true, off: false, true: true, false: false }, 'on, off, true or false'),
   boolean: choiceKind<boolean>({ true: true, false: false }, 'a boolean'),
   directoryList,
+  hostList: hostListKind(),
   dataDir: stringKind('an absolute directory, or none', (s) => s === 'none' || (s.startsWith('/') && !s.includes('\0'))),
   uploadIdleMs: integerKind(1, UPLOAD_IDLE_MS_MAX, `an integer from 1 to ${UPLOAD_IDLE_MS_MAX}`),
 };
@@ -284,6 +288,11 @@ const SETTINGS = {
     flag: 'fs-allow', env: 'FS_ALLOW', arg: '<dirs>', default: 'anywhere',
     meaning: 'Directories write_file may write under, separated by colons (/var/lib/bta:/tmp); symlinks are resolved before the check. /proc, /sys and /dev are refused regardless.',
     kind: kinds.directoryList,
+  },
+  allowedHosts: {
+    flag: 'allowed-hosts', env: 'ALLOWED_HOSTS', arg: '<names>', default: 'none',
+    meaning: 'Comma-separated host names (or IP addresses) the agent answers to in the Host header, besides its listen address: on loopback the loopback addresses and localhost, on 0.0.0.0 or :: any IP address and localhost. Other Host headers get 421 (DNS rebinding).',
+    kind: kinds.hostList,
   },
   dataDir: {
     flag: 'data-dir', env: 'DATA_DIR', arg: '<dir|none>', default: `${SYSTEM_DATA_DIR} when writable, else ~/.local/state/browser-telemetry-agent`,
@@ -425,6 +434,7 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
       fsAllow: read(SETTINGS.fsAllow),
       uploadIdleMs: read(SETTINGS.uploadIdleMs),
       otlp: readOtlp(reader, env),
+      allowedHosts: read(SETTINGS.allowedHosts),
       dataDir: read(SETTINGS.dataDir) ?? defaultDataDir(env),
       retainBytes: read(SETTINGS.retainBytes),
       retainHours: read(SETTINGS.retainHours),
@@ -687,6 +697,7 @@ export function resolveConfig(options: ConfigOptions = {}): Config {
     fsAllow: check('fsAllow', kinds.directoryList, options.fsAllow),
     uploadIdleMs: check('uploadIdleMs', kinds.uploadIdleMs, options.uploadIdleMs),
     otlp: options.otlp === undefined ? undefined : resolveOtlpOptions(options.otlp),
+    allowedHosts: check('allowedHosts', kinds.hostList, options.allowedHosts),
     dataDir: check('dataDir', kinds.dataDir, options.dataDir),
     retainBytes: check('retainBytes', byteSize, options.retainBytes),
     retainHours: check('retainHours', positiveInteger, options.retainHours),
@@ -712,6 +723,7 @@ interface CheckedValues {
   fsAllow: string[] | undefined;
   uploadIdleMs: number | undefined;
   otlp: OtlpConfig | undefined;
+  allowedHosts: string[] | undefined;
   dataDir: string | undefined;
   retainBytes: number | undefined;
   retainHours: number | undefined;
@@ -736,6 +748,7 @@ function completeConfig(values: CheckedValues): Config {
     screenshots: values.screenshots ?? true,
     limits: { ...DEFAULT_LIMITS, ...values.limits },
     uploadIdleMs: values.uploadIdleMs ?? DEFAULT_UPLOAD_IDLE_MS,
+    allowedHosts: values.allowedHosts ?? [],
     retainBytes: values.retainBytes ?? DEFAULT_RETAIN_BYTES,
     retainHours: values.retainHours ?? DEFAULT_RETAIN_HOURS,
   };

@@ -21,7 +21,7 @@ import {
   portKind,
 } from '../settings.ts';
 import { MAX_DAYS_TO_EXPIRE } from './api-key.ts';
-import { canonicalHostname } from './host-names.ts';
+import { hostListKind } from '../http/host-policy.ts';
 import type { StorageConfig } from './storage/open-store.ts';
 
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
@@ -44,7 +44,7 @@ const TIMEOUT_MS_MAX = 3_600_000;
 export interface GatewayConfig {
   host: string;
   port: number;
-  /** Canonical host names answered besides the listen address (host-names.ts). */
+  /** Canonical host names answered besides the listen address (src/http/host-policy.ts). */
   allowedHosts: string[];
   storage: StorageConfig;
   logLevel: LogLevel;
@@ -97,19 +97,6 @@ function isPostgresUrl(text: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** Host names and IP literals, comma-separated in text, canonical in the result. */
-function hostListKind(): ValueKind<string[]> {
-  const canonical = (names: readonly unknown[]): string[] | undefined => {
-    const hosts = names.map((name) => (typeof name === 'string' ? canonicalHostname(name.trim()) : undefined));
-    return hosts.length > 0 && hosts.every((h) => h !== undefined) ? [...new Set(hosts as string[])] : undefined;
-  };
-  return {
-    expected: 'a comma-separated list of host names or IP addresses, without ports',
-    fromText: (text) => canonical(text.split(',')),
-    fromValue: (value) => (Array.isArray(value) ? canonical(value) : undefined),
-  };
 }
 
 const kinds = {

@@ -3,7 +3,7 @@
 
 import pino, { type Logger } from 'pino';
 import { resolveGatewayConfig, type GatewayConfig, type GatewayConfigOptions } from './config.ts';
-import { HostPolicy } from './host-names.ts';
+import { HostPolicy } from '../http/host-policy.ts';
 import { createGatewayServer } from './http/server.ts';
 import { describeStorage, openStore } from './storage/open-store.ts';
 import { listenUrl } from '../http/listen.ts';

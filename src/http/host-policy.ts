@@ -1,4 +1,4 @@
-// Which Host headers the gateway answers (DNS rebinding). A web page can make a browser send
+// Which Host headers the agent and the gateway answer (DNS rebinding). A web page can make a browser send
 // requests to the gateway under a name its author controls, by pointing that name at the
 // gateway's address after the page has loaded; the browser then treats the gateway's answers as
 // the page's own. Such requests carry the attacker's name in Host, so the gateway answers only
@@ -15,6 +15,7 @@
 // decimal, IPv6 compressed (WHATWG URL parsing), without a trailing dot; the port is ignored.
 
 import { BlockList, isIP } from 'node:net';
+import type { ValueKind } from '../settings.ts';
 
 const LOCALHOST = 'localhost';
 const WILDCARDS = new Set(['0.0.0.0', '::']);
@@ -93,3 +94,17 @@ export class HostPolicy {
     return this.anyLoopback && isLoopback(host);
   }
 }
+
+/** Host names and IP literals, comma-separated in text, canonical in the result. */
+export function hostListKind(): ValueKind<string[]> {
+  const canonical = (names: readonly unknown[]): string[] | undefined => {
+    const hosts = names.map((name) => (typeof name === 'string' ? canonicalHostname(name.trim()) : undefined));
+    return hosts.length > 0 && hosts.every((h) => h !== undefined) ? [...new Set(hosts as string[])] : undefined;
+  };
+  return {
+    expected: 'a comma-separated list of host names or IP addresses, without ports',
+    fromText: (text) => canonical(text.split(',')),
+    fromValue: (value) => (Array.isArray(value) ? canonical(value) : undefined),
+  };
+}
+

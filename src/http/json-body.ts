@@ -8,7 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import { badRequest } from './errors.ts';
 
 export function installJsonBodyParser(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
+  // No route takes text bodies: text/plain is a 415 like any other type nobody parses.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
     if (text.trim() === '') {

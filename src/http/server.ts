@@ -6,7 +6,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { BearerAuth } from './auth.ts';
 import { registerBrowserRoutes } from './browser-routes.ts';
 import { registerComputerRoutes } from './computer-routes.ts';
-import { handleClientError, handleFrameworkError, installErrorHandling } from './error-handler.ts';
+import { handleClientError, handleFrameworkError, installErrorHandling, sendError } from './error-handler.ts';
+import { ApiError, badRequest } from './errors.ts';
 import { registerFsRoutes } from './fs-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerMetricsRoutes } from './metrics-routes.ts';
@@ -47,9 +48,22 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
   });
 
   installErrorHandling(app);
-  // On the raw response, so hijacked stream responses carry it too.
-  app.addHook('onRequest', async (_request, reply) => {
+  app.addHook('onRequest', async (request, reply) => {
+    // On the raw response, so hijacked stream responses carry it too.
     reply.raw.setHeader(INSTANCE_HEADER, instanceId);
+    // Before auth and routing: a page that rebound a name to this agent learns nothing, not even
+    // which paths exist (docs/operations.md "Threat model").
+    const host = request.headers.host;
+    if (host === undefined) {
+      // HTTP/1.0 may omit Host (and no browser does, so it cannot be a rebinding page).
+      if (request.raw.httpVersion === '1.0') return;
+      sendError(reply, badRequest('the request has no Host header (HTTP/1.1 requires one)'));
+      return reply;
+    }
+    if (deps.hosts && !deps.hosts.allows(host)) {
+      sendError(reply, new ApiError(421, 'bad_request', 'the Host header names a host this agent does not answer to (see --allowed-hosts)'));
+      return reply;
+    }
   });
   // The viewer's cookie is a second credential for telemetry:read (docs/viewer.md "Auth").
   const viewerAuth = new ViewerAuth();

@@ -6,6 +6,7 @@ import type { BatchRunner } from '../computer/executor.ts';
 import type { TokenGrant } from '../config.ts';
 import type { EventLog } from '../stream/event-log.ts';
 import type { HistoryReader } from '../stream/history.ts';
+import type { HostPolicy } from './host-policy.ts';
 import type { StreamHub } from '../stream/stream-hub.ts';
 import type { TelemetryConfig, TelemetryConfigPatch } from '../telemetry/telemetry-config.ts';
 import type { MetricsSource } from './metrics-routes.ts';
@@ -39,6 +40,8 @@ export interface HttpDeps {
    */
   logId?: string;
   session: SessionView;
+  /** Which Host headers are answered (DNS rebinding); every one when absent. */
+  hosts?: HostPolicy;
   /** Request logging goes here; none when absent. */
   logger?: Logger;
   /** Runs computer batches (SPEC §8); the batch route answers 503 without it. */

@@ -1,4 +1,4 @@
-// DNS rebinding (src/gateway/host-names.ts): the gateway answers only Host headers naming it —
+// DNS rebinding (src/http/host-policy.ts): the gateway answers only Host headers naming it —
 // its listen address (on loopback: the loopback addresses and localhost; on 0.0.0.0: any IP
 // address and localhost) and the names given with allowedHosts. Any other Host is 421
 // misdirected_request with the error body, before authentication and routing, so a rebound page

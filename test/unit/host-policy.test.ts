@@ -1,9 +1,9 @@
-// Which Host headers the gateway answers (DNS rebinding, src/gateway/host-names.ts): the listen
+// Which Host headers the gateway answers (DNS rebinding, src/http/host-policy.ts): the listen
 // address decides the default, --allowed-hosts adds names, and names compare the way browsers
 // write them.
 
 import { describe, expect, it } from 'vitest';
-import { canonicalHostname, hostOfHeader, HostPolicy } from '../../src/gateway/host-names.ts';
+import { canonicalHostname, hostOfHeader, HostPolicy } from '../../src/http/host-policy.ts';
 
 describe('canonicalHostname', () => {
   it.each([

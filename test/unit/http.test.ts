@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TelemetryEvent } from '../../injected/schema.ts';
+import { EVENT_TYPE_CATEGORY, type TelemetryEvent } from '../../injected/schema.ts';
 import type { TokenGrant } from '../../src/config.ts';
 import { createHttpServer, type SessionView } from '../../src/http/server.ts';
 import { EventLog } from '../../src/stream/event-log.ts';
@@ -454,7 +454,8 @@ describe('GET /browsers/{id}/telemetry (the stream)', () => {
     h.log.append(first);
     const stream = await openStream(await listen(h), `/browsers/${SESSION_ID}/telemetry?replay=all`);
     await stream.until(() => stream.text().endsWith('\n\n'));
-    expect(stream.text()).toBe(`id: 1\ndata: ${JSON.stringify({ seq: 1, event: first })}\n\n`);
+    const { ts, type, source, data } = first;
+    expect(stream.text()).toBe(`id: 1\ndata: ${JSON.stringify({ seq: 1, event: { ts, type, category: EVENT_TYPE_CATEGORY[type], source, data } })}\n\n`);
   });
 
   it('ends open streams after flushing when the server closes', async () => {

@@ -2,7 +2,7 @@
 // the gateway uses (SPEC §13): `conflict` (a name or session id taken) and `project_not_empty`,
 // both 409 with `x-should-retry: false` (the official SDK retries 409 by default, and repeating
 // the request cannot change the answer), and `misdirected_request` (421, a Host header the
-// gateway does not answer: host-names.ts).
+// gateway does not answer: src/http/host-policy.ts).
 
 import { ApiError, forbidden, invalidInput, notFound, type ApiErrorCode } from '../../http/errors.ts';
 import { StoreError } from '../storage/store.ts';
@@ -34,7 +34,7 @@ export function browserTimedOut(waitedFor: string, afterMs: number): ApiError {
   ]);
 }
 
-/** A Host header this gateway does not answer to (DNS rebinding; host-names.ts): 421. */
+/** A Host header this gateway does not answer to (DNS rebinding; src/http/host-policy.ts): 421. */
 export function misdirectedRequest(): ApiError {
   return gatewayError(421, 'misdirected_request', 'the Host header names a host this gateway does not answer to (see --allowed-hosts)');
 }

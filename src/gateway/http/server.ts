@@ -1,5 +1,5 @@
 // The gateway's fastify server: the agent's error handling, validation settings and request
-// logging (src/http), the Host check in front of everything (host-names.ts), API-key
+// logging (src/http), the Host check in front of everything (src/http/host-policy.ts), API-key
 // authentication in front of every route but /healthz, the org routes, the browser registry and
 // the forwarded browser paths.
 
@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { handleClientError, handleFrameworkError, installErrorHandling, sendError, toApiError } from '../../http/error-handler.ts';
 import { OneLinePerRequest, requestLogger } from '../../http/request-log.ts';
-import type { HostPolicy } from '../host-names.ts';
+import type { HostPolicy } from '../../http/host-policy.ts';
 import { StoreError, type GatewayStore } from '../storage/store.ts';
 import type { AgentTimeouts } from './agent-silence.ts';
 import { registerApiKeyRoutes } from './api-key-routes.ts';
