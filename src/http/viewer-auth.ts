@@ -170,8 +170,10 @@ export class ViewerAuth {
     const payload = value.slice(0, dot);
     const signature = value.slice(dot + 1);
     if (!BASE64URL.test(payload) || !BASE64URL.test(signature)) return undefined;
-    const given = Buffer.from(signature, 'base64url');
-    const expected = this.mac(payload);
+    // Compared as text: base64url's last character has spare bits, so bytes would accept
+    // several spellings of one signature.
+    const given = Buffer.from(signature, 'latin1');
+    const expected = Buffer.from(this.mac(payload).toString('base64url'), 'latin1');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     let claims: unknown;
     try {
