@@ -191,7 +191,8 @@ export class OtlpExporter implements OtlpExportStats {
   private armFlush(delayMs: number): void {
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
     this.flushTimerImmediate = delayMs === 0;
-    this.flushTimer = setTimeout(this.flush, delayMs);
+    // The agent's server keeps the process alive; the export alone never should.
+    this.flushTimer = setTimeout(this.flush, delayMs).unref();
   }
 
   // ---- the batch step ------------------------------------------------------------------------
@@ -281,7 +282,7 @@ export class OtlpExporter implements OtlpExportStats {
       const timer = setTimeout(() => {
         this.wakeRetry = undefined;
         resolve();
-      }, ms);
+      }, ms).unref();
       this.wakeRetry = () => {
         clearTimeout(timer);
         this.wakeRetry = undefined;

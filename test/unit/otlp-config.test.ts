@@ -105,7 +105,7 @@ describe('startAgent({ otlp })', () => {
 
   it('accepts a resolved configuration back (main.ts passes it to startAgent)', () => {
     const config = parse(['--otlp-endpoint', 'http://a:4318'], { OTEL_EXPORTER_OTLP_HEADERS: 'k=v' });
-    expect(resolveConfig(config).otlp).toEqual(config.otlp);
+    expect(resolveConfig({ otlp: config.otlp }).otlp).toEqual(config.otlp);
   });
 
   it('names the option in errors', () => {
