@@ -1,6 +1,8 @@
 // Prometheus metrics of the agent (GET /metrics), via prom-client on a private registry. Every
 // value is read from its owner when scraped (pull), so the hot paths only bump plain counters.
 
+import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { OtlpExportStats } from '../export/otlp-exporter.ts';
 import type { TelemetryStats } from '../telemetry/telemetry-stats.ts';
@@ -103,7 +105,7 @@ export class AgentMetrics {
     });
     new Counter({
       name: 'bta_body_fetches_total',
-      help: 'Response bodies: fetched, failed (the page navigated away, timeout), skipped_for_size (textual but over --max-body-fetch-bytes).',
+      help: 'Response bodies the body policy wants: fetched, failed (the target closed, timeout), evicted (Chromium no longer held it), skipped_for_size (over --max-body-fetch-bytes).',
       labelNames: ['outcome'],
       registers: [r],
       collect() {
@@ -111,8 +113,7 @@ export class AgentMetrics {
       },
     });
     if (sources.otlp) registerOtlpMetrics(r, sources.otlp);
-    // Event-loop lag, RSS, heap, CPU, handles: prom-client's process and Node.js metrics.
-    collectDefaultMetrics({ register: r, prefix: 'bta_', eventLoopMonitoringPrecision: 20 });
+    registerProcessMetrics(r);
   }
 
   get contentType(): string {
@@ -178,6 +179,42 @@ function registerOtlpMetrics(r: Registry, otlp: OtlpExportStats): void {
     registers: [r],
     collect() {
       this.set(otlp.up ? 1 : 0);
+    },
+  });
+}
+
+/**
+ * RSS, heap, CPU, handles, GC: prom-client's process and Node.js metrics, all read when scraped,
+ * except its event-loop monitor: `monitorEventLoopDelay` samples on a timer (50 wake-ups a second
+ * at its 20 ms resolution), which alone kept an idle agent at 0.6% of a core (docs/performance.md
+ * "Idle"). In its place, two gauges that need no timer.
+ */
+function registerProcessMetrics(r: Registry): void {
+  const require = createRequire(import.meta.url);
+  type DefaultMetric = (registry: Registry, config: { prefix: string }) => void;
+  for (const name of collectDefaultMetrics.metricsList) {
+    if (name === 'eventLoopLag') continue;
+    (require(`prom-client/lib/metrics/${name}.js`) as DefaultMetric)(r, { prefix: 'bta_' });
+  }
+  new Gauge({
+    name: 'bta_nodejs_eventloop_lag_seconds',
+    help: 'Lag of the event loop when scraped: how late a setImmediate queued by the scrape ran.',
+    registers: [r],
+    async collect() {
+      const start = process.hrtime.bigint();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      this.set(Number(process.hrtime.bigint() - start) / 1e9);
+    },
+  });
+  let last = performance.eventLoopUtilization();
+  new Gauge({
+    name: 'bta_nodejs_eventloop_utilization',
+    help: 'Share of the time since the previous scrape the event loop spent running (0 to 1), from libuv counters.',
+    registers: [r],
+    collect() {
+      const now = performance.eventLoopUtilization();
+      this.set(performance.eventLoopUtilization(now, last).utilization);
+      last = now;
     },
   });
 }

@@ -40,6 +40,10 @@ describe('GET /metrics', () => {
       'bta_targets_attached',
       'bta_body_fetches_total',
       'bta_nodejs_eventloop_lag_seconds',
+      'bta_nodejs_eventloop_utilization',
+      'bta_nodejs_heap_size_used_bytes',
+      'bta_nodejs_gc_duration_seconds',
+      'bta_process_cpu_seconds_total',
       'bta_process_resident_memory_bytes',
     ]) {
       expect(families.has(name), name).toBe(true);
@@ -47,6 +51,14 @@ describe('GET /metrics', () => {
     expect(value(families, 'bta_cdp_connected')).toBe(1);
     expect(value(families, 'bta_stream_subscribers')).toBe(1);
     expect(value(families, 'bta_targets_attached', { type: 'page' })).toBeGreaterThanOrEqual(1);
+  });
+
+  it('runs no event-loop delay monitor (its timer would wake an idle agent 50 times a second)', async () => {
+    const families = await scrape();
+    expect([...families.keys()].filter((name) => name.startsWith('bta_nodejs_eventloop_lag_') && name !== 'bta_nodejs_eventloop_lag_seconds')).toEqual([]);
+    const utilization = value(families, 'bta_nodejs_eventloop_utilization');
+    expect(utilization).toBeGreaterThanOrEqual(0);
+    expect(utilization).toBeLessThanOrEqual(1);
   });
 
   it('moves the counters as events flow', async () => {
