@@ -104,7 +104,8 @@ export function hostListKind(): ValueKind<string[]> {
   return {
     expected: 'a comma-separated list of host names or IP addresses, without ports',
     fromText: (text) => canonical(text.split(',')),
-    fromValue: (value) => (Array.isArray(value) ? canonical(value) : undefined),
+    // An empty list (a resolved config passed back in) is no extra names.
+    fromValue: (value) => (Array.isArray(value) ? (value.length === 0 ? [] : canonical(value)) : undefined),
   };
 }
 

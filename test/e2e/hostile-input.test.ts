@@ -182,6 +182,19 @@ describe('malformed HTTP', () => {
     expect(bodyOf(raw)).toMatchObject({ code: 'bad_request' });
   });
 
+  it('answers a declared 10 GiB JSON body with 413 and closes the connection instead of draining it', async () => {
+    const started = Date.now();
+    const raw = await rawExchange(
+      port,
+      `POST /browsers/${agent.sessionId}/computer/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${10 * 1024 ** 3}\r\n\r\n{"actions":[`,
+    );
+    expect(statusOf(raw)).toBe(413);
+    expect(raw.toLowerCase()).toContain('connection: close');
+    // rawExchange resolves on close (or gives up after 5 s).
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+
   it('answers an HTTP/1.1 request without Host with 400 and the error body', async () => {
     const raw = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
     expect(statusOf(raw)).toBe(400);

@@ -554,6 +554,13 @@ describe('resolveConfig', () => {
     expect(resolveConfig({}).dataDir).toBeUndefined();
   });
 
+  it('takes a resolved config back unchanged (main.ts passes it to startAgent)', () => {
+    const config = parseConfig(['--allowed-hosts', 'agent.internal', '--data-dir', '/srv/d'], noEnv);
+    expect(resolveConfig(config)).toEqual(config);
+    const plain = parseConfig([], noEnv);
+    expect(resolveConfig(plain)).toEqual(plain);
+  });
+
   it('takes --data-dir none as RAM only, and an absolute directory as given', () => {
     expect(parseConfig(['--data-dir', 'none'], noEnv).dataDir).toBeUndefined();
     expect(parseConfig(['--data-dir', '/srv/bta/../data'], noEnv).dataDir).toBe('/srv/data');
