@@ -3,7 +3,7 @@
 // npm package, runs it, and its telemetry flows. Also: the browser never outlives the agent
 // (kill -9 included), and a dead agent's profile is removed by the next one.
 
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,6 +61,23 @@ describe('choosing the browser', () => {
       rmSync(cache, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe('where the bundled browser is extracted', () => {
+  it('uses $XDG_CACHE_HOME, else ~/.cache, else the temp directory when the home is not writable', () => {
+    const base = mkdtempSync(join(tmpdir(), 'bta-cacheroot-'));
+    try {
+      expect(defaultCacheRoot({ XDG_CACHE_HOME: join(base, 'xdg'), HOME: join(base, 'home') })).toBe(join(base, 'xdg', 'browser-telemetry-agent'));
+      expect(defaultCacheRoot({ HOME: join(base, 'home') })).toBe(join(base, 'home', '.cache', 'browser-telemetry-agent'));
+      // A home that cannot hold a directory (a file stands where it would be).
+      writeFileSync(join(base, 'file-home'), '');
+      const fallback = defaultCacheRoot({ HOME: join(base, 'file-home') });
+      expect(fallback.startsWith(tmpdir())).toBe(true);
+      expect(statSync(fallback).isDirectory()).toBe(true);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('the built agent on a machine without a browser', () => {
