@@ -9,6 +9,7 @@ import { registerComputerRoutes } from './computer-routes.ts';
 import { handleClientError, handleFrameworkError, installErrorHandling, sendError } from './error-handler.ts';
 import { ApiError, badRequest } from './errors.ts';
 import { registerFsRoutes } from './fs-routes.ts';
+import { registerHarRoutes } from './har-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerMetricsRoutes } from './metrics-routes.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -74,6 +75,7 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
     registerHealthRoutes(instance, deps, auth);
     registerBrowserRoutes(instance, deps, auth);
     registerTelemetryRoutes(instance, deps, auth);
+    registerHarRoutes(instance, deps, auth);
     registerComputerRoutes(instance, deps, auth);
     registerFsRoutes(instance, deps, auth);
     registerMetricsRoutes(instance, deps, auth);

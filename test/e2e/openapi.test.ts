@@ -32,6 +32,7 @@ describe('GET /openapi.json', () => {
         'GET /browsers/{id}/telemetry',
         'GET /browsers/{id}/telemetry/stream',
         'GET /browsers/{id}/telemetry/events',
+        'GET /browsers/{id}/har',
         'POST /browsers/{id}/viewer/sessions',
         'POST /browsers/{id}/computer/batch',
         'PUT /browsers/{id}/fs/write_file',
