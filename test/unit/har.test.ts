@@ -207,7 +207,7 @@ describe('harTimings', () => {
 
 describe('HarBuilder: pages', () => {
   /** A navigation of TAB to a document (loader L, nav_seq n) with its document request, DCL and load. */
-  function navigation(loader: string, navSeq: number, t0: number, url: string): { before: TelemetryEvent[]; after: TelemetryEvent[] } {
+  function navigation(loader: string, navSeq: number, t0: number, url: string): TelemetryEvent[] {
     const request = event('network_request', t0, {
       ...ctx({ loader_id: loader, nav_seq: navSeq - 1, url }),
       request_id: loader,
@@ -234,12 +234,12 @@ describe('HarBuilder: pages', () => {
     ];
     const dcl = event('page_dom_content_loaded', t0 + 30_000, { ...ctx({ loader_id: loader, nav_seq: navSeq, url }), cdp_timestamp: 1 });
     const load = event('page_load', t0 + 50_000, { ...ctx({ loader_id: loader, nav_seq: navSeq, url }), cdp_timestamp: 2 });
-    return { before: [request, commit, response, ...sub(`${loader}-s`, t0 + 10_000), dcl, load], after: [] };
+    return [request, commit, response, ...sub(`${loader}-s`, t0 + 10_000), dcl, load];
   }
 
   const T0 = 1_795_266_000_000_000;
   const seed = event('network_request', T0 - 100_000, { ...ctx({ nav_seq: 0, loader_id: 'L0', url: 'about:blank' }), request_id: 'seed', method: 'GET', document_url: '', headers: {}, initiator_type: 'other', resource_type: 'Other' });
-  const two = [seed, ...navigation('LA', 1, T0, 'http://a.test').before, ...navigation('LB', 2, T0 + 1_000_000, 'http://b.test').before];
+  const two = [seed, ...navigation('LA', 1, T0, 'http://a.test'), ...navigation('LB', 2, T0 + 1_000_000, 'http://b.test')];
 
   it('makes a page of each top-level navigation, started by its document request', () => {
     const pages = build(two).log.pages;
