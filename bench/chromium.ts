@@ -58,6 +58,12 @@ export class BenchBrowser {
     }
   }
 
+  /** One more tab on `url`, through the DevTools HTTP endpoint (no CDP client involved). */
+  async openTab(url: string): Promise<void> {
+    const response = await fetch(`${this.httpUrl}/json/new?${url}`, { method: 'PUT' });
+    if (!response.ok) throw new Error(`/json/new answered ${response.status}`);
+  }
+
   async close(): Promise<void> {
     await stopChild(this.child, 3000);
     // Removing the profile right after exit can hit ENOTEMPTY while helpers finish.

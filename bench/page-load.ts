@@ -13,7 +13,7 @@ import { rotate, type BenchContext } from './context.ts';
 import { cpuSeconds, monoMs, pinTo, sleep, treeCpu } from './processes.ts';
 import { bootstrapRatio, median, round, summarize, type Summary } from './stats.ts';
 
-export const LOAD_PAGES = ['typical', 'console', 'spa'] as const;
+export const LOAD_PAGES = ['typical', 'mixed', 'console', 'spa'] as const;
 export type LoadPage = (typeof LOAD_PAGES)[number];
 
 export const LOAD_MODES = {
@@ -23,7 +23,7 @@ export const LOAD_MODES = {
   network: '(d) agent, network only',
   // Diagnostics (--diagnose): the agent with every category minus one of its costs.
   noshots: '(c-shots) agent, all, --screenshots off',
-  nobody: '(c-bodies) agent, all, no body fetches',
+  nobody: '(c-bodies) agent, all, network.bodies off',
   noscript: '(c-script) agent, console+network, no page script',
   barebodies: '(b+bodies) bare client fetching the bodies the agent fetches',
   nice: '(c-nice) agent, all, at nice 10',
@@ -33,14 +33,14 @@ export type LoadMode = keyof typeof LOAD_MODES;
 
 const NETWORK_ONLY = JSON.stringify({ browser: { console: { enabled: false }, page: { enabled: false }, interaction: { enabled: false } } });
 const NO_PAGE_SCRIPT = JSON.stringify({ browser: { page: { enabled: false }, interaction: { enabled: false } } });
+const NO_BODIES = JSON.stringify({ browser: { network: { bodies: false } } });
 
 /** Agent CLI flags of each agent mode. */
 const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   agent: [],
   network: ['--telemetry', NETWORK_ONLY],
   noshots: ['--screenshots', 'off'],
-  // Every body is over a 1-byte fetch limit: none is asked for.
-  nobody: ['--max-body-fetch-bytes', '1'],
+  nobody: ['--telemetry', NO_BODIES],
   noscript: ['--telemetry', NO_PAGE_SCRIPT],
   nice: [],
   idle: [],

@@ -43,6 +43,16 @@ const IFRAMES = 2;
 const IFRAME_SUBRESOURCES = 5;
 export const TYPICAL_SUBRESOURCES = CSS_FILES + JS_SYNC + JS_DEFER + PNG_FILES + SVG_FILES + FONT_FILES + IFRAMES * (1 + IFRAME_SUBRESOURCES);
 
+// ---- the mixed page's composition (the shape of the independent page-load check) ---------------
+const MIXED_CSS = 10;
+/** Scripts that each log one console line. */
+const MIXED_JS = 10;
+/** fetch() calls of a small JSON document, made while the page loads. */
+const MIXED_FETCHES = 20;
+const MIXED_IMAGES = 20;
+const MIXED_IFRAMES = 2;
+export const MIXED_SUBRESOURCES = MIXED_CSS + MIXED_JS + MIXED_FETCHES + MIXED_IMAGES + MIXED_IFRAMES * (1 + IFRAME_SUBRESOURCES);
+
 interface Asset {
   type: string;
   body: Buffer;
@@ -227,6 +237,7 @@ export class PageServer {
       return;
     }
     if (path === '/idle') return sendHtml(res, IDLE_PAGE);
+    if (path === '/still') return sendHtml(res, stillPage(Number(url.searchParams.get('n')), this.port));
     if (path.startsWith('/a/')) {
       const asset = this.assets.get(path.slice(3));
       if (!asset) return notFound(res);
@@ -328,6 +339,32 @@ function typicalPage(ctx: PageContext): string {
   body += '</main>';
   for (let k = 0; k < JS_SYNC; k++) body += `<script src="/a/j${k}.js"></script>`;
   return `${head(ctx, 'typical', parts.join('') + REPORT_LOAD)}<body>${body}</body></html>`;
+}
+
+/**
+ * The independent check's page: 10 stylesheets, 10 scripts that each log one console line, 20
+ * fetch() calls of JSON made while the page loads (they do not hold its load event), 20 small
+ * images and 2 cross-site iframes; `loadEventEnd`. Its text bodies are the documents, the 20 JSON
+ * answers, and the 20 stylesheets and scripts that the default body policy leaves out.
+ */
+function mixedPage(ctx: PageContext): string {
+  const parts: string[] = [];
+  for (let k = 0; k < MIXED_CSS; k++) parts.push(`<link rel="stylesheet" href="/a/m${k}.css">`);
+  let body = `<script>for (var k = 0; k < ${MIXED_FETCHES}; k++) fetch('/api/item?b=${ctx.index}&k=' + k).then(function (r) { return r.json(); });</script>`;
+  body += '<header><h1>A mixed page</h1></header><main>';
+  for (let k = 0; k < MIXED_IMAGES; k++) body += `<article class="card m${k % MIXED_CSS}-${k}"><img src="/a/i${k}.png" width="32" height="32" alt=""><p>${LOREM}</p></article>`;
+  for (let n = 0; n < MIXED_IFRAMES; n++) body += `<iframe src="http://localhost:${ctx.port}/f/frame?n=${n}" width="300" height="150"></iframe>`;
+  body += '</main>';
+  for (let k = 0; k < MIXED_JS; k++) body += `<script src="/a/mj${k}.js"></script>`;
+  return `${head(ctx, 'mixed', parts.join('') + REPORT_LOAD)}<body>${body}</body></html>`;
+}
+
+/** An idle tab's page (section 6): content, images and a cross-site iframe, and nothing after its load. */
+function stillPage(n: number, port: number): string {
+  let body = `<h1>Still page ${n}</h1>`;
+  for (let k = 0; k < 6; k++) body += `<article class="card"><img src="/a/i${k}.png" width="32" height="32" alt=""><p>${LOREM}</p></article>`;
+  body += `<iframe src="http://localhost:${port}/f/frame?n=${n}" width="300" height="150"></iframe>`;
+  return `<!doctype html><html><head><meta charset="utf-8"><title>still ${n}</title><link rel="stylesheet" href="/a/s0.css"></head><body>${body}<script src="/a/j0.js"></script></body></html>`;
 }
 
 function iframePage(n: number): string {
@@ -469,6 +506,7 @@ addEventListener('load', function () {
 
 const PAGES: Record<string, (ctx: PageContext) => string> = {
   typical: typicalPage,
+  mixed: mixedPage,
   console: consolePage,
   spa: spaPage,
   flood: floodPage,
@@ -504,6 +542,12 @@ function buildAssets(): Map<string, Asset> {
   // Font files are not valid fonts (the face falls back), but they are requested and transferred
   // like real ones, which is what matters to the browser's and the agent's network work.
   for (let k = 0; k < FONT_FILES; k++) assets.set(`f${k}.woff2`, { type: 'font/woff2', body: pseudoRandomBytes(6 * 1024, k + 1) });
+  for (let k = 0; k < MIXED_CSS; k++) {
+    let css = '';
+    for (let j = 0; j < 20; j++) css += `.m${k}-${j}{margin:${j % 9}px;padding:${j % 7}px;color:#${hex6(k * 20 + j)}}\n`;
+    text(`m${k}.css`, 'text/css', `${css}.card{display:inline-block;width:220px;vertical-align:top;margin:4px}\n`);
+  }
+  for (let k = 0; k < MIXED_JS; k++) text(`mj${k}.js`, 'application/javascript', `${scriptBody(`mj${k}`)}console.log('mixed script ${k}', window.mj${k}.sum);\n`);
   text('fs.css', 'text/css', 'body{font:14px sans-serif;margin:0;padding:4px;background:#f4f4f4}\n');
   text('fj.js', 'application/javascript', scriptBody('frame'));
   for (let k = 0; k < 3; k++) assets.set(`fi${k}.png`, { type: 'image/png', body: png(32, 32, 100 + k) });

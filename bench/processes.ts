@@ -187,6 +187,41 @@ function processType(pid: number): string {
   return type;
 }
 
+/**
+ * What every thread of `pid` has done so far: CPU time from `/proc/<pid>/task/<tid>/schedstat`
+ * (nanoseconds, not the 10 ms ticks of `stat`), and wake-ups as context switches from each
+ * thread's `status` (voluntary: it slept and was woken; involuntary: preempted). `main` is the
+ * thread running the event loop (tid = pid).
+ */
+export function threadActivity(pid: number): { cpuNs: number; switches: number; mainSwitches: number; mainCpuNs: number; threads: number } {
+  let cpuNs = 0;
+  let switches = 0;
+  let mainSwitches = 0;
+  let mainCpuNs = 0;
+  let threads = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let schedstat: string;
+    let status: string;
+    try {
+      schedstat = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8');
+      status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+    } catch {
+      continue; // the thread exited meanwhile
+    }
+    const ns = Number(schedstat.split(' ')[0]);
+    const voluntary = Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    const involuntary = Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    threads++;
+    cpuNs += ns;
+    switches += voluntary + involuntary;
+    if (Number(tid) === pid) {
+      mainSwitches = voluntary + involuntary;
+      mainCpuNs = ns;
+    }
+  }
+  return { cpuNs, switches, mainSwitches, mainCpuNs, threads };
+}
+
 /** A field of /proc/<pid>/status in bytes (VmHWM = peak RSS, VmRSS = current RSS). */
 export function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

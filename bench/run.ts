@@ -1,15 +1,15 @@
-// The benchmark orchestrator (`npm run bench [-- --quick]`, via bench/run.mjs). Runs the five
-// sections of issue 7 on real headless Chromium with local pages, prints Markdown tables and the
-// budget lines, and writes bench/results.json. Every process it starts is stopped at the end, also
-// on failure and on Ctrl-C.
+// The benchmark orchestrator (`npm run bench [-- --quick]`, via bench/run.mjs). Runs the six
+// sections (docs/performance.md) on real headless Chromium with local pages, prints Markdown
+// tables and the budget lines, and writes bench/results.json. Every process it starts is stopped
+// at the end, also on failure and on Ctrl-C.
 //
-// Flags: --quick (under 3 minutes), --only=load,throughput,latency,reconnect,soak, --profile (agent
+// Flags: --quick, --only=load,throughput,latency,reconnect,soak,idle, --idle-seconds=N, --profile (agent
 // hosts under node --cpu-prof; prints hot spots), --diagnose (adds page-load modes and throughput
 // arms that remove or multiply one agent cost each: screenshots, body fetches, the page script,
 // subscribers), --experiment=<name> (a proposed
 // change applied to the agent processes: bench/experiment-list.ts), --soak-seconds=N, --rounds=N
 // (page-load rounds), --reps=N (throughput and latency repetitions),
-// --modes=none,bare,agent,... and --pages=typical,console,spa (page-load section subsets), --pin
+// --modes=none,bare,agent,... and --pages=typical,mixed,console,spa (page-load section subsets), --pin
 // (page loads with Chromium and the bench on CPU 0, the clients and the subscriber on CPU 1).
 
 import { execFileSync } from 'node:child_process';
@@ -20,6 +20,7 @@ import { locateChromium } from '../src/browser/chromium-launcher.ts';
 import { Subscribers } from './consumers.ts';
 import type { BenchContext } from './context.ts';
 import { EXPERIMENTS } from './experiment-list.ts';
+import { runIdle } from './idle.ts';
 import { FAN_OUTS, runLatency } from './latency.ts';
 import { LOAD_MODES, LOAD_PAGES, runPageLoad, type LoadMode, type LoadPage } from './page-load.ts';
 import { PageServer, TYPICAL_SUBRESOURCES } from './pages.ts';
@@ -30,7 +31,7 @@ import { evaluateBudget, renderBudget, renderReport, type Results } from './repo
 import { runSoak } from './soak.ts';
 import { runThroughput } from './throughput.ts';
 
-const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak'] as const;
+const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak', 'idle'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Flags {
@@ -41,6 +42,7 @@ interface Flags {
   /** Page loads with Chromium and the clients on separate CPUs (PageLoadOptions.pin). */
   pin: boolean;
   soakSeconds: number | undefined;
+  idleSeconds: number | undefined;
   rounds: number | undefined;
   reps: number | undefined;
   experiments: string[];
@@ -67,6 +69,7 @@ function parseFlags(argv: string[]): Flags {
     diagnose: argv.includes('--diagnose'),
     pin: argv.includes('--pin'),
     soakSeconds: number('soak-seconds'),
+    idleSeconds: number('idle-seconds'),
     rounds: number('rounds'),
     reps: number('reps'),
     experiments: value('experiment')?.split(',') ?? [],
@@ -145,6 +148,9 @@ async function main(): Promise<void> {
     },
     soak: async () => {
       results.soak = await runSoak(ctx, { warmupS: q ? 5 : 20, fillTimeoutS: q ? 0 : 900, durationS: flags.soakSeconds ?? (q ? 30 : 600) });
+    },
+    idle: async () => {
+      results.idle = await runIdle(ctx, { warmupS: 30, durationS: flags.idleSeconds ?? (q ? 20 : 60), reps: flags.reps ?? 1 });
     },
   };
 
