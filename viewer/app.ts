@@ -21,6 +21,8 @@ import { Timeline } from './timeline.ts';
 import type { ViewFilter } from './view-filter.ts';
 
 const FRAME_BUDGET_MS = 8;
+/** Frames waiting to be read beyond which the oldest are skipped (see skipBacklog). */
+const MAX_BACKLOG = 20_000;
 const TIMELINE_DATA_MS = 100;
 const STATUS_MS = 250;
 /** Several category clicks in a row reconnect the stream once. */
@@ -183,13 +185,13 @@ export class ViewerApp {
   }
 
   private activate(panel: Panel): void {
-    if (panel !== this.active && this.active === this.targets) this.targets.hidden();
     this.active = panel;
     for (const [p, tab] of this.tabs) {
       const selected = p === panel;
       tab.setAttribute('aria-selected', String(selected));
       tab.tabIndex = selected ? 0 : -1;
       document.getElementById(`panel-${p.id}`)!.hidden = !selected;
+      if (!selected) p.hidden();
     }
     panel.shown();
   }
@@ -211,6 +213,7 @@ export class ViewerApp {
 
   private tick(): void {
     this.scheduled = false;
+    if (this.queue.length - this.head > MAX_BACKLOG) this.skipBacklog();
     const deadline = performance.now() + FRAME_BUDGET_MS;
     let ingested = 0;
     while (this.head < this.queue.length) {
@@ -229,6 +232,34 @@ export class ViewerApp {
     if (ingested > 0) this.rate.push(performance.now(), ingested);
     this.render(this.model.takeChanges());
     if (this.head < this.queue.length || this.timelinePending) this.schedule();
+  }
+
+  /**
+   * More frames wait than the page would keep: it cannot keep up (a flood in every category).
+   * The oldest are skipped unread, as a trim would drop them right after reading them, and a
+   * notice says so; the agent still has them (history, download).
+   */
+  private skipBacklog(): void {
+    const end = this.queue.length - MAX_BACKLOG / 2;
+    let skipped = 0;
+    let first: number | undefined;
+    for (; this.head < end; this.head++) {
+      const item = this.queue[this.head]!;
+      if ('connection' in item) {
+        this.onConnection(item.connection);
+        continue;
+      }
+      first ??= item.seq;
+      skipped++;
+      if (this.liveEdge === undefined || item.seq > this.liveEdge) this.liveEdge = item.seq;
+    }
+    if (skipped > 0) {
+      this.noteMark({
+        kind: 'page_behind',
+        label: `${skipped} events skipped (seq ${first}–${this.liveEdge}): this page could not keep up; the agent still has them (narrow the view, or download)`,
+        severity: 'warn',
+      });
+    }
   }
 
   private onConnection(connection: FeedConnection): void {
@@ -356,7 +387,7 @@ export class ViewerApp {
   private rebuild(): void {
     for (const panel of this.panels) panel.update(noChanges(), true);
     this.timeline.invalidate();
-    this.updateTabs();
+    this.updateStatus(true);
     this.schedule();
   }
 
@@ -366,7 +397,6 @@ export class ViewerApp {
     const any = Object.values(changes).some(Boolean);
     if (any) {
       for (const panel of this.panels) panel.update(changes, false);
-      this.updateTabs();
       if (changes.screenshots) this.filmstrip.update();
       if (changes.marks) this.renderNotices();
       if (changes.targets) this.renderTargetOptions();
@@ -412,9 +442,13 @@ export class ViewerApp {
   }
 
   private updateStatus(force: boolean): void {
+    // Text that changes with every event is written a few times a second: each write would
+    // lay out the page again.
     const now = performance.now();
     if (!force && now - this.lastStatus < STATUS_MS) return;
     this.lastStatus = now;
+    this.updateTabs();
+    for (const panel of this.panels) panel.showCounts();
     while (this.rate.length > 0 && this.rate[0]! < now - 1000) this.rate.splice(0, 2);
     let perSecond = 0;
     for (let i = 1; i < this.rate.length; i += 2) perSecond += this.rate[i]!;

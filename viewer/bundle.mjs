@@ -17,7 +17,8 @@ const TYPES = {
 
 /** Bundles the viewer; resolves to `{ name: text }` for every asset. */
 export async function bundleViewer() {
-  const common = { bundle: true, minify: true, target: 'chrome110', legalComments: 'none', write: false, logLevel: 'warning' };
+  // VIEWER_MINIFY=0: readable names, for a profile of the page (bench/viewer.ts --profile).
+  const common = { bundle: true, minify: process.env.VIEWER_MINIFY !== '0', target: 'chrome110', legalComments: 'none', write: false, logLevel: 'warning' };
   const [script, style] = await Promise.all([
     build({ ...common, entryPoints: [here('main.ts')], format: 'iife' }),
     build({ ...common, entryPoints: [here('viewer.css')] }),

@@ -121,10 +121,12 @@ export type MarkKind =
   /** The page's own stream dropped and resumed. */
   | 'stream_resumed'
   /** Another agent process: seq numbering began again. */
-  | 'agent_restarted';
+  | 'agent_restarted'
+  /** Events this page skipped because it could not keep up (the agent still has them). */
+  | 'page_behind';
 
 /** Marks that tell of lost or interrupted telemetry, listed above the panels. */
-export const NOTICE_KINDS: ReadonlySet<MarkKind> = new Set(['disconnected', 'reconnected', 'reconnect_failed', 'init_failed', 'gap', 'stream_resumed', 'agent_restarted']);
+export const NOTICE_KINDS: ReadonlySet<MarkKind> = new Set(['disconnected', 'reconnected', 'reconnect_failed', 'init_failed', 'gap', 'stream_resumed', 'agent_restarted', 'page_behind']);
 
 export interface Mark extends Row {
   kind: MarkKind;

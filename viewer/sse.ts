@@ -14,6 +14,7 @@ export class SseParser {
   private data: string[] = [];
   private id: string | undefined;
   private hasData = false;
+  private nextCr = -1;
   /** Comment lines seen (`: keepalive`). */
   comments = 0;
 
@@ -21,6 +22,7 @@ export class SseParser {
   push(chunk: string): SseMessage[] {
     const messages: SseMessage[] = [];
     this.buffer += chunk;
+    this.nextCr = this.buffer.indexOf('\r');
     let start = 0;
     for (;;) {
       const end = this.lineEnd(start);
@@ -44,7 +46,10 @@ export class SseParser {
 
   private lineEnd(from: number): number {
     const lf = this.buffer.indexOf('\n', from);
-    const cr = this.buffer.indexOf('\r', from);
+    // The next \r is found once and kept until passed: searching for it from every line would
+    // scan the rest of a large chunk once per line (the agent writes \n only).
+    if (this.nextCr !== -1 && this.nextCr < from) this.nextCr = this.buffer.indexOf('\r', from);
+    const cr = this.nextCr;
     if (cr === -1) return lf;
     // A lone \r at the very end may be the first half of \r\n: wait for the next chunk.
     if (cr === this.buffer.length - 1) return lf !== -1 && lf < cr ? lf : -1;

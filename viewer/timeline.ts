@@ -58,6 +58,7 @@ export class Timeline {
   private drag: { x: number; start: number; end: number; moved: boolean } | undefined;
   private width = 0;
   private height = 0;
+  private cssWidth = 0;
 
   constructor(
     private readonly model: SessionModel,
@@ -99,7 +100,11 @@ export class Timeline {
       this.readPalette();
       this.invalidate();
     });
-    new ResizeObserver(() => this.invalidate()).observe(this.canvas);
+    // The canvas's width, kept here: measuring it at every draw would force a layout.
+    new ResizeObserver((entries) => {
+      this.cssWidth = entries[entries.length - 1]!.contentRect.width;
+      this.invalidate();
+    }).observe(this.canvas);
     this.listen();
   }
 
@@ -137,7 +142,7 @@ export class Timeline {
   /** Draws what changed; called once per animation frame by the app. */
   draw(): void {
     if (!this.baseDirty && !this.overlayDirty) return;
-    const rect = this.canvas.getBoundingClientRect();
+    const rect = { width: this.cssWidth };
     if (rect.width === 0) return;
     this.lanes = this.computeLanes();
     const height = AXIS + this.lanes.length * LANE + 4;

@@ -22,6 +22,7 @@ export interface ListOptions<T> {
 }
 
 const OVERSCAN = 8;
+const DATA_RENDER_MS = 100;
 
 export class VirtualList<T> {
   readonly element: HTMLDivElement;
@@ -35,6 +36,13 @@ export class VirtualList<T> {
   private readonly itemOf = new WeakMap<Element, T>();
   private readonly pool: HTMLElement[] = [];
   private follow = true;
+  private active = true;
+  private viewHeight = 0;
+  private sizerHeight = -1;
+  private lastRender = 0;
+  private dataTimer: ReturnType<typeof setTimeout> | undefined;
+  /** What each row element was last given, so unchanged values are not written again. */
+  private readonly written = new WeakMap<HTMLElement, { id: string; offset: number; height: number; position: number; size: number; selected: boolean }>();
   /** Where the list last scrolled itself (following new rows). */
   private ownScrollTop = -1;
   private frame = 0;
@@ -62,7 +70,20 @@ export class VirtualList<T> {
       this.setSelected(item);
       this.options.activate?.(item);
     });
-    new ResizeObserver(() => this.schedule()).observe(this.element);
+    // The viewport's height, kept here: reading clientHeight at every render would force a
+    // layout per frame while rows stream in.
+    new ResizeObserver((entries) => {
+      this.viewHeight = entries[entries.length - 1]!.contentRect.height;
+      this.schedule();
+    }).observe(this.element);
+  }
+
+  /** A list out of view renders nothing until it is back (its items are still kept). */
+  setActive(active: boolean): void {
+    this.active = active;
+    // display: none forgot the scroll position.
+    this.ownScrollTop = -1;
+    if (active) this.render();
   }
 
   get length(): number {
@@ -73,13 +94,24 @@ export class VirtualList<T> {
     return this.selected;
   }
 
-  /** Replaces the items (sorted by `order`); `expanded` are those shown with their extra height. */
-  setItems(items: readonly T[], expanded: readonly T[] = this.expanded): void {
+  /**
+   * Replaces the items (sorted by `order`); `expanded` are those shown with their extra height.
+   * New rows streaming in are drawn at most every DATA_RENDER_MS (a person cannot read faster, and
+   * each redraw costs style, layout and paint); `now` draws at once (a filter or a toggle).
+   */
+  setItems(items: readonly T[], expanded: readonly T[] = this.expanded, now = false): void {
     this.items = items;
     this.expanded = expanded;
     this.computeExtras();
     if (this.selected !== undefined && this.indexOf(this.selected) === -1) this.setSelected(undefined);
-    this.render();
+    const wait = DATA_RENDER_MS - (performance.now() - this.lastRender);
+    if (now || wait <= 0) this.render();
+    else if (this.dataTimer === undefined) {
+      this.dataTimer = setTimeout(() => {
+        this.dataTimer = undefined;
+        this.render();
+      }, wait);
+    }
   }
 
   /** Re-render the rows in view (an item changed, or the list became visible). */
@@ -146,17 +178,27 @@ export class VirtualList<T> {
   }
 
   private render(): void {
+    if (!this.active) return;
+    this.lastRender = performance.now();
     const el = this.element;
-    this.sizer.style.height = `${this.totalHeight}px`;
-    if (this.follow && this.items.length > 0) {
-      el.scrollTop = el.scrollHeight;
-      this.ownScrollTop = el.scrollTop;
+    const total = this.totalHeight;
+    if (total !== this.sizerHeight) {
+      this.sizer.style.height = `${total}px`;
+      this.sizerHeight = total;
     }
-    const viewHeight = el.clientHeight;
+    const viewHeight = this.viewHeight;
+    let top: number;
+    if (this.follow && this.items.length > 0) {
+      top = Math.max(0, total - viewHeight);
+      if (top !== this.ownScrollTop) {
+        el.scrollTop = top;
+        this.ownScrollTop = top;
+      }
+    } else top = el.scrollTop;
     const wanted = new Set<T>();
     if (viewHeight > 0 && this.items.length > 0) {
-      const first = Math.max(0, this.indexAt(el.scrollTop) - OVERSCAN);
-      const last = Math.min(this.items.length - 1, this.indexAt(el.scrollTop + viewHeight) + OVERSCAN);
+      const first = Math.max(0, this.indexAt(top) - OVERSCAN);
+      const last = Math.min(this.items.length - 1, this.indexAt(top + viewHeight) + OVERSCAN);
       for (let i = first; i <= last; i++) wanted.add(this.items[i]!);
     }
     for (const [item, row] of this.rendered) {
@@ -165,7 +207,7 @@ export class VirtualList<T> {
       row.hidden = true;
       this.pool.push(row);
     }
-    const total = this.items.length;
+    const size = this.items.length;
     for (const item of wanted) {
       let row = this.rendered.get(item);
       if (!row) {
@@ -175,15 +217,26 @@ export class VirtualList<T> {
         this.itemOf.set(row, item);
       }
       const index = this.indexOf(item);
-      row.id = `${this.idPrefix}-${this.options.order(item)}`;
-      row.style.transform = `translateY(${this.offsetOf(index)}px)`;
-      row.style.height = `${this.options.rowHeight + this.extraAt(index)}px`;
-      row.setAttribute('aria-posinset', String(index + 1));
-      row.setAttribute('aria-setsize', String(total));
-      row.setAttribute('aria-selected', String(item === this.selected));
+      const next = {
+        id: `${this.idPrefix}-${this.options.order(item)}`,
+        offset: this.offsetOf(index),
+        height: this.options.rowHeight + this.extraAt(index),
+        position: index + 1,
+        size,
+        selected: item === this.selected,
+      };
+      const was = this.written.get(row);
+      if (was?.id !== next.id) row.id = next.id;
+      if (was?.offset !== next.offset) row.style.transform = `translateY(${next.offset}px)`;
+      if (was?.height !== next.height) row.style.height = `${next.height}px`;
+      if (was?.position !== next.position) row.setAttribute('aria-posinset', String(next.position));
+      if (was?.size !== next.size) row.setAttribute('aria-setsize', String(next.size));
+      if (was?.selected !== next.selected) row.setAttribute('aria-selected', String(next.selected));
+      this.written.set(row, next);
       this.options.render(item, row);
     }
-    this.element.setAttribute('aria-activedescendant', this.selected !== undefined && this.rendered.has(this.selected) ? `${this.idPrefix}-${this.options.order(this.selected)}` : '');
+    const active = this.selected !== undefined && this.rendered.has(this.selected) ? `${this.idPrefix}-${this.options.order(this.selected)}` : '';
+    if (el.getAttribute('aria-activedescendant') !== active) el.setAttribute('aria-activedescendant', active);
   }
 
   private indexOf(item: T): number {

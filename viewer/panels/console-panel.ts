@@ -71,15 +71,22 @@ export class ConsolePanel implements Panel {
     return this.rows.items.length;
   }
 
-  update(changes: Changes, rebuild: boolean): void {
-    if (!changes.console && !rebuild) return;
-    this.rows.sync(rebuild);
-    this.list.setItems(this.rows.items, [...this.expanded]);
+  showCounts(): void {
     setText(this.counter, `${this.rows.items.length} of ${this.model.console.length}`);
   }
 
+  update(changes: Changes, rebuild: boolean): void {
+    if (!changes.console && !rebuild) return;
+    this.rows.sync(rebuild);
+    this.list.setItems(this.rows.items, [...this.expanded], rebuild);
+  }
+
   shown(): void {
-    this.list.refresh();
+    this.list.setActive(true);
+  }
+
+  hidden(): void {
+    this.list.setActive(false);
   }
 
   private refilter(): void {
@@ -96,7 +103,7 @@ export class ConsolePanel implements Panel {
     if (row.stack === undefined) return;
     if (this.expanded.has(row)) this.expanded.delete(row);
     else this.expanded.add(row);
-    this.list.setItems(this.rows.items, [...this.expanded]);
+    this.list.setItems(this.rows.items, [...this.expanded], true);
   }
 
   private renderRow(row: ConsoleRow, element: HTMLElement): void {

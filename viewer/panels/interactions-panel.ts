@@ -56,15 +56,22 @@ export class InteractionsPanel implements Panel {
     return this.rows.items.length;
   }
 
-  update(changes: Changes, rebuild: boolean): void {
-    if (!changes.interactions && !rebuild) return;
-    this.rows.sync(rebuild);
-    this.list.setItems(this.rows.items);
+  showCounts(): void {
     setText(this.counter, `${this.rows.items.length} of ${this.model.interactions.length}`);
   }
 
+  update(changes: Changes, rebuild: boolean): void {
+    if (!changes.interactions && !rebuild) return;
+    this.rows.sync(rebuild);
+    this.list.setItems(this.rows.items, [], rebuild);
+  }
+
   shown(): void {
-    this.list.refresh();
+    this.list.setActive(true);
+  }
+
+  hidden(): void {
+    this.list.setActive(false);
   }
 
   private matches(row: InteractionRow): boolean {

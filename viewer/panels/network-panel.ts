@@ -88,12 +88,15 @@ export class NetworkPanel implements Panel {
     return this.rows.items.length;
   }
 
+  showCounts(): void {
+    setText(this.counter, `${this.rows.items.length} of ${this.model.network.length}`);
+  }
+
   update(changes: Changes, rebuild: boolean): void {
     if (!changes.network && !rebuild) return;
     // An entry's outcome arrives after its row: "failed only" must look again.
     this.rows.sync(rebuild || (changes.network && this.failedOnly));
-    this.list.setItems(this.rows.items);
-    setText(this.counter, `${this.rows.items.length} of ${this.model.network.length}`);
+    this.list.setItems(this.rows.items, [], rebuild);
     if (this.shown_ !== undefined && changes.network && signature(this.shown_) !== this.details.dataset.signature) this.fillDetails(this.shown_);
   }
 
@@ -103,7 +106,11 @@ export class NetworkPanel implements Panel {
   }
 
   shown(): void {
-    this.list.refresh();
+    this.list.setActive(true);
+  }
+
+  hidden(): void {
+    this.list.setActive(false);
   }
 
   private refilter(): void {

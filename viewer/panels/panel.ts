@@ -8,8 +8,12 @@ export interface Panel {
   readonly element: HTMLElement;
   /** Rows shown, for the tab's label. */
   count(): number;
+  /** Write the counts the panel shows (called a few times a second, not per event). */
+  showCounts(): void;
   /** New events arrived (`changes`), or the view filter changed (`rebuild`). */
   update(changes: Changes, rebuild: boolean): void;
   /** The panel became visible: lay out its list again. */
   shown(): void;
+  /** The panel left the view: render nothing until it is shown again. */
+  hidden(): void;
 }

@@ -34,6 +34,10 @@ export class TargetsPanel implements Panel {
     return this.model.targets.size;
   }
 
+  showCounts(): void {
+    // The table says it all.
+  }
+
   update(changes: Changes, rebuild: boolean): void {
     if (changes.targets || rebuild) this.dirty = true;
     // Only while shown: a table of every target is rebuilt whole, which is cheap for tens of rows.
