@@ -171,9 +171,7 @@ interface TraceEvent {
 
 /** Time per trace event name on the page's main thread (top-level events only). */
 function printTrace(events: TraceEvent[]): void {
-  const main = events.find((e) => e.name === 'TracingStartedInBrowser' || e.name === 'TracingStartedInPage');
-  void main;
-  // The renderer main thread: the thread with the most RunTask time that also ran script.
+  // The renderer's main thread: the one that ran the most script.
   const byThread = new Map<string, Map<string, number>>();
   for (const e of events) {
     if (e.ph !== 'X' || e.dur === undefined) continue;

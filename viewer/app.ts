@@ -112,7 +112,7 @@ export class ViewerApp {
     this.targetSelect.addEventListener('change', () => this.setTarget(this.targetSelect.value || undefined));
     this.downloadButton = h('button', { type: 'button' }, 'Download events (JSON lines)');
     this.downloadButton.addEventListener('click', () => void this.download());
-    this.harLink = h('a', { class: 'button', href: new URL('har', session).pathname, download: `session-${sessionId}.har`, hidden: true }, 'Download HAR');
+    this.harLink = h('a', { class: 'button', href: new URL('har', session).pathname, download: `${sessionId}.har`, hidden: true }, 'Download HAR');
     this.feed = new TelemetryFeed(new URL('telemetry', session), {
       frame: (seq, data) => this.enqueue({ seq, data }),
       connected: (connection) => this.enqueue({ connection }),

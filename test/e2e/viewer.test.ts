@@ -3,7 +3,7 @@
 // go to .tmp/viewer/ as test artifacts.
 
 import CDP from 'chrome-remote-interface';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -152,6 +152,19 @@ class ViewerBrowser {
   }
 }
 
+/** The text of a file once a download has written it whole. */
+async function waitForFile(path: string, timeoutMs = 10_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (existsSync(path)) {
+      const text = readFileSync(path, 'utf8');
+      if (text.endsWith('\n') || text.endsWith('}')) return text;
+    }
+    if (Date.now() > deadline) throw new Error(`no download at ${path}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Mints a viewer URL (through `base`, so the URL names that host). */
 async function mintViewerUrl(base: string, sessionId: string, token = TOKEN): Promise<Response> {
   return fetch(`${base}/browsers/${sessionId}/viewer/sessions`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
@@ -242,6 +255,24 @@ describe('the live viewer', () => {
     const frames = await viewer.waitFor<string[]>(`${row}.getAttribute('aria-expanded') === 'true' && [...${row}.querySelectorAll('.stack .frame')].map((f) => f.textContent)`, 'the stack trace');
     expect(frames[0]).toMatch(/^at viewerThrower \(/);
     await viewer.screenshot('console-stack');
+  });
+
+  it('downloads the events as JSON lines from the history, and the HAR when the agent has it', async () => {
+    const dir = `${process.cwd()}/${ARTIFACTS}/downloads-${process.pid}`;
+    rmSync(dir, { recursive: true, force: true });
+    await viewer.client.send('Page.setDownloadBehavior', { behavior: 'allow', downloadPath: dir });
+    await viewer.evaluate(`document.querySelector('.downloads button').click()`);
+    const lines = await waitForFile(`${dir}/session-${rig.agent.sessionId}-events.jsonl`);
+    const envelopes = lines.trim().split('\n').map((line) => JSON.parse(line) as { seq: number; event: { type: string } });
+    expect(envelopes.length).toBeGreaterThan(10);
+    expect(envelopes.map((e) => e.seq)).toEqual([...envelopes.map((e) => e.seq)].sort((a, b) => a - b));
+    expect(envelopes.some((e) => e.event.type === 'interaction_click')).toBe(true);
+
+    await viewer.waitFor(`!document.querySelector('.downloads a').hidden`, 'the HAR button');
+    await viewer.evaluate(`document.querySelector('.downloads a').click()`);
+    const har = JSON.parse(await waitForFile(`${dir}/${rig.agent.sessionId}.har`)) as { log: { version: string; entries: Array<{ request: { url: string } }> } };
+    expect(har.log.version).toBe('1.2');
+    expect(har.log.entries.some((e) => e.request.url.endsWith('/viewer-missing'))).toBe(true);
   });
 
   it('moves between the panels with the arrow keys', async () => {
