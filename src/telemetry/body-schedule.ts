@@ -2,7 +2,7 @@
 // `Network.getResponseBody` is a command relayed by the browser process and answered from a copy
 // of the body, and an event the agent then builds and writes: work that competes with a page
 // load for the machine's cores. So a body is fetched while its tab is loading only when it cannot
-// wait, and otherwise once the tab's load event has fired and the tab went quiet.
+// wait, and otherwise once the tab's load event has fired, or once the tab went quiet.
 //
 // Waiting is safe because the network family asks Chromium for durable bodies
 // (`Network.configureDurableMessages`): the browser process keeps a copy that outlives the
@@ -11,8 +11,10 @@
 // session's root frame starts a new document: those bodies cannot wait past that.
 //
 // One queue per tab, fed by the network family. A deferred body is fetched:
-// - when the tab's load event has fired and none of its requests has been in flight for
-//   BODY_QUIET_MS;
+// - when the tab's load event fires (pages that navigate on at their load event get their bodies
+//   asked for then, while every frame's session still exists);
+// - after the load, when none of the tab's requests has been in flight for BODY_QUIET_MS (a
+//   single-page app's bursts of requests are not interrupted by the fetches of their bodies);
 // - at once (urgent, past the fetch queue's concurrency) when it is not durable and the document
 //   that holds it is about to be replaced;
 // - when the tab's deferred bodies pass MAX_DEFERRED_BYTES (Chromium evicts the oldest bodies
@@ -40,7 +42,7 @@ const SYSTEM_TIMERS: IdleTimers = {
 
 /** One body waiting to be fetched. */
 export interface DeferredBody {
-  /** The session it will be fetched on (dropped with it). */
+  /** The session it will be fetched on (it is dropped when that session ends). */
   readonly sessionId: string;
   /** The root frame of that session: its next document replaces the body's. */
   readonly rootFrameId: string;
@@ -134,7 +136,7 @@ export class BodySchedule {
     const t = this.tabs.get(tab);
     if (t === undefined || !t.loading) return;
     t.loading = false;
-    this.armQuiet(t);
+    if (t.queue.length > 0) this.release(t);
   }
 
   /** Fetch `body` once its tab is loaded and quiet (see the module comment). */

@@ -466,22 +466,27 @@ export class NetworkFamily implements TelemetryFamily {
   }
 
   /**
-   * The response body, on the session that finished the request. A page's or an iframe's body
-   * waits for its tab (body-schedule.ts); a worker's is fetched at once (a worker may end at any
-   * time, and its bodies with it), as is one with no tab (service and shared workers).
+   * The response body. A page's or an iframe's body waits for its tab (body-schedule.ts); a
+   * worker's is fetched at once (a worker may end at any time, and its bodies with it), as is one
+   * with no tab (service and shared workers). A durable body is asked for on the tab's session:
+   * the browser shares durable bodies between all the sessions of a connection, and the tab's
+   * outlives its iframes (an out-of-process iframe's session ends when the page navigates on,
+   * often before its bodies were asked for). Otherwise it is asked for on the session that
+   * finished the request, which alone holds it.
    */
   private fetchBody(record: RequestRecord, state: TargetState, bytes: number): Promise<BodyResult> {
     const target = state.target;
-    const sessionId = target.sessionId;
     const tab = target.tab;
-    if (tab === undefined || !DEFERRING_TARGET_TYPES.has(target.type)) return this.fetcher.responseBody(sessionId, record.id);
+    if (tab === undefined || !DEFERRING_TARGET_TYPES.has(target.type)) return this.fetcher.responseBody(target.sessionId, record.id);
+    const durable = this.durableSessions.has(target.sessionId) && this.durableSessions.has(tab.sessionId);
+    const via = durable ? tab.sessionId : target.sessionId;
     return new Promise<BodyResult>((resolve) => {
       this.schedule.defer(tab.sessionId, {
-        sessionId,
+        sessionId: via,
         rootFrameId: target.targetId,
         bytes,
-        durable: this.durableSessions.has(sessionId),
-        run: (urgent) => void this.fetcher.responseBody(sessionId, record.id, urgent).then(resolve),
+        durable,
+        run: (urgent) => void this.fetcher.responseBody(via, record.id, urgent).then(resolve),
         drop: () => resolve(GONE),
       });
     });

@@ -191,7 +191,8 @@ describe('NetworkFamily', () => {
       const [response] = ofType('network_response');
       expect(ofType('network_response')).toHaveLength(1);
       expect(response!.data).toMatchObject({ session_id: 'S-page', target_type: 'page', frame_id: 'T-iframe', loader_id: 'DOC-IFRAME', body: '<p>inner' });
-      expect(connection.sent.find((c) => c.method === 'Network.getResponseBody')!.sessionId).toBe('S-iframe');
+      // Durable bodies are asked for on the tab's session (see "when bodies are fetched").
+      expect(connection.sent.find((c) => c.method === 'Network.getResponseBody')!.sessionId).toBe('S-page');
     });
 
     it('never asks for a textual body over the fetch limit, and marks its response truncated', async () => {
@@ -363,7 +364,7 @@ describe('NetworkFamily', () => {
       c.emit('Network.loadingFinished', loadingFinished(loaderId), tab.target.sessionId);
     };
 
-    it("waits for the tab's load event, then for the tab to be quiet", async () => {
+    it("waits for the tab's load event", async () => {
       const { connection, attach, ofType } = setup();
       const tab = attach('S1', 'T1', 'page');
       startLoad(connection, tab, 'L1');
@@ -373,10 +374,8 @@ describe('NetworkFamily', () => {
       expect(bodyAsks(connection)).toEqual([]);
       expect(ofType('network_response')).toHaveLength(0);
       connection.emit('Page.loadEventFired', { timestamp: 1 }, 'S1');
-      await vi.advanceTimersByTimeAsync(BODY_QUIET_MS - 1);
-      expect(bodyAsks(connection)).toEqual([]);
-      await vi.advanceTimersByTimeAsync(1);
       expect(bodyAsks(connection)).toEqual(['R1', 'L1']);
+      await vi.advanceTimersByTimeAsync(0);
       expect(ofType('network_response')).toHaveLength(2);
     });
 
@@ -393,7 +392,7 @@ describe('NetworkFamily', () => {
       expect(bodyAsks(connection)).toEqual(['L1']);
     });
 
-    it('waits while another request of the tab is in flight, and fetches once the last one ended', async () => {
+    it('after the load, waits while another request of the tab is in flight, then BODY_QUIET_MS', async () => {
       const { connection, attach } = setup();
       attach('S1', 'T1', 'page');
       connection.emit('Network.requestWillBeSent', requestWillBeSent('SLOW', 'http://fixture.test/slow.json'), 'S1');
@@ -402,7 +401,9 @@ describe('NetworkFamily', () => {
       expect(bodyAsks(connection)).toEqual([]);
       connection.emit('Network.responseReceived', responseReceived('SLOW'), 'S1');
       connection.emit('Network.loadingFinished', loadingFinished('SLOW'), 'S1');
-      await settle();
+      await vi.advanceTimersByTimeAsync(BODY_QUIET_MS - 1);
+      expect(bodyAsks(connection)).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
       expect(bodyAsks(connection)).toEqual(['R1', 'SLOW']);
     });
 
@@ -484,10 +485,30 @@ describe('NetworkFamily', () => {
       expect(ofType('network_response')[0]!.data).not.toHaveProperty('body');
     });
 
-    it('emits the response without a body, unasked, when its iframe detaches first', async () => {
+    it("asks for an iframe's durable body on the tab's session, also after the iframe detached", async () => {
       const { connection, attach, family, tracker, ofType } = setup();
+      connection.answers.set('Network.getResponseBody', async () => ({ body: '{"in":"iframe"}', base64Encoded: false }));
       const tab = attach('S1', 'T1', 'page');
       const iframe = attach('S-iframe', 'T-iframe', 'iframe', tab.target);
+      await vi.advanceTimersByTimeAsync(0);
+      startLoad(connection, tab, 'L1');
+      completeRequest(connection, 'S-iframe', 'R-iframe', 'http://other.test/b.json');
+      family.targetDetached(iframe);
+      tracker.remove(iframe.target);
+      connection.emit('Page.loadEventFired', { timestamp: 1 }, 'S1');
+      await vi.advanceTimersByTimeAsync(0);
+      expect(connection.sent.filter((c) => c.method === 'Network.getResponseBody').map((c) => c.sessionId)).toEqual(['S1']);
+      expect(ofType('network_response')[0]!.data.body).toBe('{"in":"iframe"}');
+    });
+
+    it('emits the response without a body, unasked, when its iframe without durable storage detaches first', async () => {
+      const { connection, attach, family, tracker, ofType } = setup();
+      connection.answers.set('Network.configureDurableMessages', async () => {
+        throw new Error("'Network.configureDurableMessages' wasn't found");
+      });
+      const tab = attach('S1', 'T1', 'page');
+      const iframe = attach('S-iframe', 'T-iframe', 'iframe', tab.target);
+      await vi.advanceTimersByTimeAsync(0);
       startLoad(connection, tab, 'L1');
       completeRequest(connection, 'S-iframe', 'R-iframe', 'http://other.test/b.json');
       family.targetDetached(iframe);
