@@ -5,6 +5,7 @@
 
 import { resolve } from 'node:path';
 import {
+  choiceKind,
   ConfigError,
   hostKind,
   integerKind,
@@ -40,6 +41,29 @@ export const DEFAULT_AGENT_KEEPALIVE_MS = 15_000;
 export const MAX_KEY_RECHECK_MS = 30_000;
 const TIMEOUT_MS_MIN = 10;
 const TIMEOUT_MS_MAX = 3_600_000;
+/** docs/gateway.md "Retention". */
+export const DEFAULT_ARCHIVE_RETAIN_DAYS = 30;
+const MAX_ARCHIVE_RETAIN_DAYS = 3650;
+/** docs/gateway.md "Ending": an agent unheard of for this long has ended its session. */
+export const DEFAULT_ARCHIVE_SILENCE_MS = 300_000;
+const ARCHIVE_SILENCE_MS_MIN = 1000;
+const ARCHIVE_SILENCE_MS_MAX = 86_400_000;
+/**
+ * docs/gateway.md "Leases": a dead holder's sessions are taken over within a lease and a third
+ * (the renewal period): 20 s by default, inside the 30 s the archive promises.
+ */
+export const DEFAULT_ARCHIVE_LEASE_MS = 15_000;
+const ARCHIVE_LEASE_MS_MIN = 100;
+const ARCHIVE_LEASE_MS_MAX = 22_500;
+
+/** The archive's settings (docs/gateway.md). */
+export interface ArchiveConfig {
+  /** Whether this instance follows sessions; reads are served either way. */
+  follow: boolean;
+  retainDays: number;
+  silenceMs: number;
+  leaseMs: number;
+}
 
 export interface GatewayConfig {
   host: string;
@@ -56,6 +80,7 @@ export interface GatewayConfig {
   agentKeepaliveMs: number;
   /** Period of the re-check of open streams' keys (deleted or expired elsewhere). */
   keyRecheckMs: number;
+  archive: ArchiveConfig;
 }
 
 export interface CreateKeyOptions {
@@ -88,6 +113,10 @@ export interface GatewayConfigOptions {
   agentKeepaliveMs?: number;
   /** 10 ms to 30 s (the default). */
   keyRecheckMs?: number;
+  archiveFollow?: boolean;
+  archiveRetainDays?: number;
+  archiveSilenceMs?: number;
+  archiveLeaseMs?: number;
 }
 
 function isPostgresUrl(text: string): boolean {
@@ -108,6 +137,10 @@ const kinds = {
   databaseUrl: stringKind('a postgres:// or postgresql:// URL with a host', isPostgresUrl, true),
   keyName: stringKind('1 to 255 characters', (s) => s.length > 0 && [...s].length <= 255),
   days: integerKind(1, MAX_DAYS_TO_EXPIRE, `an integer from 1 to ${MAX_DAYS_TO_EXPIRE}`),
+  onOff: choiceKind<boolean>({ on: true, off: false, true: true, false: false }, 'on, off, true or false'),
+  retainDays: integerKind(1, MAX_ARCHIVE_RETAIN_DAYS, `an integer from 1 to ${MAX_ARCHIVE_RETAIN_DAYS}`),
+  silenceMs: integerKind(ARCHIVE_SILENCE_MS_MIN, ARCHIVE_SILENCE_MS_MAX, `an integer from ${ARCHIVE_SILENCE_MS_MIN} to ${ARCHIVE_SILENCE_MS_MAX}`),
+  leaseMs: integerKind(ARCHIVE_LEASE_MS_MIN, ARCHIVE_LEASE_MS_MAX, `an integer from ${ARCHIVE_LEASE_MS_MIN} to ${ARCHIVE_LEASE_MS_MAX}`),
 };
 
 const STORAGE_SETTINGS = {
@@ -162,6 +195,26 @@ const SERVE_SETTINGS = {
     meaning: `The agents' --keepalive-ms: a telemetry stream without a byte for 3 such periods has a dead agent and is ended (504 before its head). ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
     kind: kinds.timeoutMs,
   },
+  archiveFollow: {
+    flag: 'archive-follow', env: 'GATEWAY_ARCHIVE_FOLLOW', arg: '<on|off>', default: 'on',
+    meaning: "Whether this instance follows live sessions' telemetry streams into the archive (one instance per session, by lease). off: it only serves reads from the archive.",
+    kind: kinds.onOff,
+  },
+  archiveRetainDays: {
+    flag: 'archive-retain-days', env: 'GATEWAY_ARCHIVE_RETAIN_DAYS', arg: '<days>', default: String(DEFAULT_ARCHIVE_RETAIN_DAYS),
+    meaning: `Days an archived event is kept; an ended session goes with its last event. 1 to ${MAX_ARCHIVE_RETAIN_DAYS}.`,
+    kind: kinds.retainDays,
+  },
+  archiveSilenceMs: {
+    flag: 'archive-silence-ms', env: 'GATEWAY_ARCHIVE_SILENCE_MS', arg: '<ms>', default: String(DEFAULT_ARCHIVE_SILENCE_MS),
+    meaning: `A live session whose agent has not answered for this long (vanished without a DELETE) is marked ended. ${ARCHIVE_SILENCE_MS_MIN} to ${ARCHIVE_SILENCE_MS_MAX}.`,
+    kind: kinds.silenceMs,
+  },
+  archiveLeaseMs: {
+    flag: 'archive-lease-ms', env: 'GATEWAY_ARCHIVE_LEASE_MS', arg: '<ms>', default: String(DEFAULT_ARCHIVE_LEASE_MS),
+    meaning: `How long an instance's claim to follow a session lasts unless renewed (every third of it); a dead instance's sessions are taken over within 4/3 of it. ${ARCHIVE_LEASE_MS_MIN} to ${ARCHIVE_LEASE_MS_MAX}.`,
+    kind: kinds.leaseMs,
+  },
 } satisfies Record<string, Setting<unknown>>;
 
 const CREATE_KEY_SETTINGS = {
@@ -208,6 +261,12 @@ export function parseGatewayCommandLine(argv: readonly string[], env: Record<str
       agentIdleTimeoutMs: reader.read(SERVE_SETTINGS.agentIdleTimeoutMs) ?? DEFAULT_AGENT_IDLE_TIMEOUT_MS,
       agentKeepaliveMs: reader.read(SERVE_SETTINGS.agentKeepaliveMs) ?? DEFAULT_AGENT_KEEPALIVE_MS,
       keyRecheckMs: MAX_KEY_RECHECK_MS,
+      archive: {
+        follow: reader.read(SERVE_SETTINGS.archiveFollow) ?? true,
+        retainDays: reader.read(SERVE_SETTINGS.archiveRetainDays) ?? DEFAULT_ARCHIVE_RETAIN_DAYS,
+        silenceMs: reader.read(SERVE_SETTINGS.archiveSilenceMs) ?? DEFAULT_ARCHIVE_SILENCE_MS,
+        leaseMs: reader.read(SERVE_SETTINGS.archiveLeaseMs) ?? DEFAULT_ARCHIVE_LEASE_MS,
+      },
     },
   };
 }
@@ -250,6 +309,10 @@ export function resolveGatewayConfig(options: GatewayConfigOptions = {}): Gatewa
     'agentIdleTimeoutMs',
     'agentKeepaliveMs',
     'keyRecheckMs',
+    'archiveFollow',
+    'archiveRetainDays',
+    'archiveSilenceMs',
+    'archiveLeaseMs',
   ]);
   for (const key of Object.keys(options)) {
     if (!known.has(key)) throw new ConfigError(`${key}: unknown option`);
@@ -273,6 +336,12 @@ export function resolveGatewayConfig(options: GatewayConfigOptions = {}): Gatewa
     agentIdleTimeoutMs: check('agentIdleTimeoutMs', kinds.timeoutMs, options.agentIdleTimeoutMs) ?? DEFAULT_AGENT_IDLE_TIMEOUT_MS,
     agentKeepaliveMs: check('agentKeepaliveMs', kinds.timeoutMs, options.agentKeepaliveMs) ?? DEFAULT_AGENT_KEEPALIVE_MS,
     keyRecheckMs: check('keyRecheckMs', kinds.keyRecheckMs, options.keyRecheckMs) ?? MAX_KEY_RECHECK_MS,
+    archive: {
+      follow: check('archiveFollow', kinds.onOff, options.archiveFollow) ?? true,
+      retainDays: check('archiveRetainDays', kinds.retainDays, options.archiveRetainDays) ?? DEFAULT_ARCHIVE_RETAIN_DAYS,
+      silenceMs: check('archiveSilenceMs', kinds.silenceMs, options.archiveSilenceMs) ?? DEFAULT_ARCHIVE_SILENCE_MS,
+      leaseMs: check('archiveLeaseMs', kinds.leaseMs, options.archiveLeaseMs) ?? DEFAULT_ARCHIVE_LEASE_MS,
+    },
   };
 }
 
@@ -281,9 +350,10 @@ export function gatewayHelpText(): string {
     'Usage: browser-telemetry-gateway [options]',
     '       browser-telemetry-gateway create-key --name <name> [--project <id|name>] [options]',
     '',
-    'Control plane in front of browser-telemetry agents: projects, API keys, bearer auth, and the',
-    'public browser paths forwarded to each session\'s agent. Every option can also be set by its',
-    'environment variable; a flag wins over its variable, and an empty variable counts as unset.',
+    'Control plane in front of browser-telemetry agents: projects, API keys, bearer auth, the',
+    'public browser paths forwarded to each session\'s agent, and the archive of every session\'s',
+    'telemetry, readable after the session ends. Every option can also be set by its environment',
+    'variable; a flag wins over its variable, and an empty variable counts as unset.',
     '',
     'Options:',
     ...optionHelpLines(Object.values(SERVE_SETTINGS)),

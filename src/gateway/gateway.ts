@@ -1,5 +1,6 @@
-// startGateway(options): the gateway's programmatic entry. Opens and migrates the storage, then
-// serves the org API and the forwarded browser paths.
+// startGateway(options): the gateway's programmatic entry. Opens and migrates the storage, starts
+// the archive (docs/gateway.md), then serves the org API, the archive's reads and the forwarded
+// browser paths.
 
 import pino, { type Logger } from 'pino';
 import { resolveGatewayConfig, type GatewayConfig, type GatewayConfigOptions } from './config.ts';
@@ -8,6 +9,9 @@ import { createGatewayServer } from './http/server.ts';
 import { describeStorage, openStore } from './storage/open-store.ts';
 import { listenUrl } from '../http/listen.ts';
 import type { GatewayStore } from './storage/store.ts';
+import { Archive } from './archive/archive.ts';
+import type { QueuedEvent } from './archive/archive-writer.ts';
+import { streamSilenceLimitMs } from './http/agent-silence.ts';
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 
@@ -16,7 +20,13 @@ export interface StartGatewayOptions extends GatewayConfigOptions {
   logger?: Logger;
   /** TCP connect timeout towards agents (default 5000 ms); then 502. */
   connectTimeoutMs?: number;
+  /** How often the archive's retention runs (default 10 min). */
+  archiveRetentionIntervalMs?: number;
+  /** Benchmarks: every batch the archive commits, with its commit time (Date.now()). */
+  onArchiveCommitted?: (rows: readonly QueuedEvent[], committedAt: number) => void;
 }
+
+type GatewayExtras = Pick<StartGatewayOptions, 'logger' | 'connectTimeoutMs' | 'archiveRetentionIntervalMs' | 'onArchiveCommitted'>;
 
 export interface Gateway {
   /** `http://host:port` the gateway listens on. */
@@ -24,6 +34,8 @@ export interface Gateway {
   readonly config: GatewayConfig;
   /** The state, for embedding and tests (e.g. to create the first key). */
   readonly store: GatewayStore;
+  /** The telemetry archive (docs/gateway.md). */
+  readonly archive: Archive;
   /** Number of forwarded exchanges still piping (streams, mostly). */
   readonly openExchanges: number;
   /** Stops serving (forwarded streams are cut; clients resume elsewhere) and closes the storage. */
@@ -31,14 +43,11 @@ export interface Gateway {
 }
 
 export async function startGateway(options: StartGatewayOptions = {}): Promise<Gateway> {
-  const { logger, connectTimeoutMs, ...configOptions } = options;
-  return startGatewayWithConfig(resolveGatewayConfig(configOptions), { logger, connectTimeoutMs });
+  const { logger, connectTimeoutMs, archiveRetentionIntervalMs, onArchiveCommitted, ...configOptions } = options;
+  return startGatewayWithConfig(resolveGatewayConfig(configOptions), { logger, connectTimeoutMs, archiveRetentionIntervalMs, onArchiveCommitted });
 }
 
-export async function startGatewayWithConfig(
-  config: GatewayConfig,
-  extras: { logger?: Logger; connectTimeoutMs?: number } = {},
-): Promise<Gateway> {
+export async function startGatewayWithConfig(config: GatewayConfig, extras: GatewayExtras = {}): Promise<Gateway> {
   const logger = extras.logger ?? pino({ level: config.logLevel });
   const { store, migration, permissionChanges } = await openStore(config.storage, (err) => logger.warn({ err }, 'idle database connection failed'));
   if (permissionChanges.length > 0) {
@@ -46,17 +55,32 @@ export async function startGatewayWithConfig(
   }
   if (migration.applied.length > 0) logger.info({ applied: migration.applied, version: migration.version }, 'database migrated');
 
+  const timeouts = {
+    connectMs: extras.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    responseMs: config.agentResponseTimeoutMs,
+    idleMs: config.agentIdleTimeoutMs,
+    keepaliveMs: config.agentKeepaliveMs,
+  };
+  const archive = new Archive({
+    db: store.db,
+    log: logger,
+    follow: config.archive.follow,
+    retainDays: config.archive.retainDays,
+    silenceMs: config.archive.silenceMs,
+    leaseMs: config.archive.leaseMs,
+    streamSilenceMs: streamSilenceLimitMs(timeouts),
+    connectTimeoutMs: timeouts.connectMs,
+    responseTimeoutMs: config.agentResponseTimeoutMs,
+    retentionIntervalMs: extras.archiveRetentionIntervalMs,
+    onCommitted: extras.onArchiveCommitted,
+  });
   const { app, proxy } = createGatewayServer({
     store,
     logger,
     hosts: new HostPolicy(config.host, config.allowedHosts),
-    timeouts: {
-      connectMs: extras.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-      responseMs: config.agentResponseTimeoutMs,
-      idleMs: config.agentIdleTimeoutMs,
-      keepaliveMs: config.agentKeepaliveMs,
-    },
+    timeouts,
     keyRecheckMs: config.keyRecheckMs,
+    archive,
   });
   let url: string;
   try {
@@ -66,18 +90,22 @@ export async function startGatewayWithConfig(
     await store.db.close();
     throw err;
   }
-  logger.info({ url, storage: describeStorage(config.storage), schema_version: migration.version }, 'listening');
+  archive.start();
+  logger.info({ url, storage: describeStorage(config.storage), schema_version: migration.version, archive: config.archive, instance: archive.keeper.instanceId }, 'listening');
 
   let closing: Promise<void> | undefined;
   return {
     url,
     config,
     store,
+    archive,
     get openExchanges() {
       return proxy.openExchanges;
     },
     close() {
-      closing ??= app.close().then(() => store.db.close());
+      // Streams first (they read the archive), then the archive (its queue is committed and its
+      // leases released for the other instances), then the database.
+      closing ??= app.close().then(() => archive.close()).then(() => store.db.close());
       return closing;
     },
   };

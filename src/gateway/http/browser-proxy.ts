@@ -12,6 +12,12 @@
 // An agent that goes quiet does not hold the caller forever (agent-silence.ts): no response head
 // within the response timeout (a telemetry stream: 3 keepalive periods) is 504; a body that stops
 // moving is cut. An exchange whose key is deleted or expires while it flows is ended (key-watch.ts).
+//
+// The archive (docs/gateway.md) uses two hooks here: a DELETE first drains what the agent still
+// has into the archive, and after the agent's answer waits for the follower to read the stream's
+// tail; and a telemetry stream may be preceded by archived frames (`StreamPrelude`), written
+// while the agent's response waits unread, so that a client resuming from far back gets the
+// archive first and the agent's frames after it.
 
 import http, { type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
@@ -36,11 +42,36 @@ const MAX_INNER_BODY = 16 * 1024;
 /** The routes whose answer is a telemetry stream (SSE), watched by the agents' keepalive. */
 const STREAM_ROUTES = new Set(['/browsers/:id/telemetry', '/browsers/:id/telemetry/stream']);
 
+/** What the archive does around a DELETE (archive/archive.ts). */
+export interface SessionEndHooks {
+  /** Before the DELETE is forwarded: the agent's events not yet archived are archived. */
+  beforeDelete(browser: BrowserRecord): Promise<void>;
+  /** After the agent ended the session (2xx or 404) and the registration is marked deleted. */
+  afterDelete(browser: BrowserRecord): Promise<void>;
+}
+
+/** Frames written to a forwarded stream's client before the agent's (archive/archive-stream.ts). */
+export interface StreamPrelude {
+  /** The response headers, from the agent's. */
+  headers(agentHeaders: OutgoingHttpHeaders): OutgoingHttpHeaders;
+  /** Writes the frames; stops early when `open()` turns false (the exchange ended). */
+  write(response: ServerResponse, open: () => boolean): Promise<void>;
+}
+
+export interface ForwardOptions {
+  /** The query string sent instead of the request's (`''` or `?a=b`). */
+  query?: string;
+  /** Last-Event-ID sent instead of the request's; null sends none. */
+  lastEventId?: string | null;
+  prelude?: StreamPrelude;
+}
+
 export interface BrowserProxyOptions {
   store: GatewayStore;
   timeouts: AgentTimeouts;
   /** Ends open exchanges whose key goes. */
   keys: KeyWatch;
+  sessionEnds?: SessionEndHooks;
 }
 
 /** One forwarded exchange whose response is being piped. */
@@ -74,8 +105,8 @@ export class BrowserProxy {
       // HEAD would open a stream for nothing.
       const options = { schema: { params }, exposeHeadRoute: false };
       scope.route({ method: ['GET', 'PATCH', 'DELETE'], url: '/browsers/:id', ...options, handler });
-      scope.get('/browsers/:id/telemetry', options, handler);
-      scope.get('/browsers/:id/telemetry/stream', options, handler);
+      // The telemetry streams are the archive's routes (http/archive-routes.ts), which forward
+      // through forward().
       scope.post('/browsers/:id/computer/batch', options, handler);
       scope.put('/browsers/:id/fs/write_file', options, handler);
     });
@@ -93,14 +124,30 @@ export class BrowserProxy {
     const { id } = request.params as { id: string };
     const browser = await this.options.store.findBrowser(id);
     if (!browser) throw notFound('browser session not found');
-    const principal = principalOf(request);
-    requireProjectAccess(principal, browser.projectId, 'browser');
+    requireProjectAccess(principalOf(request), browser.projectId, 'browser');
+    if (request.method === 'DELETE' && this.options.sessionEnds) {
+      try {
+        await this.options.sessionEnds.beforeDelete(browser);
+      } catch (err) {
+        // The DELETE goes on: what the archive missed stays missed, the session still ends.
+        request.log.warn({ session_id: id, err }, 'archive drain before DELETE failed');
+      }
+    }
+    await this.forward(request, reply, browser);
+  }
 
+  /**
+   * Forwards the request to the agent of `browser` (already found and access-checked) and pipes
+   * its answer back; `options` change what is sent and may put archived frames first.
+   */
+  async forward(request: FastifyRequest, reply: FastifyReply, browser: BrowserRecord, options: ForwardOptions = {}): Promise<void> {
+    const id = browser.sessionId;
+    const principal = principalOf(request);
     const stream = STREAM_ROUTES.has(request.routeOptions.url!);
     let upstreamResponse: IncomingMessage;
     let upstream: ClientRequest;
     try {
-      ({ upstream, response: upstreamResponse } = await this.send(request, reply, browser, stream));
+      ({ upstream, response: upstreamResponse } = await this.send(request, reply, browser, stream, options));
     } catch (err) {
       if (err instanceof AgentTimeout) {
         request.log.warn({ session_id: id, err }, 'agent timed out');
@@ -129,8 +176,14 @@ export class BrowserProxy {
         upstreamResponse.destroy();
         throw err;
       }
+      try {
+        await this.options.sessionEnds?.afterDelete(browser);
+      } catch (err) {
+        request.log.warn({ session_id: id, err }, 'archive: waiting for the tail after DELETE failed');
+      }
     }
-    this.pipeResponse(request, reply, upstream, upstreamResponse, principal, stream);
+    const prelude = status === 200 ? options.prelude : undefined;
+    this.pipeResponse(request, reply, upstream, upstreamResponse, principal, stream, prelude);
   }
 
   /**
@@ -142,17 +195,21 @@ export class BrowserProxy {
     reply: FastifyReply,
     browser: BrowserRecord,
     stream: boolean,
+    options: ForwardOptions,
   ): Promise<{ upstream: ClientRequest; response: IncomingMessage }> {
     // The agent's path is rebuilt from the route and the registered id (never the raw URL, which
     // may spell the id in other ways); the query passes on verbatim.
-    const query = request.url.indexOf('?');
+    const queryAt = request.url.indexOf('?');
+    const query = options.query ?? (queryAt === -1 ? '' : request.url.slice(queryAt));
     const path = request.routeOptions.url!.replace(':id', encodeURIComponent(browser.sessionId));
-    const target = new URL(`${browser.agentUrl}${path}${query === -1 ? '' : request.url.slice(query)}`);
+    const target = new URL(`${browser.agentUrl}${path}${query}`);
     const headers: OutgoingHttpHeaders = { authorization: `Bearer ${browser.agentToken}` };
     for (const name of FORWARDED_REQUEST_HEADERS) {
       const value: string | string[] | undefined = request.headers[name];
       if (value !== undefined) headers[name as string] = value;
     }
+    if (options.lastEventId === null) delete headers['last-event-id'];
+    else if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
     const hasBody = headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
     const secure = target.protocol === 'https:';
     const upstream = (secure ? https : http).request({
@@ -226,10 +283,17 @@ export class BrowserProxy {
     upstreamResponse: IncomingMessage,
     principal: Principal,
     stream: boolean,
+    prelude?: StreamPrelude,
   ): void {
-    const headers: OutgoingHttpHeaders = {};
+    let headers: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(upstreamResponse.headers)) {
       if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
+    }
+    if (prelude) {
+      headers = prelude.headers(headers);
+      // Not read while the prelude is written: paused, so that the silence watch below knows the
+      // wait is not the agent's.
+      upstreamResponse.pause();
     }
     reply.hijack();
     const response = reply.raw;
@@ -278,10 +342,6 @@ export class BrowserProxy {
     this.open.add(exchange);
     const untrack = this.options.keys.track(principal, exchange);
 
-    // Ends the client's response when the agent's ends (a terminated session closes its streams).
-    // fastify still logs the request when the response finishes.
-    upstreamResponse.pipe(response);
-    upstreamResponse.on('data', () => watch.touch());
     // The agent's response failed (reset, destroyed): the client's cannot be completed.
     finished(upstreamResponse, (err) => {
       if (err) exchange.abort();
@@ -290,6 +350,21 @@ export class BrowserProxy {
     finished(response, (err) => {
       if (err) exchange.abort();
       else finish();
+    });
+    const pipeAgent = (): void => {
+      if (done) return;
+      // Ends the client's response when the agent's ends (a terminated session closes its
+      // streams). fastify still logs the request when the response finishes.
+      upstreamResponse.pipe(response);
+      upstreamResponse.on('data', () => watch.touch());
+    };
+    if (!prelude) {
+      pipeAgent();
+      return;
+    }
+    prelude.write(response, () => !done && !response.destroyed).then(pipeAgent, (err: unknown) => {
+      request.log.warn({ session_id: (request.params as { id: string }).id, err }, 'archived part of a stream failed');
+      exchange.abort();
     });
   }
 }

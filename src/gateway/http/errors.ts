@@ -53,6 +53,7 @@ export function fromStoreError(error: StoreError): ApiError {
       return notFound(error.message);
     case 'name_taken':
     case 'session_taken':
+    case 'session_archived':
       return conflict('conflict', error.message);
     case 'project_not_empty':
       return conflict('project_not_empty', error.message);

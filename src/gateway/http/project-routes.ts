@@ -45,7 +45,7 @@ async function accessibleProject(store: GatewayStore, request: FastifyRequest): 
   return project;
 }
 
-export function registerProjectRoutes(app: FastifyInstance, store: GatewayStore): void {
+export function registerProjectRoutes(app: FastifyInstance, store: GatewayStore, onDeleted: (projectId: string) => void = () => undefined): void {
   app.get('/org/projects', { schema: { querystring: listQuery } }, async (request, reply) => {
     const query = request.query as ListQuery;
     const principal = principalOf(request);
@@ -76,6 +76,7 @@ export function registerProjectRoutes(app: FastifyInstance, store: GatewayStore)
   app.delete('/org/projects/:id', { schema: { params: idParams } }, async (request, reply: FastifyReply) => {
     const project = await accessibleProject(store, request);
     await store.deleteProject(project.id);
+    onDeleted(project.id);
     return reply.code(204).send();
   });
 }

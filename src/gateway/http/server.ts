@@ -1,16 +1,18 @@
 // The gateway's fastify server: the agent's error handling, validation settings and request
 // logging (src/http), the Host check in front of everything (src/http/host-policy.ts), API-key
-// authentication in front of every route but /healthz, the org routes, the browser registry and
-// the forwarded browser paths.
+// authentication in front of every route but /healthz, the org routes, the browser registry,
+// the archive's reads (docs/gateway.md) and the forwarded browser paths.
 
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { handleClientError, handleFrameworkError, installErrorHandling, sendError, toApiError } from '../../http/error-handler.ts';
 import { OneLinePerRequest, requestLogger } from '../../http/request-log.ts';
 import type { HostPolicy } from '../../http/host-policy.ts';
+import type { Archive } from '../archive/archive.ts';
 import { StoreError, type GatewayStore } from '../storage/store.ts';
 import type { AgentTimeouts } from './agent-silence.ts';
 import { registerApiKeyRoutes } from './api-key-routes.ts';
+import { registerArchiveRoutes, type ArchiveRoutes } from './archive-routes.ts';
 import { KeyAuth } from './auth.ts';
 import { BrowserProxy } from './browser-proxy.ts';
 import { registerBrowserRegistryRoutes } from './browser-registry-routes.ts';
@@ -26,6 +28,7 @@ export interface GatewayServerDeps {
   timeouts: AgentTimeouts;
   /** Period of the re-check of open streams' keys. */
   keyRecheckMs: number;
+  archive: Archive;
 }
 
 export interface GatewayServer {
@@ -62,8 +65,9 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
   });
 
   const keys = new KeyWatch(deps.store, deps.keyRecheckMs, app.log);
-  const proxy = new BrowserProxy({ store: deps.store, timeouts: deps.timeouts, keys });
+  const proxy = new BrowserProxy({ store: deps.store, timeouts: deps.timeouts, keys, sessionEnds: deps.archive });
   const auth = new KeyAuth(deps.store);
+  let archiveRoutes: ArchiveRoutes | undefined;
   void app.register(async (authenticated) => {
     // The store's domain failures (name taken, project not empty, ...) have their own statuses.
     authenticated.setErrorHandler((error: unknown, request, reply) => {
@@ -72,15 +76,18 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
       sendError(reply, apiError);
     });
     authenticated.addHook('onRequest', auth.hook());
-    registerProjectRoutes(authenticated, deps.store);
+    // A deleted project's sessions and their events go at once (archive/retention.ts).
+    registerProjectRoutes(authenticated, deps.store, () => void deps.archive.retention.run());
     registerApiKeyRoutes(authenticated, deps.store, (keyId) => keys.revoked(keyId));
     registerBrowserRegistryRoutes(authenticated, deps.store);
+    archiveRoutes = registerArchiveRoutes(authenticated, deps.archive, proxy, keys);
     proxy.register(authenticated);
   });
 
   // Forwarded streams would keep server.close() waiting forever.
   app.addHook('preClose', async () => {
     proxy.close();
+    archiveRoutes?.close();
     keys.close();
   });
   return { app, proxy };

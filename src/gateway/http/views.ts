@@ -1,6 +1,7 @@
 // The JSON shapes of the gateway's resources (seed §2, SPEC §13): snake_case, ISO 8601 UTC times.
 
-import type { ApiKeyRecord, BrowserRecord, Project } from '../storage/store.ts';
+import type { SessionRecord } from '../archive/archive-store.ts';
+import type { ApiKeyRecord, BrowserRecord, EndedReason, Project } from '../storage/store.ts';
 
 export interface ProjectView {
   id: string;
@@ -29,7 +30,25 @@ export interface BrowserRegistrationView {
   created_at: string;
 }
 
+/** A session in GET /browsers (docs/gateway.md "Listing"): never the agent's address or token. */
+export interface BrowserSessionView {
+  session_id: string;
+  project_id: string | null;
+  created_at: string;
+  status: 'active' | 'ended';
+  /** When the session ended (the official client's name); null while active. */
+  deleted_at: string | null;
+  ended_reason: EndedReason | null;
+  event_count: number;
+  error_count: number;
+  failed_request_count: number;
+  first_event_at: string | null;
+  last_event_at: string | null;
+}
+
 const iso = (ms: number) => new Date(ms).toISOString();
+/** Unix µs → ISO 8601 with microseconds. */
+const isoMicros = (us: number) => `${new Date(Math.floor(us / 1000)).toISOString().slice(0, -1)}${String(us % 1000).padStart(3, '0')}Z`;
 
 export function projectView(project: Project): ProjectView {
   return { id: project.id, name: project.name, status: project.status, created_at: iso(project.createdAt), updated_at: iso(project.updatedAt) };
@@ -51,4 +70,20 @@ export function apiKeyView(key: ApiKeyRecord): ApiKeyView {
 
 export function browserRegistrationView(browser: BrowserRecord): BrowserRegistrationView {
   return { session_id: browser.sessionId, project_id: browser.projectId, created_at: iso(browser.createdAt) };
+}
+
+export function browserSessionView(session: SessionRecord): BrowserSessionView {
+  return {
+    session_id: session.sessionId,
+    project_id: session.projectId,
+    created_at: iso(session.createdAt),
+    status: session.endedAt === null ? 'active' : 'ended',
+    deleted_at: session.endedAt === null ? null : iso(session.endedAt),
+    ended_reason: session.endedReason,
+    event_count: session.eventCount,
+    error_count: session.errorCount,
+    failed_request_count: session.failedRequestCount,
+    first_event_at: session.firstEventTs === null ? null : isoMicros(session.firstEventTs),
+    last_event_at: session.lastEventTs === null ? null : isoMicros(session.lastEventTs),
+  };
 }

@@ -2,7 +2,9 @@
 // postgres.ts). SQL is written once, with `?` placeholders; the adapters translate what the
 // dialects spell differently (placeholders, row locks, error codes).
 
-export type SqlValue = string | number | null;
+export type SqlScalar = string | number | null;
+/** Arrays bind only on PostgreSQL (as its arrays, for `unnest`): the archive's batched inserts. */
+export type SqlValue = SqlScalar | readonly SqlScalar[];
 export type Row = Record<string, unknown>;
 
 export interface Queryable {

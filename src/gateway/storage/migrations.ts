@@ -1,14 +1,19 @@
 // One schema for both backends, applied by numbered migrations. The SQL below is the common
 // subset of SQLite and PostgreSQL (TEXT, BIGINT, partial indexes, CHECK), so each migration is
-// written once. Applied versions are recorded in schema_migrations; a start applies the missing
-// ones in one transaction, and several gateways starting at once on PostgreSQL take turns.
+// written once; the rare statement the two dialects must spell differently (the archive's table,
+// clustered on SQLite, with a JSON column on PostgreSQL) is given per dialect. Applied versions
+// are recorded in schema_migrations; a start applies the missing ones in one transaction, and
+// several gateways starting at once on PostgreSQL take turns.
 
-import type { Database } from './database.ts';
+import type { Database, Dialect } from './database.ts';
+
+/** A statement in the common SQL, or spelled once per dialect. */
+export type MigrationStatement = string | Readonly<Record<Dialect, string>>;
 
 export interface Migration {
   version: number;
   name: string;
-  statements: readonly string[];
+  statements: readonly MigrationStatement[];
 }
 
 /** Append only: a released migration is never edited, a change is a new version. */
@@ -57,6 +62,74 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX browsers_project ON browsers (project_id) WHERE deleted_at IS NULL`,
     ],
   },
+  {
+    version: 2,
+    name: 'telemetry archive',
+    statements: [
+      // docs/gateway.md "The archive". A browsers row is the session: live while deleted_at is
+      // NULL, ended after (ended_reason says how). session_key is a small number standing for
+      // the session id in every archived event (8 bytes instead of up to 128 characters, in the
+      // table and in each of its indexes); it comes from `counters`, which never goes back, so a
+      // key is never reused.
+      `ALTER TABLE browsers ADD COLUMN session_key BIGINT`,
+      `ALTER TABLE browsers ADD COLUMN ended_reason TEXT`,
+      // The follow lease: the instance following the session, until when (Unix ms).
+      `ALTER TABLE browsers ADD COLUMN lease_holder TEXT`,
+      `ALTER TABLE browsers ADD COLUMN lease_expires_at BIGINT`,
+      // When a follower last heard from the agent (any answer): the silence that ends a session.
+      `ALTER TABLE browsers ADD COLUMN last_heard_at BIGINT`,
+      // The agent's X-Log-Id, as the follower last saw it.
+      `ALTER TABLE browsers ADD COLUMN log_id TEXT`,
+      // Newest seq archived (everything the agent had up to it is archived), and the counts
+      // GET /browsers shows, kept with every batch.
+      `ALTER TABLE browsers ADD COLUMN archived_seq BIGINT NOT NULL DEFAULT 0`,
+      `ALTER TABLE browsers ADD COLUMN event_count BIGINT NOT NULL DEFAULT 0`,
+      `ALTER TABLE browsers ADD COLUMN error_count BIGINT NOT NULL DEFAULT 0`,
+      `ALTER TABLE browsers ADD COLUMN failed_request_count BIGINT NOT NULL DEFAULT 0`,
+      `ALTER TABLE browsers ADD COLUMN first_event_ts BIGINT`,
+      `ALTER TABLE browsers ADD COLUMN last_event_ts BIGINT`,
+      `UPDATE browsers SET session_key = (SELECT COUNT(*) FROM browsers b2
+         WHERE b2.created_at < browsers.created_at OR (b2.created_at = browsers.created_at AND b2.session_id <= browsers.session_id))`,
+      `CREATE UNIQUE INDEX browsers_session_key ON browsers (session_key)`,
+      `CREATE INDEX browsers_order ON browsers (created_at, session_id)`,
+      `CREATE INDEX browsers_lease ON browsers (lease_expires_at) WHERE deleted_at IS NULL`,
+      `CREATE TABLE counters (name TEXT PRIMARY KEY, value BIGINT NOT NULL)`,
+      `INSERT INTO counters (name, value) SELECT 'session_key', COALESCE(MAX(session_key), 0) FROM browsers`,
+      // One row per event. The envelope is `{"seq":<seq>,"event":<event>}` on the wire; only the
+      // event's JSON is kept, byte for byte, and the envelope is rebuilt around it when read.
+      // kind: 0 other, 1 error (console_error), 2 failed request (a failed load that was not
+      // canceled, or a response of status 400 or more).
+      {
+        // Clustered by (session, seq): a session's page is one range of one B-tree.
+        sqlite: `CREATE TABLE archive_events (
+          session_key INTEGER NOT NULL,
+          seq INTEGER NOT NULL,
+          ts INTEGER NOT NULL,
+          type TEXT NOT NULL,
+          target_id TEXT,
+          nav_seq INTEGER,
+          kind INTEGER NOT NULL,
+          event TEXT NOT NULL,
+          PRIMARY KEY (session_key, seq)
+        ) WITHOUT ROWID`,
+        // json, not jsonb: json keeps the text as sent, so a read returns the agent's bytes.
+        postgres: `CREATE TABLE archive_events (
+          session_key BIGINT NOT NULL,
+          seq BIGINT NOT NULL,
+          ts BIGINT NOT NULL,
+          type TEXT NOT NULL,
+          target_id TEXT,
+          nav_seq BIGINT,
+          kind SMALLINT NOT NULL,
+          event JSON NOT NULL,
+          PRIMARY KEY (session_key, seq)
+        )`,
+      },
+      `CREATE INDEX archive_events_type ON archive_events (session_key, type, seq)`,
+      `CREATE INDEX archive_events_target ON archive_events (session_key, target_id, seq)`,
+      `CREATE INDEX archive_events_ts ON archive_events (session_key, ts)`,
+    ],
+  },
 ];
 
 /** Any constant: the advisory lock that serialises migrations across gateway instances. */
@@ -86,7 +159,7 @@ export async function migrate(db: Database, migrations: readonly Migration[] = M
     const applied: number[] = [];
     for (const migration of migrations) {
       if (done.has(migration.version)) continue;
-      for (const statement of migration.statements) await tx.run(statement);
+      for (const statement of migration.statements) await tx.run(typeof statement === 'string' ? statement : statement[db.dialect]);
       await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [migration.version, migration.name, Date.now()]);
       applied.push(migration.version);
     }

@@ -7,9 +7,16 @@ import type { Database, Queryable, Row, SqlValue } from './database.ts';
 
 /** int8 (COUNT, BIGINT columns) arrives as a string by default; every value here fits a double. */
 const INT8_OID = 20;
+/** json arrives parsed by default; the archive wants the text it stored (the agent's bytes). */
+const JSON_OID = 114;
+const asText = (value: string) => value;
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    oid === INT8_OID
+      ? (value: string) => Number(value)
+      : oid === JSON_OID
+        ? asText
+        : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 /** `?` placeholders → `$1, $2, ...` (the store's SQL never has a literal question mark). */

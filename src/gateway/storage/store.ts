@@ -49,11 +49,16 @@ export interface KeyCredential {
 
 export interface BrowserRecord {
   sessionId: string;
+  /** The number standing for the session in its archived events (migrations.ts, version 2). */
+  sessionKey: number;
   projectId: string | null;
   agentUrl: string;
   agentToken: string;
   createdAt: number;
 }
+
+/** How a session ended (docs/gateway.md "Ending"). */
+export type EndedReason = 'deleted' | 'agent_ended' | 'agent_silent';
 
 export interface Page<T> {
   items: T[];
@@ -105,7 +110,7 @@ export interface NewBrowser {
   agentToken: string;
 }
 
-export type StoreErrorReason = 'not_found' | 'name_taken' | 'session_taken' | 'project_not_empty' | 'unknown_project';
+export type StoreErrorReason = 'not_found' | 'name_taken' | 'session_taken' | 'session_archived' | 'project_not_empty' | 'unknown_project';
 
 /** A domain failure of the store; the HTTP layer maps the reason to a status and code. */
 export class StoreError extends Error {
@@ -179,6 +184,7 @@ interface ApiKeyRow {
 
 interface BrowserRow {
   session_id: string;
+  session_key: number;
   project_id: string | null;
   agent_url: string;
   agent_token: string;
@@ -212,6 +218,7 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
 function toBrowser(row: BrowserRow): BrowserRecord {
   return {
     sessionId: row.session_id,
+    sessionKey: Number(row.session_key),
     projectId: row.project_id,
     agentUrl: row.agent_url,
     agentToken: row.agent_token,
@@ -444,24 +451,42 @@ export class GatewayStore {
 
   // ---- browsers -------------------------------------------------------------------------------
 
-  /** Registers a session's agent; a deleted registration of the same id is replaced. */
+  /**
+   * Registers a session's agent. An ended registration of the same id is replaced when nothing of
+   * it is archived; one with an archive is kept (its events would mix with the new session's,
+   * seq for seq): 409 until retention removes it.
+   */
   async registerBrowser(browser: NewBrowser): Promise<BrowserRecord> {
     try {
       return await this.db.transaction(async (tx) => {
         if (browser.projectId !== null) await this.lockProject(tx, browser.projectId, 'unknown_project');
         const createdAt = this.now();
-        const existing = await tx.all<{ deleted_at: number | null }>(
-          `SELECT deleted_at FROM browsers WHERE session_id = ?${this.db.lockSuffix}`,
+        const existing = await tx.all<{ deleted_at: number | null; archived_seq: number; event_count: number }>(
+          `SELECT deleted_at, archived_seq, event_count FROM browsers WHERE session_id = ?${this.db.lockSuffix}`,
           [browser.sessionId],
         );
         if (existing[0] && existing[0].deleted_at === null) throw this.sessionTaken(browser.sessionId);
-        const values = [browser.projectId, browser.agentUrl, browser.agentToken, createdAt, browser.sessionId];
-        if (existing[0]) {
-          await tx.run('UPDATE browsers SET project_id = ?, agent_url = ?, agent_token = ?, created_at = ?, deleted_at = NULL WHERE session_id = ?', values);
-        } else {
-          await tx.run('INSERT INTO browsers (project_id, agent_url, agent_token, created_at, session_id) VALUES (?, ?, ?, ?, ?)', values);
+        if (existing[0] && (Number(existing[0].archived_seq) > 0 || Number(existing[0].event_count) > 0)) {
+          throw new StoreError(
+            'session_archived',
+            `browser session ${JSON.stringify(browser.sessionId)} has ended and its telemetry is archived: register the new session under a new id`,
+          );
         }
-        return { ...browser, createdAt };
+        // Counted up, never down: a key is never given twice, even after its session is purged.
+        const [counter] = await tx.all<{ value: number }>("UPDATE counters SET value = value + 1 WHERE name = 'session_key' RETURNING value");
+        const sessionKey = Number(counter!.value);
+        const values = [browser.projectId, browser.agentUrl, browser.agentToken, createdAt, sessionKey, browser.sessionId];
+        if (existing[0]) {
+          await tx.run(
+            `UPDATE browsers SET project_id = ?, agent_url = ?, agent_token = ?, created_at = ?, session_key = ?, deleted_at = NULL,
+               ended_reason = NULL, lease_holder = NULL, lease_expires_at = NULL, last_heard_at = NULL, log_id = NULL,
+               first_event_ts = NULL, last_event_ts = NULL WHERE session_id = ?`,
+            values,
+          );
+        } else {
+          await tx.run('INSERT INTO browsers (project_id, agent_url, agent_token, created_at, session_key, session_id) VALUES (?, ?, ?, ?, ?, ?)', values);
+        }
+        return { ...browser, sessionKey, createdAt };
       });
     } catch (err) {
       // Two registrations of a new id at once: the primary key lets one in.
@@ -472,15 +497,23 @@ export class GatewayStore {
 
   async findBrowser(sessionId: string): Promise<BrowserRecord | undefined> {
     const rows = await this.db.all<BrowserRow>(
-      'SELECT session_id, project_id, agent_url, agent_token, created_at FROM browsers WHERE session_id = ? AND deleted_at IS NULL',
+      'SELECT session_id, session_key, project_id, agent_url, agent_token, created_at FROM browsers WHERE session_id = ? AND deleted_at IS NULL',
       [sessionId],
     );
     return rows[0] ? toBrowser(rows[0]) : undefined;
   }
 
-  /** Marks a registration deleted (its session has ended); false when it was not live. */
-  async markBrowserDeleted(sessionId: string): Promise<boolean> {
-    return (await this.db.run('UPDATE browsers SET deleted_at = ? WHERE session_id = ? AND deleted_at IS NULL', [this.now(), sessionId])) > 0;
+  /**
+   * Marks a registration deleted: a DELETE through the gateway ended its session. A follower may
+   * have seen the agent end it a moment before (its stream's 404 comes before the DELETE's own
+   * answer): that end was this DELETE, and says so.
+   */
+  async markBrowserDeleted(sessionId: string): Promise<void> {
+    await this.db.run(
+      `UPDATE browsers SET deleted_at = COALESCE(deleted_at, ?), ended_reason = 'deleted'
+       WHERE session_id = ? AND (deleted_at IS NULL OR ended_reason = 'agent_ended')`,
+      [this.now(), sessionId],
+    );
   }
 
   // ---- helpers --------------------------------------------------------------------------------

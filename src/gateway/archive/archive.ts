@@ -1,0 +1,111 @@
+// The gateway's telemetry archive (docs/gateway.md): every live session's events, followed from
+// its agent and kept in the gateway's database so they stay readable after the agent is gone.
+// This wires the parts: the writer (batched inserts), the lease keeper and its followers, the
+// retention job, the drain before a DELETE, and the reads (history pages and stream plans).
+
+import type { Logger } from 'pino';
+import type { Database } from '../storage/database.ts';
+import type { BrowserRecord } from '../storage/store.ts';
+import type { SessionEndHooks } from '../http/browser-proxy.ts';
+import { AgentClient } from './agent-client.ts';
+import { ArchiveHistory } from './archive-history.ts';
+import { ArchiveStore } from './archive-store.ts';
+import { ArchiveWriter, type QueuedEvent } from './archive-writer.ts';
+import { archivedEvent, MalformedEnvelope } from './event-row.ts';
+import { LeaseKeeper } from './lease-keeper.ts';
+import { ArchiveRetention, DAY_MS, DEFAULT_RETENTION_INTERVAL_MS } from './retention.ts';
+
+/** Events per history page the drain asks for (the agent's largest page). */
+const DRAIN_PAGE_EVENTS = 1000;
+
+export interface ArchiveOptions {
+  db: Database;
+  log: Logger;
+  /** Whether this instance follows sessions (takes leases); reads are served either way. */
+  follow: boolean;
+  retainDays: number;
+  /** A session whose agent has not answered for this long is ended. */
+  silenceMs: number;
+  leaseMs: number;
+  /** A follower's stream without a byte for this long is cut (3 agent keepalive periods). */
+  streamSilenceMs: number;
+  connectTimeoutMs: number;
+  responseTimeoutMs: number;
+  retentionIntervalMs?: number;
+  /** Benchmarks: every committed batch, with its commit time. */
+  onCommitted?: (rows: readonly QueuedEvent[], committedAt: number) => void;
+}
+
+export class Archive implements SessionEndHooks {
+  readonly store: ArchiveStore;
+  readonly writer: ArchiveWriter;
+  readonly keeper: LeaseKeeper;
+  readonly retention: ArchiveRetention;
+  readonly history: ArchiveHistory;
+  private readonly client: AgentClient;
+
+  constructor(private readonly options: ArchiveOptions) {
+    this.store = new ArchiveStore(options.db);
+    this.client = new AgentClient({ connectMs: options.connectTimeoutMs, responseMs: options.responseTimeoutMs, streamHeadMs: options.streamSilenceMs });
+    this.writer = new ArchiveWriter(this.store, { log: options.log, onCommitted: options.onCommitted });
+    this.keeper = new LeaseKeeper({
+      store: this.store,
+      writer: this.writer,
+      client: this.client,
+      log: options.log,
+      leaseMs: options.leaseMs,
+      silenceMs: options.silenceMs,
+      streamSilenceMs: options.streamSilenceMs,
+      follow: options.follow,
+    });
+    this.retention = new ArchiveRetention(this.store, {
+      retainMs: options.retainDays * DAY_MS,
+      intervalMs: options.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
+      log: options.log,
+    });
+    this.history = new ArchiveHistory(this.store, this.client);
+  }
+
+  start(): void {
+    this.keeper.start();
+    this.retention.start();
+  }
+
+  /**
+   * Before a DELETE reaches the agent: what the agent has past the archived seq is read from its
+   * history and archived now, whoever follows the session (this instance, another one, or none
+   * at the moment: a dead holder whose lease has not expired yet).
+   */
+  async beforeDelete(browser: BrowserRecord): Promise<void> {
+    // What this instance's follower queued is committed first, so the read starts after it.
+    await this.writer.flush().catch(() => undefined);
+    const session = await this.store.sessionByKey(browser.sessionKey);
+    if (!session) return;
+    let offset = session.archivedSeq + 1;
+    for (;;) {
+      const page = await this.client.historyPage(browser, { offset, limit: DRAIN_PAGE_EVENTS, order: 'asc' });
+      const rows: QueuedEvent[] = [];
+      for (const item of page.items) {
+        try {
+          rows.push({ sessionKey: browser.sessionKey, event: archivedEvent(item.json) });
+        } catch (err) {
+          if (!(err instanceof MalformedEnvelope)) throw err;
+        }
+      }
+      if (rows.length > 0) await this.store.insert(rows);
+      if (!page.hasMore || page.items.length === 0) return;
+      offset = page.nextOffset;
+    }
+  }
+
+  /** After the agent ended the session: the follower reads the stream's tail, wherever it runs. */
+  async afterDelete(browser: BrowserRecord): Promise<void> {
+    await this.keeper.finishSession(browser.sessionKey);
+  }
+
+  async close(): Promise<void> {
+    await this.retention.close();
+    await this.keeper.close();
+    this.client.close();
+  }
+}
