@@ -426,7 +426,7 @@ export class ViewerApp {
       this.notices,
       // Newest first: the one that just happened is the one in view.
       ...notices.slice(-20).reverse().map((mark) => {
-        const button = h('button', { type: 'button', class: `notice ${mark.severity}`, 'data-kind': mark.kind }, `${mark.severity === 'info' ? 'ℹ' : '⚠'} ${clock(mark.ts)} ${mark.label}`);
+        const button = h('button', { type: 'button', class: `notice ${mark.severity}`, 'data-kind': mark.kind, title: mark.label }, `${mark.severity === 'info' ? 'ℹ' : '⚠'} ${clock(mark.ts)} ${mark.label}`);
         button.addEventListener('click', () => this.timeline.highlight(mark.ts));
         return h('li', {}, button);
       }),

@@ -140,8 +140,9 @@ class ViewerBrowser {
     await this.client.send('Page.navigate', { url });
   }
 
-  async screenshot(name: string): Promise<void> {
-    const { data } = (await this.client.send('Page.captureScreenshot', { format: 'png' })) as { data: string };
+  async screenshot(name: string, scale = 1): Promise<void> {
+    const clip = { x: 0, y: 0, width: 1280, height: 800, scale };
+    const { data } = (await this.client.send('Page.captureScreenshot', { format: 'png', ...(scale === 1 ? {} : { clip }) })) as { data: string };
     mkdirSync(ARTIFACTS, { recursive: true });
     writeFileSync(`${ARTIFACTS}/${name}.png`, Buffer.from(data, 'base64'));
   }
@@ -330,6 +331,10 @@ describe('the live viewer', () => {
     const reconnected = await viewer.waitFor<string>(`document.querySelector('.notices [data-kind="reconnected"]')?.textContent`, 'the reconnected notice');
     expect(reconnected).toMatch(/browser reconnected after/);
     await viewer.screenshot('browser-reconnected');
+    // The picture in docs/viewer.md: the network panel with a request open, the notices above.
+    await viewer.evaluate(`document.getElementById('tab-network').click()`);
+    await viewer.evaluate(`[...document.querySelectorAll('#panel-network .net-row:not([hidden])')].find((r) => r.querySelector('.url').textContent.includes('viewer-missing'))?.click()`);
+    await viewer.screenshot('overview', 0.75);
   });
 
   it('is readable in the dark color scheme too', async () => {
