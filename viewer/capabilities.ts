@@ -2,7 +2,7 @@
 // (`/telemetry/events`) and the HAR export (`/har`). Read from the agent's OpenAPI document,
 // which is generated from the routes themselves, so the page asks no route that is not there
 // (a 404 would be an error in the page's console); the HAR route is then confirmed with a HEAD
-// probe. Without the document (a gateway may not serve it) every route is probed directly.
+// probe of an empty time range. Without the document (a gateway may not serve it) every route is probed directly.
 
 export interface Capabilities {
   /** The stream takes `category=`; undefined: unknown, try and fall back on 400. */
@@ -25,11 +25,16 @@ export async function probeCapabilities(session: URL): Promise<Capabilities> {
     const stream = paths['/browsers/{id}/telemetry']?.get;
     const streamFilters = (stream?.parameters ?? []).some((p) => p.name === 'category' && p.in === 'query');
     const history = paths['/browsers/{id}/telemetry/events']?.get !== undefined;
-    const har = paths['/browsers/{id}/har']?.get !== undefined && (await exists(new URL('har', session)));
+    const har = paths['/browsers/{id}/har']?.get !== undefined && (await exists(harProbe(session)));
     return { streamFilters, history, har };
   }
-  const [history, har] = await Promise.all([exists(new URL('telemetry/events?limit=1', session), 'GET'), exists(new URL('har', session))]);
+  const [history, har] = await Promise.all([exists(new URL('telemetry/events?limit=1', session), 'GET'), exists(harProbe(session))]);
   return { streamFilters: undefined, history, har };
+}
+
+/** The HAR of no time at all (from now on): the route answers without building a document. */
+function harProbe(session: URL): URL {
+  return new URL('har?since=0s', session);
 }
 
 async function openApi(session: URL): Promise<OpenApiDocument | undefined> {
@@ -49,7 +54,8 @@ async function exists(url: URL, method: 'HEAD' | 'GET' = 'HEAD'): Promise<boolea
     const response = await fetch(url, { method, credentials: 'same-origin', signal: controller.signal });
     controller.abort();
     if (response.status === 405 && method === 'HEAD') return exists(url, 'GET');
-    return response.ok;
+    // 400: the route is there and refused the probe's query.
+    return response.ok || response.status === 400;
   } catch {
     return false;
   } finally {

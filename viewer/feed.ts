@@ -70,11 +70,6 @@ export class TelemetryFeed {
     private readonly handlers: FeedHandlers,
   ) {}
 
-  /** The seq the next connection resumes after. */
-  get resumeAfter(): number | undefined {
-    return this.lastSeq;
-  }
-
   /** Whether the current connection is narrowed by the server (seq holes are then expected). */
   get filtered(): boolean {
     return this.categories !== undefined && this.serverFilters;
