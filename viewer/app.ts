@@ -77,6 +77,8 @@ export class ViewerApp {
   private lastTimelineData = 0;
   private timelinePending = false;
   private lastStatus = 0;
+  /** The connection changed: the status line says so at once. */
+  private statusStale = false;
   private noticeCount = -1;
   private targetCount = -1;
   private readonly rate: number[] = [];
@@ -218,8 +220,10 @@ export class ViewerApp {
     let ingested = 0;
     while (this.head < this.queue.length) {
       const item = this.queue[this.head++]!;
-      if ('connection' in item) this.onConnection(item.connection);
-      else if (this.accept(item.seq, item.data)) ingested++;
+      if ('connection' in item) {
+        this.onConnection(item.connection);
+        this.statusStale = true;
+      } else if (this.accept(item.seq, item.data)) ingested++;
       if (performance.now() > deadline) break;
     }
     if (this.head === this.queue.length) {
@@ -411,7 +415,8 @@ export class ViewerApp {
       } else this.timelinePending = true;
     }
     this.timeline.draw();
-    this.updateStatus(false);
+    this.updateStatus(this.statusStale);
+    this.statusStale = false;
   }
 
   private updateTabs(): void {

@@ -285,6 +285,20 @@ describe('the live viewer', () => {
     await viewer.evaluate(`document.getElementById('tab-console').click()`);
   });
 
+  it('asks the agent to filter the stream when a category is hidden, and fills it in when shown again', async () => {
+    const status = `document.querySelector('.conn-status').textContent`;
+    await viewer.evaluate(`document.querySelector('.filters input[value=console]').click()`);
+    await viewer.waitFor(`${status}.includes('stream filtered by the agent')`, 'the filtered stream');
+    await tab.evaluate(`console.log('while-hidden')`);
+    const hidden = await rig.stream.waitForEvent('console_log', (e) => consoleText(e) === 'while-hidden');
+    // Something after it reaches the viewer, so it would have arrived by now.
+    await tab.evaluate(`fetch('/after-hidden').catch(() => {})`);
+    await viewer.waitFor(`${status}.includes('stream filtered by the agent') && Number(/seq (\\d+)/.exec(${status})[1]) > ${(rig.stream.envelopes.find((e) => e.event === hidden)?.seq ?? 0)}`, 'a later event');
+    await viewer.evaluate(`document.querySelector('.filters input[value=console]').click()`);
+    await viewer.waitFor(`!${status}.includes('stream filtered')`, 'the unfiltered stream');
+    await viewer.waitFor(`${rowTexts('console', '.text')}.includes('while-hidden')`, 'the hidden message, replayed');
+  });
+
   it('resumes after a network drop with Last-Event-ID, without duplicates, and says so', async () => {
     const count = async (text: string) => {
       await viewer.evaluate(`(() => { const s = document.querySelector('#panel-console input[type=search]'); s.value = ${JSON.stringify(text)}; s.dispatchEvent(new Event('input')); })()`);
