@@ -46,9 +46,9 @@ const FLOOD_PAGE = `<!doctype html><title>flood</title><h1>flood</h1><script>
 
 /** Installed in the viewer before its own script: what the main thread did. */
 const OBSERVER = `
-  window.__bench = { longtasks: [], frames: [], measuring: false };
+  window.__bench = { longtasks: [], frames: [], measuring: false, since: 0 };
   new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) if (window.__bench.measuring) window.__bench.longtasks.push(e.duration);
+    for (const e of list.getEntries()) if (window.__bench.measuring) window.__bench.longtasks.push([e.startTime - window.__bench.since, e.duration]);
   }).observe({ type: 'longtask', buffered: true });
   let last = 0;
   const frame = (t) => {
@@ -61,7 +61,8 @@ const OBSERVER = `
 
 interface Measured {
   heap?: number;
-  longtasks: number[];
+  /** [start ms since the measurement began, duration ms] */
+  longtasks: Array<[number, number]>;
   frames: number[];
   status: string;
   seq: number;
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
       viewer.on('Tracing.dataCollected', (params: { value: TraceEvent[] }) => traceEvents.push(...params.value));
       await viewer.send('Tracing.start', { categories: 'devtools.timeline,v8', transferMode: 'ReportEvents' });
     }
-    await evaluate(`window.__bench.measuring = true`);
+    await evaluate(`window.__bench.since = performance.now(); window.__bench.measuring = true`);
     const agentSeqBefore = await latestSeq(agent.url, agent.sessionId);
     await sleep(SECONDS * 1000);
     const measured = await evaluate<Measured>(
@@ -146,8 +147,10 @@ function report(m: Measured, agentEvents: number, agentSeq: number): void {
     hide_console: values['hide-console'],
     agent_events_per_s: Math.round(agentEvents / SECONDS),
     longtasks: m.longtasks.length,
-    longtask_max_ms: Math.round(Math.max(0, ...m.longtasks)),
-    longtask_total_ms: Math.round(m.longtasks.reduce((a, b) => a + b, 0)),
+    longtask_max_ms: Math.round(Math.max(0, ...m.longtasks.map(([, d]) => d))),
+    longtask_total_ms: Math.round(m.longtasks.reduce((a, [, d]) => a + d, 0)),
+    /** Long tasks per 10 s of the measurement (do they come with the page's trims at 50,000 events?). */
+    longtasks_per_10s: Array.from({ length: Math.ceil(SECONDS / 10) }, (_, i) => m.longtasks.filter(([t]) => t >= i * 10_000 && t < (i + 1) * 10_000).length),
     frames: frames.length,
     frame_gap_p50_ms: Math.round(pct(50) * 10) / 10,
     frame_gap_p99_ms: Math.round(pct(99) * 10) / 10,
@@ -163,6 +166,7 @@ function report(m: Measured, agentEvents: number, agentSeq: number): void {
 interface TraceEvent {
   name: string;
   ph: string;
+  ts?: number;
   dur?: number;
   tid: number;
   pid: number;
@@ -184,6 +188,18 @@ function printTrace(events: TraceEvent[]): void {
   const rows = [...names.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15);
   process.stdout.write(`main thread ${thread}, ms per event name (nested events overlap):\n`);
   for (const [name, dur] of rows) process.stdout.write(`  ${String(Math.round(dur / 1000)).padStart(7)}  ${name}\n`);
+  // What the long tasks were made of.
+  const onThread = events.filter((e) => `${e.pid}:${e.tid}` === thread && e.ph === 'X' && e.dur !== undefined);
+  const long = onThread.filter((e) => e.name === 'RunTask' && e.dur! > 50_000);
+  for (const task of long.slice(0, 20)) {
+    const inside = new Map<string, number>();
+    for (const e of onThread) {
+      if (e === task || e.ts === undefined || task.ts === undefined || e.ts < task.ts || e.ts + e.dur! > task.ts + task.dur!) continue;
+      inside.set(e.name, (inside.get(e.name) ?? 0) + e.dur!);
+    }
+    const top = [...inside.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([n, d]) => `${n} ${Math.round(d / 1000)}`);
+    process.stdout.write(`  long task ${Math.round(task.dur! / 1000)} ms: ${top.join(', ')}\n`);
+  }
 }
 
 async function latestSeq(url: string, sessionId: string): Promise<number> {

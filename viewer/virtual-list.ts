@@ -56,8 +56,9 @@ export class VirtualList<T> {
     this.element.addEventListener('scroll', () => {
       const el = this.element;
       // Scroll events come a frame late: one caused by our own jump to the bottom must not be
-      // judged against a list that has grown since.
-      if (Math.abs(el.scrollTop - this.ownScrollTop) > 1) this.follow = el.scrollTop + el.clientHeight >= el.scrollHeight - 4;
+      // judged against a list that has grown since, nor draw the rows again.
+      if (Math.abs(el.scrollTop - this.ownScrollTop) <= 1) return; // our own jump: already drawn
+      this.follow = el.scrollTop + el.clientHeight >= el.scrollHeight - 4;
       this.schedule();
     });
     this.element.addEventListener('keydown', (event) => this.onKey(event));
