@@ -115,7 +115,8 @@ describe.each(BACKENDS)('open streams and their API keys on %s', (backend) => {
   }
 
   beforeAll(async () => {
-    rig = await GatewayRig.start(await storages.fresh(backend));
+    // The stand-in serves the test's streams only: no archive follower (docs/gateway.md).
+    rig = await GatewayRig.start(await storages.fresh(backend), { archiveFollow: false });
     agent = await new TickingAgent().start();
     const session = uniqueName('ticking');
     await rig.registerBrowser({ session_id: session, agent_url: agent.url, agent_token: 't' });
@@ -175,7 +176,7 @@ describe.each(BACKENDS)('open streams and their API keys on %s', (backend) => {
 describe.each(BACKENDS)('a key deleted elsewhere, on %s', (backend) => {
   it('ends its stream at the next re-check', async () => {
     const storage = await storages.fresh(backend);
-    const rig = await GatewayRig.start(storage, { keyRecheckMs: RECHECK_MS });
+    const rig = await GatewayRig.start(storage, { keyRecheckMs: RECHECK_MS, archiveFollow: false });
     const agent = await new TickingAgent().start();
     const session = uniqueName('ticking');
     await rig.registerBrowser({ session_id: session, agent_url: agent.url, agent_token: 't' });

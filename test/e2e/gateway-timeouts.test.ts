@@ -201,6 +201,9 @@ describe.each(BACKENDS)('an agent that goes quiet, through the gateway on %s', (
 
   beforeAll(async () => {
     rig = await GatewayRig.start(await storages.fresh(backend), {
+      // The stand-ins speak only what each test needs: the archive's follower would be one more
+      // client of theirs (docs/gateway.md "Following").
+      archiveFollow: false,
       agentResponseTimeoutMs: RESPONSE_TIMEOUT_MS,
       agentIdleTimeoutMs: IDLE_TIMEOUT_MS,
       agentKeepaliveMs: KEEPALIVE_MS,

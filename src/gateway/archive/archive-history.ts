@@ -31,6 +31,9 @@ export interface ArchiveHistoryPage {
   nextOffset: number;
 }
 
+/** The agent's largest history page (src/http/telemetry-routes.ts, HISTORY_MAX_LIMIT). */
+const AGENT_MAX_LIMIT = 1000;
+
 interface Row {
   seq: number;
   json: string;
@@ -69,7 +72,7 @@ export class ArchiveHistory {
     let agentHasMore: boolean;
     let agentNext: number;
     try {
-      const need = request.limit + 1 - archived.length;
+      const need = Math.min(AGENT_MAX_LIMIT, request.limit + 1 - archived.length);
       // With nothing archived in the window, the agent finds the window's start itself (its
       // `since`); otherwise it continues right after the mark (an offset: since no longer applies
       // there, so it is applied here, exactly).
@@ -96,33 +99,39 @@ export class ArchiveHistory {
 
   private async descending(session: SessionRecord, request: ArchiveHistoryRequest, live: boolean): Promise<ArchiveHistoryPage> {
     const mark = session.archivedSeq;
-    let rows: Row[] = [];
-    if (live && (request.offset === undefined || request.offset > mark)) {
-      try {
-        const page = await this.client.historyPage(session, {
-          offset: request.offset,
-          until: request.untilTs === undefined ? undefined : isoMicros(request.untilTs),
-          limit: request.limit + 1,
-          order: 'desc',
-          filters: request.filterQuery,
-        });
-        // Newest first: the ones past the mark, then the archive takes over below it.
-        rows = page.items.filter((e) => e.seq > mark).map(fromAgent);
-      } catch (err) {
-        if (!(err instanceof AgentUnreachable || err instanceof AgentAnswered)) throw err;
-      }
-      if (rows.length > request.limit) return pageOf(rows, request.limit, 'desc', 0);
-    }
-    const archived = (
-      await this.store.page({
+    const archivePage = (limit: number) =>
+      this.store.page({
         sessionKey: session.sessionKey,
         filter: request.filter,
         order: 'desc',
         maxSeq: Math.min(request.offset ?? mark, mark),
         untilTs: request.untilTs,
-        limit: request.limit + 1 - rows.length,
-      })
-    ).map(toRow);
+        limit,
+      });
+    let rows: Row[] = [];
+    if (live && (request.offset === undefined || request.offset > mark)) {
+      let agentHasMore = false;
+      try {
+        const page = await this.client.historyPage(session, {
+          offset: request.offset,
+          until: request.untilTs === undefined ? undefined : isoMicros(request.untilTs),
+          limit: Math.min(AGENT_MAX_LIMIT, request.limit + 1),
+          order: 'desc',
+          filters: request.filterQuery,
+        });
+        // Newest first: the ones past the mark, then the archive takes over below it.
+        rows = page.items.filter((e) => e.seq > mark).map(fromAgent);
+        agentHasMore = page.hasMore;
+      } catch (err) {
+        if (!(err instanceof AgentUnreachable || err instanceof AgentAnswered)) throw err;
+      }
+      if (rows.length >= request.limit) {
+        const page = rows.slice(0, request.limit);
+        const hasMore = rows.length > request.limit || agentHasMore || (await archivePage(1)).length > 0;
+        return { items: page.map((r) => r.json), hasMore, nextOffset: hasMore ? page[page.length - 1]!.seq - 1 : 0 };
+      }
+    }
+    const archived = (await archivePage(request.limit + 1 - rows.length)).map(toRow);
     return pageOf(rows.concat(archived), request.limit, 'desc', 0);
   }
 }

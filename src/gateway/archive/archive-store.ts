@@ -82,17 +82,31 @@ const OF_LIVE_PROJECT = '(b.project_id IS NULL OR EXISTS (SELECT 1 FROM projects
 const INSERT_ROW = `INSERT INTO archive_events (session_key, seq, ts, type, target_id, nav_seq, kind, event)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
 
-// One statement for the whole batch: the arrays are PostgreSQL arrays, the counts come back per
-// session from the rows actually inserted (a row already there counts nothing).
-const INSERT_UNNEST = `WITH inserted AS (
+// PostgreSQL: the whole batch in one statement, so one round trip and its own transaction: the
+// rows go in through `unnest` of PostgreSQL arrays, and the sessions' counts move by the rows
+// actually inserted (a row already there counts nothing), their high-water marks by the batch.
+const INSERT_BATCH_POSTGRES = `WITH inserted AS (
     INSERT INTO archive_events (session_key, seq, ts, type, target_id, nav_seq, kind, event)
     SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::smallint[], ?::json[])
     ON CONFLICT DO NOTHING
     RETURNING session_key, kind, ts
-  )
-  SELECT session_key, COUNT(*) AS n, CAST(SUM(CASE WHEN kind = 1 THEN 1 ELSE 0 END) AS BIGINT) AS errors,
-    CAST(SUM(CASE WHEN kind = 2 THEN 1 ELSE 0 END) AS BIGINT) AS failed, MIN(ts) AS min_ts, MAX(ts) AS max_ts
-  FROM inserted GROUP BY session_key`;
+  ),
+  counted AS (
+    SELECT session_key, COUNT(*) AS n, SUM(CASE WHEN kind = 1 THEN 1 ELSE 0 END) AS errors,
+      SUM(CASE WHEN kind = 2 THEN 1 ELSE 0 END) AS failed, MIN(ts) AS min_ts, MAX(ts) AS max_ts
+    FROM inserted GROUP BY session_key
+  ),
+  batch AS (SELECT * FROM unnest(?::bigint[], ?::bigint[]) AS t(session_key, max_seq))
+  UPDATE browsers b SET
+    event_count = b.event_count + COALESCE(c.n, 0),
+    error_count = b.error_count + COALESCE(c.errors, 0),
+    failed_request_count = b.failed_request_count + COALESCE(c.failed, 0),
+    archived_seq = GREATEST(b.archived_seq, batch.max_seq),
+    first_event_ts = LEAST(b.first_event_ts, c.min_ts),
+    last_event_ts = GREATEST(b.last_event_ts, c.max_ts)
+  FROM batch LEFT JOIN counted c ON c.session_key = batch.session_key
+  WHERE b.session_key = batch.session_key
+  RETURNING b.session_key, COALESCE(c.n, 0) AS n`;
 
 const UPDATE_COUNTS = `UPDATE browsers SET
     event_count = event_count + ?, error_count = error_count + ?, failed_request_count = failed_request_count + ?,
@@ -172,8 +186,9 @@ export class ArchiveStore {
     const sorted = [...events].sort((a, b) => a.sessionKey - b.sessionKey || a.event.seq - b.event.seq);
     const maxSeq = new Map<number, number>();
     for (const { sessionKey, event } of sorted) maxSeq.set(sessionKey, Math.max(maxSeq.get(sessionKey) ?? 0, event.seq));
+    if (this.db.dialect === 'postgres') return this.insertPostgres(sorted, maxSeq);
     return this.db.transaction(async (tx) => {
-      const totals = this.db.dialect === 'postgres' ? await this.insertUnnest(tx, sorted) : await this.insertEach(tx, sorted);
+      const totals = await this.insertEach(tx, sorted);
       const results: SessionBatchResult[] = [];
       for (const [sessionKey, seq] of maxSeq) {
         const t = totals.get(sessionKey);
@@ -205,7 +220,7 @@ export class ArchiveStore {
     return totals;
   }
 
-  private async insertUnnest(tx: Queryable, events: ReadonlyArray<{ sessionKey: number; event: ArchivedEvent }>): Promise<Map<number, SessionTotals>> {
+  private async insertPostgres(events: ReadonlyArray<{ sessionKey: number; event: ArchivedEvent }>, maxSeq: Map<number, number>): Promise<SessionBatchResult[]> {
     const n = events.length;
     const keys = new Array<number>(n);
     const seqs = new Array<number>(n);
@@ -226,7 +241,7 @@ export class ArchiveStore {
       kinds[i] = e.kind;
       json[i] = e.eventJson;
     }
-    const rows = await tx.all<{ session_key: number; n: number; errors: number; failed: number; min_ts: number; max_ts: number }>(INSERT_UNNEST, [
+    const rows = await this.db.all<{ session_key: number; n: number }>(INSERT_BATCH_POSTGRES, [
       keys,
       seqs,
       tss,
@@ -235,19 +250,10 @@ export class ArchiveStore {
       navSeqs,
       kinds,
       json,
+      [...maxSeq.keys()],
+      [...maxSeq.values()],
     ]);
-    const totals = new Map<number, SessionTotals>();
-    for (const row of rows) {
-      totals.set(Number(row.session_key), {
-        inserted: Number(row.n),
-        errors: Number(row.errors),
-        failed: Number(row.failed),
-        minTs: Number(row.min_ts),
-        maxTs: Number(row.max_ts),
-        maxSeq: 0,
-      });
-    }
-    return totals;
+    return rows.map((row) => ({ sessionKey: Number(row.session_key), inserted: Number(row.n), maxSeq: maxSeq.get(Number(row.session_key)) ?? 0 }));
   }
 
   async recordLogId(sessionKey: number, logId: string): Promise<void> {
@@ -303,11 +309,23 @@ export class ArchiveStore {
 
   /**
    * Takes the lease of up to `limit` live sessions nobody holds (never taken, released, or
-   * expired at `now`). The condition is checked again on each row as it is updated, so of
-   * several instances claiming at once exactly one gets each session.
+   * expired at `now`). The condition is checked again on each row as it is written (an upsert
+   * whose update has the condition), so of several instances claiming at once exactly one gets
+   * each session.
    */
   async claim(holder: string, now: number, expiresAt: number, limit: number): Promise<LeasedSession[]> {
-    const free = '(lease_expires_at IS NULL OR lease_expires_at < ?)';
+    const taken = await this.db.all<{ session_key: number }>(
+      `INSERT INTO archive_follow (session_key, lease_holder, lease_expires_at)
+       SELECT b.session_key, ?, ? FROM browsers b LEFT JOIN archive_follow f ON f.session_key = b.session_key
+       WHERE b.deleted_at IS NULL AND (f.session_key IS NULL OR f.lease_expires_at IS NULL OR f.lease_expires_at < ?)
+       ORDER BY b.created_at LIMIT ?
+       ON CONFLICT (session_key) DO UPDATE SET lease_holder = excluded.lease_holder, lease_expires_at = excluded.lease_expires_at
+         WHERE archive_follow.lease_expires_at IS NULL OR archive_follow.lease_expires_at < ?
+       RETURNING session_key`,
+      [holder, expiresAt, now, limit, now],
+    );
+    if (taken.length === 0) return [];
+    const keys = taken.map((row) => Number(row.session_key));
     const rows = await this.db.all<{
       session_id: string;
       session_key: number;
@@ -317,11 +335,9 @@ export class ArchiveStore {
       created_at: number;
       last_heard_at: number | null;
     }>(
-      `UPDATE browsers SET lease_holder = ?, lease_expires_at = ?
-       WHERE session_key IN (SELECT session_key FROM browsers WHERE deleted_at IS NULL AND ${free} ORDER BY created_at LIMIT ?)
-         AND deleted_at IS NULL AND ${free}
-       RETURNING session_id, session_key, agent_url, agent_token, archived_seq, created_at, last_heard_at`,
-      [holder, expiresAt, now, limit, now],
+      `SELECT b.session_id, b.session_key, b.agent_url, b.agent_token, b.archived_seq, b.created_at, f.last_heard_at
+       FROM browsers b JOIN archive_follow f ON f.session_key = b.session_key WHERE b.session_key IN (${keys.map(() => '?').join(', ')})`,
+      keys,
     );
     return rows.map((row) => ({
       sessionId: row.session_id,
@@ -339,18 +355,28 @@ export class ArchiveStore {
    * meanwhile. A lease not returned was lost (expired and taken by another instance).
    */
   async renew(holder: string, expiresAt: number): Promise<Array<{ sessionKey: number; ended: boolean }>> {
-    const rows = await this.db.all<{ session_key: number; deleted_at: number | null }>(
-      'UPDATE browsers SET lease_expires_at = ? WHERE lease_holder = ? RETURNING session_key, deleted_at',
+    const rows = await this.db.all<{ session_key: number }>(
+      'UPDATE archive_follow SET lease_expires_at = ? WHERE lease_holder = ? RETURNING session_key',
       [expiresAt, holder],
     );
-    return rows.map((row) => ({ sessionKey: Number(row.session_key), ended: row.deleted_at !== null }));
+    const keys = rows.map((row) => Number(row.session_key));
+    const ended = new Set<number>();
+    for (let start = 0; start < keys.length; start += 500) {
+      const slice = keys.slice(start, start + 500);
+      const endedRows = await this.db.all<{ session_key: number }>(
+        `SELECT session_key FROM browsers WHERE deleted_at IS NOT NULL AND session_key IN (${slice.map(() => '?').join(', ')})`,
+        slice,
+      );
+      for (const row of endedRows) ended.add(Number(row.session_key));
+    }
+    return keys.map((sessionKey) => ({ sessionKey, ended: ended.has(sessionKey) }));
   }
 
   /** Records that the agents of `sessionKeys` answered at `at` (the silence clock). */
   async heard(holder: string, sessionKeys: readonly number[], at: number): Promise<void> {
     for (let start = 0; start < sessionKeys.length; start += 500) {
       const slice = sessionKeys.slice(start, start + 500);
-      await this.db.run(`UPDATE browsers SET last_heard_at = ? WHERE lease_holder = ? AND session_key IN (${slice.map(() => '?').join(', ')})`, [
+      await this.db.run(`UPDATE archive_follow SET last_heard_at = ? WHERE lease_holder = ? AND session_key IN (${slice.map(() => '?').join(', ')})`, [
         at,
         holder,
         ...slice,
@@ -361,16 +387,19 @@ export class ArchiveStore {
   /** Gives up `holder`'s lease of one session, or of all (shutdown): another instance takes them at once. */
   async release(holder: string, sessionKey?: number): Promise<void> {
     if (sessionKey === undefined) {
-      await this.db.run('UPDATE browsers SET lease_holder = NULL, lease_expires_at = NULL WHERE lease_holder = ?', [holder]);
+      await this.db.run('UPDATE archive_follow SET lease_holder = NULL, lease_expires_at = NULL WHERE lease_holder = ?', [holder]);
     } else {
-      await this.db.run('UPDATE browsers SET lease_holder = NULL, lease_expires_at = NULL WHERE lease_holder = ? AND session_key = ?', [holder, sessionKey]);
+      await this.db.run('UPDATE archive_follow SET lease_holder = NULL, lease_expires_at = NULL WHERE lease_holder = ? AND session_key = ?', [
+        holder,
+        sessionKey,
+      ]);
     }
   }
 
-  /** Whether anyone holds the lease of a session (a drain waits for the holder to finish). */
+  /** The instance holding the lease of a session now; null when nobody does. */
   async leaseHolder(sessionKey: number): Promise<string | null> {
     const rows = await this.db.all<{ lease_holder: string | null; lease_expires_at: number | null }>(
-      'SELECT lease_holder, lease_expires_at FROM browsers WHERE session_key = ?',
+      'SELECT lease_holder, lease_expires_at FROM archive_follow WHERE session_key = ?',
       [sessionKey],
     );
     const row = rows[0];
@@ -453,9 +482,12 @@ export class ArchiveStore {
     return this.db.run('DELETE FROM archive_events WHERE session_key = ? AND seq < ?', [sessionKey, Number(bounds.lo) + chunk]);
   }
 
-  /** Removes an ended session's row once its events are gone; its id may then be registered again. */
+  /** Removes an ended session's rows once its events are gone; its id may then be registered again. */
   async deleteSessionRow(sessionKey: number): Promise<void> {
-    await this.db.run('DELETE FROM browsers WHERE session_key = ? AND deleted_at IS NOT NULL', [sessionKey]);
+    await this.db.transaction(async (tx) => {
+      await tx.run('DELETE FROM archive_follow WHERE session_key = ?', [sessionKey]);
+      await tx.run('DELETE FROM browsers WHERE session_key = ? AND deleted_at IS NOT NULL', [sessionKey]);
+    });
   }
 
   /** Sessions holding events older than `cutoffTs` (Unix µs). */

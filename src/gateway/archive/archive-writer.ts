@@ -1,10 +1,13 @@
-// The archive's write path (docs/gateway.md "Storage"): followers queue events here and one
-// writer commits them in batches, every FLUSH_INTERVAL_MS or as soon as a batch is full, one
-// transaction at a time, all sessions together. A failed write (the database down) keeps the
-// batch and retries; meanwhile the queue grows to its bound and then followers stop reading
-// from their agents (backpressure: the agents keep the events in their logs and send them when
-// the follower reads again). Nothing queued is ever dropped; a crash loses the queue, which the
-// followers of the next start read again from the agents (they resume at the archived seq).
+// The archive's write path (docs/gateway.md "Storage"): followers queue events here and the writer
+// commits them in batches, every FLUSH_INTERVAL_MS or as soon as a batch is full. Sessions are
+// spread over lanes (sessionKey modulo the lane count), each committing one transaction at a
+// time, so a session's events are committed in seq order while several sessions' batches commit
+// at once: PostgreSQL takes them on several connections (and cores); SQLite, one writer anyway,
+// has one lane. A failed write (the database down) keeps the batch and retries; meanwhile the
+// queue grows to its bound and then followers stop reading from their agents (backpressure: the
+// agents keep the events in their logs and send them when the follower reads again). Nothing
+// queued is ever dropped; a crash loses the queue, which the followers of the next start read
+// again from the agents (they resume at the archived seq).
 
 import type { Logger } from 'pino';
 import type { ArchiveStore } from './archive-store.ts';
@@ -13,7 +16,7 @@ import type { ArchivedEvent } from './event-row.ts';
 export const FLUSH_INTERVAL_MS = 100;
 /** Rows per transaction at most. */
 export const MAX_BATCH_ROWS = 2000;
-/** Queued rows beyond which followers pause their agents' streams. */
+/** Queued rows (all lanes) beyond which followers pause their agents' streams. */
 export const QUEUE_HIGH_WATER = 20_000;
 const RETRY_AFTER_FAILURE_MS = 1000;
 
@@ -24,6 +27,8 @@ export interface QueuedEvent {
 
 export interface ArchiveWriterOptions {
   log: Logger;
+  /** Transactions in flight at once, each for its own sessions (default 1). */
+  lanes?: number;
   flushIntervalMs?: number;
   maxBatchRows?: number;
   queueHighWater?: number;
@@ -31,14 +36,20 @@ export interface ArchiveWriterOptions {
   onCommitted?: (rows: readonly QueuedEvent[], committedAt: number) => void;
 }
 
-export class ArchiveWriter {
-  private queue: QueuedEvent[] = [];
+/** One sequence of transactions: the sessions whose key falls on it, in order. */
+class Lane {
+  queue: QueuedEvent[] = [];
   /** Rows of the batch being written (back at the head of the queue if the write fails). */
-  private inFlight = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private writing: Promise<void> | undefined;
-  private failing = false;
+  inFlight = 0;
+  timer: NodeJS.Timeout | undefined;
+  writing: Promise<void> | undefined;
+  failing = false;
+}
+
+export class ArchiveWriter {
+  private readonly lanes: Lane[];
   private closed = false;
+  private failingLog = false;
   private readonly drainWaiters = new Set<() => void>();
   /** Newest seq committed per session by this writer. */
   private readonly committed = new Map<number, number>();
@@ -54,6 +65,7 @@ export class ArchiveWriter {
     private readonly store: ArchiveStore,
     private readonly options: ArchiveWriterOptions,
   ) {
+    this.lanes = Array.from({ length: Math.max(1, options.lanes ?? 1) }, () => new Lane());
     this.flushIntervalMs = options.flushIntervalMs ?? FLUSH_INTERVAL_MS;
     this.maxBatchRows = options.maxBatchRows ?? MAX_BATCH_ROWS;
     this.queueHighWater = options.queueHighWater ?? QUEUE_HIGH_WATER;
@@ -61,7 +73,9 @@ export class ArchiveWriter {
 
   /** Rows waiting to be committed. */
   get queued(): number {
-    return this.queue.length + this.inFlight;
+    let n = 0;
+    for (const lane of this.lanes) n += lane.queue.length + lane.inFlight;
+    return n;
   }
 
   /** Whether followers should stop reading until `whenDrained`. */
@@ -71,9 +85,10 @@ export class ArchiveWriter {
 
   enqueue(sessionKey: number, event: ArchivedEvent): void {
     if (this.closed) return;
-    this.queue.push({ sessionKey, event });
-    if (this.queue.length >= this.maxBatchRows) this.startWrite();
-    else this.schedule(this.flushIntervalMs);
+    const lane = this.lanes[sessionKey % this.lanes.length]!;
+    lane.queue.push({ sessionKey, event });
+    if (lane.queue.length >= this.maxBatchRows) this.startWrite(lane);
+    else this.schedule(lane, this.flushIntervalMs);
   }
 
   /** Calls `resume` once the queue is below its bound again. */
@@ -90,71 +105,86 @@ export class ArchiveWriter {
 
   /** Commits everything queued now; rejects when a write fails. */
   async flush(): Promise<void> {
-    while (this.writing || this.queue.length > 0) {
-      if (!this.writing) this.startWrite();
-      await this.writing;
-      if (this.failing) throw new Error('the archive could not be written');
-    }
+    await Promise.all(this.lanes.map((lane) => this.flushLane(lane)));
   }
 
   /** Commits what is queued (no retry when the database fails), then takes nothing more. */
   async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    for (const lane of this.lanes) {
+      if (lane.timer) clearTimeout(lane.timer);
+      lane.timer = undefined;
+    }
     await this.flush().catch(() => undefined);
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    for (const lane of this.lanes) {
+      if (lane.timer) clearTimeout(lane.timer);
+      lane.timer = undefined;
+    }
     for (const resume of this.drainWaiters) resume();
     this.drainWaiters.clear();
   }
 
-  private schedule(delayMs: number): void {
-    if (this.timer || this.writing || this.closed) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.startWrite();
-    }, delayMs);
-    this.timer.unref();
+  /** Forgets a session's commit mark (its follower is gone). */
+  forget(sessionKey: number): void {
+    this.committed.delete(sessionKey);
   }
 
-  private startWrite(): void {
-    if (this.writing || this.queue.length === 0) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const batch = this.queue.length <= this.maxBatchRows ? this.queue : this.queue.slice(0, this.maxBatchRows);
-    this.queue = batch === this.queue ? [] : this.queue.slice(batch.length);
-    this.inFlight = batch.length;
-    this.writing = this.write(batch).finally(() => {
-      this.writing = undefined;
+  private async flushLane(lane: Lane): Promise<void> {
+    while (lane.writing || lane.queue.length > 0) {
+      if (!lane.writing) this.startWrite(lane);
+      await lane.writing;
+      if (lane.failing) throw new Error('the archive could not be written');
+    }
+  }
+
+  private schedule(lane: Lane, delayMs: number): void {
+    if (lane.timer || lane.writing || this.closed) return;
+    lane.timer = setTimeout(() => {
+      lane.timer = undefined;
+      this.startWrite(lane);
+    }, delayMs);
+    lane.timer.unref();
+  }
+
+  private startWrite(lane: Lane): void {
+    if (lane.writing || lane.queue.length === 0) return;
+    if (lane.timer) clearTimeout(lane.timer);
+    lane.timer = undefined;
+    const batch = lane.queue.length <= this.maxBatchRows ? lane.queue : lane.queue.slice(0, this.maxBatchRows);
+    lane.queue = batch === lane.queue ? [] : lane.queue.slice(batch.length);
+    lane.inFlight = batch.length;
+    lane.writing = this.write(lane, batch).finally(() => {
+      lane.writing = undefined;
       if (this.closed) return;
-      if (this.queue.length >= this.maxBatchRows && !this.failing) this.startWrite();
-      else if (this.queue.length > 0) this.schedule(this.failing ? RETRY_AFTER_FAILURE_MS : this.flushIntervalMs);
+      if (lane.queue.length >= this.maxBatchRows && !lane.failing) this.startWrite(lane);
+      else if (lane.queue.length > 0) this.schedule(lane, lane.failing ? RETRY_AFTER_FAILURE_MS : this.flushIntervalMs);
     });
   }
 
-  private async write(batch: QueuedEvent[]): Promise<void> {
+  private async write(lane: Lane, batch: QueuedEvent[]): Promise<void> {
     try {
       const results = await this.store.insert(batch);
-      this.inFlight = 0;
+      lane.inFlight = 0;
+      lane.failing = false;
       const at = Date.now();
       this.committedEvents += batch.length;
       for (const { sessionKey, maxSeq } of results) {
         if ((this.committed.get(sessionKey) ?? 0) < maxSeq) this.committed.set(sessionKey, maxSeq);
       }
-      if (this.failing) {
-        this.failing = false;
+      if (this.failingLog && this.lanes.every((l) => !l.failing)) {
+        this.failingLog = false;
         this.options.log.info({ queued: this.queued }, 'archive writes resumed');
       }
       this.options.onCommitted?.(batch, at);
       this.settleWaiters();
     } catch (err) {
-      // The batch goes back to the head of the queue, in order, and is tried again.
-      this.queue = batch.concat(this.queue);
-      this.inFlight = 0;
+      // The batch goes back to the head of its lane, in order, and is tried again.
+      lane.queue = batch.concat(lane.queue);
+      lane.inFlight = 0;
+      lane.failing = true;
       this.failedWrites++;
-      if (!this.failing) {
-        this.failing = true;
+      if (!this.failingLog) {
+        this.failingLog = true;
         this.options.log.error({ err, queued: this.queued }, 'archive write failed: retrying, followers pause once the queue is full');
       }
     }
@@ -172,10 +202,5 @@ export class ArchiveWriter {
       this.drainWaiters.clear();
       for (const resume of waiting) resume();
     }
-  }
-
-  /** Forgets a session's commit mark (its follower is gone). */
-  forget(sessionKey: number): void {
-    this.committed.delete(sessionKey);
   }
 }

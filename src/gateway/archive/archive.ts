@@ -15,6 +15,8 @@ import { archivedEvent, MalformedEnvelope } from './event-row.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { ArchiveRetention, DAY_MS, DEFAULT_RETENTION_INTERVAL_MS } from './retention.ts';
 
+/** Transactions the archive writes at once on PostgreSQL (the pool has 10 connections). */
+const POSTGRES_WRITE_LANES = 4;
 /** Events per history page the drain asks for (the agent's largest page). */
 const DRAIN_PAGE_EVENTS = 1000;
 
@@ -47,7 +49,9 @@ export class Archive implements SessionEndHooks {
   constructor(private readonly options: ArchiveOptions) {
     this.store = new ArchiveStore(options.db);
     this.client = new AgentClient({ connectMs: options.connectTimeoutMs, responseMs: options.responseTimeoutMs, streamHeadMs: options.streamSilenceMs });
-    this.writer = new ArchiveWriter(this.store, { log: options.log, onCommitted: options.onCommitted });
+    // PostgreSQL commits several sessions' batches at once, on as many pooled connections;
+    // SQLite has one writer whatever the lanes.
+    this.writer = new ArchiveWriter(this.store, { log: options.log, lanes: options.db.dialect === 'postgres' ? POSTGRES_WRITE_LANES : 1, onCommitted: options.onCommitted });
     this.keeper = new LeaseKeeper({
       store: this.store,
       writer: this.writer,

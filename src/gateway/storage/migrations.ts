@@ -73,11 +73,6 @@ export const MIGRATIONS: readonly Migration[] = [
       // key is never reused.
       `ALTER TABLE browsers ADD COLUMN session_key BIGINT`,
       `ALTER TABLE browsers ADD COLUMN ended_reason TEXT`,
-      // The follow lease: the instance following the session, until when (Unix ms).
-      `ALTER TABLE browsers ADD COLUMN lease_holder TEXT`,
-      `ALTER TABLE browsers ADD COLUMN lease_expires_at BIGINT`,
-      // When a follower last heard from the agent (any answer): the silence that ends a session.
-      `ALTER TABLE browsers ADD COLUMN last_heard_at BIGINT`,
       // The agent's X-Log-Id, as the follower last saw it.
       `ALTER TABLE browsers ADD COLUMN log_id TEXT`,
       // Newest seq archived (everything the agent had up to it is archived), and the counts
@@ -92,8 +87,19 @@ export const MIGRATIONS: readonly Migration[] = [
          WHERE b2.created_at < browsers.created_at OR (b2.created_at = browsers.created_at AND b2.session_id <= browsers.session_id))`,
       `CREATE UNIQUE INDEX browsers_session_key ON browsers (session_key)`,
       `CREATE INDEX browsers_order ON browsers (created_at, session_id)`,
-      `CREATE INDEX browsers_lease ON browsers (lease_expires_at) WHERE deleted_at IS NULL`,
+      `CREATE INDEX browsers_live ON browsers (created_at) WHERE deleted_at IS NULL`,
       `CREATE TABLE counters (name TEXT PRIMARY KEY, value BIGINT NOT NULL)`,
+      // The follow lease of a session: the instance following it, until when (Unix ms), and when
+      // a follower last heard from its agent (any answer: the silence that ends a session). A
+      // table of its own: renewing the leases every few seconds must not wait on (or deadlock
+      // with) the writers, which update the browsers rows' counts with every batch.
+      `CREATE TABLE archive_follow (
+        session_key BIGINT PRIMARY KEY,
+        lease_holder TEXT,
+        lease_expires_at BIGINT,
+        last_heard_at BIGINT
+      )`,
+      `CREATE INDEX archive_follow_holder ON archive_follow (lease_holder)`,
       `INSERT INTO counters (name, value) SELECT 'session_key', COALESCE(MAX(session_key), 0) FROM browsers`,
       // One row per event. The envelope is `{"seq":<seq>,"event":<event>}` on the wire; only the
       // event's JSON is kept, byte for byte, and the envelope is rebuilt around it when read.

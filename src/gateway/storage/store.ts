@@ -477,10 +477,10 @@ export class GatewayStore {
         const sessionKey = Number(counter!.value);
         const values = [browser.projectId, browser.agentUrl, browser.agentToken, createdAt, sessionKey, browser.sessionId];
         if (existing[0]) {
+          await tx.run('DELETE FROM archive_follow WHERE session_key = (SELECT session_key FROM browsers WHERE session_id = ?)', [browser.sessionId]);
           await tx.run(
             `UPDATE browsers SET project_id = ?, agent_url = ?, agent_token = ?, created_at = ?, session_key = ?, deleted_at = NULL,
-               ended_reason = NULL, lease_holder = NULL, lease_expires_at = NULL, last_heard_at = NULL, log_id = NULL,
-               first_event_ts = NULL, last_event_ts = NULL WHERE session_id = ?`,
+               ended_reason = NULL, log_id = NULL, first_event_ts = NULL, last_event_ts = NULL WHERE session_id = ?`,
             values,
           );
         } else {
