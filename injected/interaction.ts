@@ -41,9 +41,11 @@ export function installInteraction(report: Report, win: Window): () => void {
   let lastKeySelector = '';
   const pendingScrolls = new Map<Document | Element, PendingScroll>();
   let stopped = false;
-  // Where each target was when its previous scroll settled; the document starts where it is now.
+  // Where each target was when its previous scroll settled; the document starts where it is now:
+  // at 0,0 while it is still being parsed (nothing is read then, so no layout is forced).
+  const loading = doc.readyState === 'loading';
   const settledPositions = new WeakMap<Document | Element, Position>();
-  settledPositions.set(doc, positionOf(doc, win));
+  settledPositions.set(doc, loading ? { x: 0, y: 0 } : positionOf(doc, win));
 
   const onClick = (event: MouseEvent): void => {
     if (!event.isTrusted) return;
@@ -129,12 +131,18 @@ export function installInteraction(report: Report, win: Window): () => void {
   listen();
   // document.open() erases every listener of the window, ours included, and keeps the window and
   // the document (no new script run): it empties the document first, which this observer sees.
-  // It watches the document's own children only, so it never wakes up otherwise.
+  // It watches the document's own children only, so it never wakes up otherwise; in a document
+  // still being parsed it starts at DOMContentLoaded, or the parser inserting <html> would wake it.
   const reopened = new MutationObserver(listen);
-  reopened.observe(doc, { childList: true });
+  const watch = (): void => {
+    if (!stopped) reopened.observe(doc, { childList: true });
+  };
+  if (loading) doc.addEventListener('DOMContentLoaded', watch, { once: true });
+  else watch();
   return () => {
     stopped = true;
     pendingScrolls.clear();
+    doc.removeEventListener('DOMContentLoaded', watch);
     reopened.disconnect();
     win.removeEventListener('click', onClick, options);
     win.removeEventListener('keydown', onKeyDown, options);

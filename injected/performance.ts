@@ -7,8 +7,11 @@ import type { Report } from './report.ts';
 import { PAGE_SCRIPT_LIMITS } from './schema.ts';
 import { cut } from './visible-text.ts';
 
-/** LCP elements the agent has not yet resolved to a backend node id (a few candidates per page). */
-const MAX_PENDING_ELEMENTS = 8;
+/**
+ * LCP elements the agent has not yet resolved to a backend node id. The agent resolves the
+ * candidates of a load together once the load has ended, so a page may report several meanwhile.
+ */
+const MAX_PENDING_ELEMENTS = 32;
 
 // Not in TypeScript's DOM library.
 interface LayoutShiftEntry extends PerformanceEntry {

@@ -10,10 +10,21 @@
 // needed). The page can neither see, call, overwrite nor forge the binding. Both registrations
 // are per session, so every out-of-process iframe gets its own in its setup.
 //
+// `runImmediately` is asked only where a document may already be in use: targets that existed
+// before the agent attached, and pages (a popup's first document may be written by its opener).
+// An out-of-process iframe attached while paused has only its initial empty document, replaced at
+// once by its real one: running the script there too would create a second isolated world per
+// iframe per page load for nothing.
+//
 // A config change (PATCH) swaps the registration for one with the new categories, again with
 // `runImmediately`: in a world where the script runs already, it adds or removes its listeners and
 // observers to match. With both categories off it is unregistered and told to stop in every
 // existing world.
+//
+// page_lcp carries the LCP element's backend node id, which costs a `Runtime.evaluate` in the
+// page's renderer. The candidates reported while their tab loads are resolved together once the
+// load has ended (one evaluation per document), so none of it competes with the load
+// (docs/page-script.md "Cost"); their events come then, with the time they were reported.
 //
 // Reports are untrusted all the same: each must come from a context of that world, pass the
 // per-target rate limit and validate against its schema shape; only the measured fields are taken
@@ -45,6 +56,17 @@ const BINDING_NAME = '__browserTelemetryAgentReport';
 const METHOD = 'Runtime.bindingCalled';
 const SCRIPT_TARGET_TYPES = new Set(['page', 'iframe']);
 
+/** Longest a page_lcp waits for its tab's load to end. */
+export const MAX_LCP_WAIT_MS = 5000;
+
+/** A page_lcp waiting for its element's node id. */
+interface PendingLcp {
+  state: TargetState;
+  contextId: number;
+  ref: number;
+  emit(nodeId: number | undefined): void;
+}
+
 /** The script registered on one session. */
 interface Registration {
   /** Which categories it installs. */
@@ -67,6 +89,10 @@ export class PageScriptFamily implements TelemetryFamily {
   private readonly sources = new Map<string, string>();
   /** Per session: the current script registration (none while both categories are off). */
   private readonly registrations = new Map<string, Registration>();
+  /** Tabs (by session) between a main-frame navigation and its load event. */
+  private readonly loadingTabs = new Set<string>();
+  /** page_lcp events waiting for their tab's load to end, by tab session, with their timer. */
+  private readonly lcpWaiting = new Map<string, { entries: PendingLcp[]; timer: NodeJS.Timeout }>();
   private disposed = false;
 
   constructor(
@@ -84,13 +110,21 @@ export class PageScriptFamily implements TelemetryFamily {
     host.handle('Runtime.executionContextDestroyed', (p, s) => this.worldContexts.get(s.target.sessionId)?.delete(p.executionContextId));
     host.handle('Runtime.executionContextsCleared', (_p, s) => this.worldContexts.get(s.target.sessionId)?.clear());
     host.handle('Runtime.bindingCalled', this.onBindingCalled);
+    host.handle('Page.frameStartedLoading', (p, s) => {
+      if (s.target.type === 'page' && p.frameId === s.target.targetId) this.loadingTabs.add(s.target.sessionId);
+    });
+    host.handle('Page.loadEventFired', (_p, s) => this.tabLoaded(s));
+    host.handle('Page.frameStoppedLoading', (p, s) => {
+      if (p.frameId === s.target.targetId) this.tabLoaded(s);
+    });
   }
 
   setUpTarget(state: TargetState): Array<Promise<unknown>> {
     if (!SCRIPT_TARGET_TYPES.has(state.target.type)) return [];
     const options = this.optionsFor(true);
     if (!options.interaction && !options.page) return [];
-    return this.register(state, options);
+    const target = state.target;
+    return this.register(state, options, !target.wasWaiting || target.type === 'page');
   }
 
   /** The config changed: re-register the script with the categories now on, or stop it. */
@@ -110,7 +144,7 @@ export class PageScriptFamily implements TelemetryFamily {
       commands.push(remove.catch(() => undefined));
     }
     if (options.interaction || options.page) {
-      commands.push(...this.register(state, options));
+      commands.push(...this.register(state, options, true));
     } else {
       // Nothing to register: tell the script in every existing world to remove everything.
       const expression = `globalThis[${JSON.stringify(PAGE_SCRIPT_GLOBAL)}]?.configure(${JSON.stringify(options)})`;
@@ -127,6 +161,13 @@ export class PageScriptFamily implements TelemetryFamily {
     this.buckets.delete(sessionId);
     this.warnedRateLimited.delete(sessionId);
     this.registrations.delete(sessionId);
+    this.loadingTabs.delete(sessionId);
+    // Its waiting page_lcp events go with it (an event of a detached target is not emitted).
+    const waiting = this.lcpWaiting.get(sessionId);
+    if (waiting !== undefined) {
+      clearTimeout(waiting.timer);
+      this.lcpWaiting.delete(sessionId);
+    }
   }
 
   dispose(): void {
@@ -134,16 +175,19 @@ export class PageScriptFamily implements TelemetryFamily {
     this.worldContexts.clear();
     this.buckets.clear();
     this.registrations.clear();
+    for (const waiting of this.lcpWaiting.values()) clearTimeout(waiting.timer);
+    this.lcpWaiting.clear();
+    this.loadingTabs.clear();
   }
 
   /**
    * Binding, then script (the script looks the binding up when it reports). The binding is added
    * again on every registration: turning Runtime off and on again drops it.
    */
-  private register(state: TargetState, options: PageScriptOptions): Array<Promise<unknown>> {
+  private register(state: TargetState, options: PageScriptOptions, runImmediately: boolean): Array<Promise<unknown>> {
     const target = state.target;
     const binding = target.send('Runtime.addBinding', { name: BINDING_NAME, executionContextName: this.worldName });
-    const script = target.send('Page.addScriptToEvaluateOnNewDocument', { source: this.sourceFor(options), worldName: this.worldName, runImmediately: true });
+    const script = target.send('Page.addScriptToEvaluateOnNewDocument', { source: this.sourceFor(options), worldName: this.worldName, runImmediately });
     const identifier = script.then((r) => r.identifier).catch(() => undefined);
     this.registrations.set(target.sessionId, { categories: categoriesOf(options), identifier });
     return [this.host.setUpStep(target, 'Runtime.addBinding', binding), this.host.setUpStep(target, 'Page.addScriptToEvaluateOnNewDocument', script)];
@@ -214,29 +258,73 @@ export class PageScriptFamily implements TelemetryFamily {
       if (nodeId !== undefined) details.node_id = nodeId;
       this.host.emit('page_lcp', ts, data, report.truncated === true, METHOD, state);
     };
-    if (report.element_ref === undefined) emit(undefined);
-    else void this.backendNodeIdOf(state, contextId, report.element_ref).then(emit);
+    if (report.element_ref === undefined) {
+      emit(undefined);
+      return;
+    }
+    const pending: PendingLcp = { state, contextId, ref: report.element_ref, emit };
+    const tab = state.target.tab;
+    if (tab === undefined || !this.loadingTabs.has(tab.sessionId)) {
+      this.resolve([pending]);
+      return;
+    }
+    let waiting = this.lcpWaiting.get(tab.sessionId);
+    if (waiting === undefined) {
+      const timer = setTimeout(() => this.flushLcp(tab.sessionId), MAX_LCP_WAIT_MS);
+      timer.unref();
+      waiting = { entries: [], timer };
+      this.lcpWaiting.set(tab.sessionId, waiting);
+    }
+    waiting.entries.push(pending);
+  }
+
+  /** The tab's main frame finished loading: its waiting page_lcp events are resolved now. */
+  private tabLoaded(state: TargetState): void {
+    const target = state.target;
+    if (target.type !== 'page') return;
+    this.loadingTabs.delete(target.sessionId);
+    this.flushLcp(target.sessionId);
+  }
+
+  private flushLcp(tabSession: string): void {
+    const waiting = this.lcpWaiting.get(tabSession);
+    if (waiting === undefined) return;
+    clearTimeout(waiting.timer);
+    this.lcpWaiting.delete(tabSession);
+    // One evaluation per execution context (a document of the tab or of one of its iframes).
+    const byContext = new Map<string, PendingLcp[]>();
+    for (const entry of waiting.entries) {
+      const key = `${entry.state.target.sessionId}/${entry.contextId}`;
+      byContext.set(key, [...(byContext.get(key) ?? []), entry]);
+    }
+    for (const entries of byContext.values()) this.resolve(entries);
   }
 
   /**
-   * The LCP element the script kept under `ref`, as a backend DOM node id: deep serialization of
-   * a node carries its backendNodeId, so one Runtime.evaluate suffices. May fail (the document
-   * went away): the event is then reported without node_id.
+   * The LCP elements the script kept under the entries' refs (all of one execution context), as
+   * backend DOM node ids: deep serialization of a node carries its backendNodeId, so one
+   * Runtime.evaluate suffices for all of them. May fail (the document went away): the events are
+   * then reported without node_id.
    */
-  private async backendNodeIdOf(state: TargetState, contextId: number, ref: number): Promise<number | undefined> {
-    try {
-      const { result } = await state.target.send('Runtime.evaluate', {
-        expression: `globalThis[${JSON.stringify(PAGE_SCRIPT_GLOBAL)}].takeLcpElement(${ref})`,
-        contextId,
-        silent: true,
-        serializationOptions: { serialization: 'deep', maxDepth: 0 },
-      });
-      if (result.objectId) state.target.send('Runtime.releaseObject', { objectId: result.objectId }).catch(() => undefined);
-      const node = result.deepSerializedValue?.type === 'node' ? (result.deepSerializedValue.value as { backendNodeId?: unknown }) : undefined;
-      return typeof node?.backendNodeId === 'number' ? node.backendNodeId : undefined;
-    } catch {
-      return undefined;
-    }
+  private resolve(entries: PendingLcp[]): void {
+    const { state, contextId } = entries[0]!;
+    const global = `globalThis[${JSON.stringify(PAGE_SCRIPT_GLOBAL)}]`;
+    const expression = `[${entries.map((e) => `${global}.takeLcpElement(${e.ref})`).join(',')}]`;
+    state.target
+      .send('Runtime.evaluate', { expression, contextId, silent: true, serializationOptions: { serialization: 'deep', maxDepth: 1 } })
+      .then(
+        ({ result }) => {
+          if (result.objectId) state.target.send('Runtime.releaseObject', { objectId: result.objectId }).catch(() => undefined);
+          const items = result.deepSerializedValue?.type === 'array' ? (result.deepSerializedValue.value as Array<{ type?: string; value?: { backendNodeId?: unknown } }>) : [];
+          entries.forEach((entry, i) => {
+            const node = items[i]?.type === 'node' ? items[i]!.value : undefined;
+            entry.emit(typeof node?.backendNodeId === 'number' ? node.backendNodeId : undefined);
+          });
+        },
+        () => {
+          for (const entry of entries) entry.emit(undefined);
+        },
+      );
   }
 
   /**

@@ -58,9 +58,9 @@ class Rig implements FamilyHost {
     return command;
   }
 
-  attach(sessionId: string, targetId: string, type: string): TargetState {
+  attach(sessionId: string, targetId: string, type: string, wasWaiting = true, parent?: AttachedTarget): TargetState {
     const info = { targetId, type, url: 'http://a.test/', title: '', attached: true, canAccessOpener: false };
-    const state = this.tracker.add(new AttachedTarget(this.connection, sessionId, targetId, type, info, undefined, true));
+    const state = this.tracker.add(new AttachedTarget(this.connection, sessionId, targetId, type, info, parent, wasWaiting));
     this.family.setUpTarget(state);
     return state;
   }
@@ -98,6 +98,15 @@ describe('page script injection', () => {
     const rig = new Rig();
     rig.attach('S2', 'F2', 'iframe');
     expect(rig.fake.commandsFor('S2')).toEqual(['Runtime.addBinding', 'Page.addScriptToEvaluateOnNewDocument']);
+  });
+
+  it("does not run the script in a new iframe's initial empty document, only in the documents after it", () => {
+    const rig = new Rig();
+    rig.attach('S2', 'F2', 'iframe', true);
+    rig.attach('S3', 'F3', 'iframe', false);
+    const runImmediately = (sessionId: string) => (rig.fake.sent.find((c) => c.sessionId === sessionId && c.method === 'Page.addScriptToEvaluateOnNewDocument')!.params as { runImmediately: boolean }).runImmediately;
+    expect(runImmediately('S2')).toBe(false);
+    expect(runImmediately('S3')).toBe(true);
   });
 
   it('registers nothing on workers', () => {
@@ -211,8 +220,14 @@ describe('page script reports', () => {
     expect(rig.shifts.map((s) => s.target.sessionId)).toEqual(['S1']);
   });
 
+  /** What Runtime.evaluate answers for the list of LCP elements: one node per backend node id. */
+  const nodes = (...ids: number[]) => async () => ({
+    result: { type: 'object', subtype: 'array', objectId: 'o1', deepSerializedValue: { type: 'array', value: ids.map((id) => ({ type: 'node', value: { backendNodeId: id } })) } },
+  });
+  const lcp = (ref: number, elementId = 'hero') => ({ type: 'page_lcp', time: 50, render_time: 50, load_time: 40, size: 240000, element_id: elementId, url: 'http://a.test/h.png', element_ref: ref });
+
   it('resolves the LCP element to a backend node id in the script world', async () => {
-    rig.fake.answers.set('Runtime.evaluate', async () => ({ result: { type: 'object', subtype: 'node', objectId: 'o1', deepSerializedValue: { type: 'node', value: { backendNodeId: 42 } } } }));
+    rig.fake.answers.set('Runtime.evaluate', nodes(42));
     rig.report('S1', 5, { type: 'page_lcp', time: 50, render_time: 50, load_time: 40, size: 240000, element_id: 'hero', url: 'http://a.test/h.png', element_ref: 3 });
     await new Promise((resolve) => setImmediate(resolve));
     const evaluate = rig.fake.sent.find((c) => c.method === 'Runtime.evaluate')!.params as { contextId: number; expression: string };
@@ -220,6 +235,25 @@ describe('page script reports', () => {
     expect(evaluate.expression).toContain('takeLcpElement(3)');
     expect(rig.events[0]!.data).toMatchObject({ lcp_details: { render_time: 50, load_time: 40, size: 240000, element_id: 'hero', url: 'http://a.test/h.png', node_id: 42 } });
     expect(rig.fake.sent.some((c) => c.method === 'Runtime.releaseObject')).toBe(true);
+  });
+
+  it('resolves the candidates reported while the tab loads at its load event, one evaluation per document', async () => {
+    rig.fake.answers.set('Runtime.evaluate', nodes(7, 8));
+    rig.fake.emit('Page.frameStartedLoading', { frameId: 'T1' }, 'S1');
+    rig.report('S1', 5, lcp(1, 'first'));
+    rig.report('S1', 5, lcp(2, 'second'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(rig.fake.sent.filter((c) => c.method === 'Runtime.evaluate')).toHaveLength(0);
+    expect(rig.events).toHaveLength(0);
+    rig.fake.emit('Page.loadEventFired', { timestamp: 1 }, 'S1');
+    await new Promise((resolve) => setImmediate(resolve));
+    const evaluations = rig.fake.sent.filter((c) => c.method === 'Runtime.evaluate');
+    expect(evaluations).toHaveLength(1);
+    expect((evaluations[0]!.params as { expression: string }).expression).toMatch(/takeLcpElement\(1\).*takeLcpElement\(2\)/);
+    expect(rig.events.map((e) => [(e.data as { lcp_details: { element_id: string; node_id?: number } }).lcp_details.element_id, (e.data as { lcp_details: { node_id?: number } }).lcp_details.node_id])).toEqual([
+      ['first', 7],
+      ['second', 8],
+    ]);
   });
 
   it('reports the LCP without node_id when the element cannot be resolved', async () => {
