@@ -19,7 +19,8 @@ import { DEFAULT_LIMITS } from '../src/limits.ts';
 import { BodyFetcher } from '../src/telemetry/body-fetcher.ts';
 import { BodyMatcher, defaultBodyPolicy } from '../src/telemetry/body-policy.ts';
 import { planBody } from '../src/telemetry/network.ts';
-import { networkEnableParams } from '../src/telemetry/network-family.ts';
+import { durableBufferParams, networkEnableParams } from '../src/telemetry/network-family.ts';
+import { PAGE_SCRIPT_BUNDLE, PAGE_SCRIPT_GLOBAL_NAME } from '../src/generated/page-script.ts';
 import { pushEvent, serveIpc } from './ipc.ts';
 import { monoMs } from './processes.ts';
 import { Ws8Cdp } from './ws8-cdp.ts';
@@ -39,6 +40,17 @@ export interface BareClientOptions {
    * nothing with it: what serving the bodies costs the browser, next to what the agent adds.
    */
   fetchBodies?: boolean;
+  /**
+   * Diagnostic: also ask for durable bodies (`Network.configureDurableMessages`, as the agent
+   * does): what keeping a copy of the bodies in the browser process costs it.
+   */
+  durable?: boolean;
+  /**
+   * Diagnostic: also inject a page script the way the agent does (binding and script in an
+   * isolated world of every page and iframe): `world` an empty one (what the world itself costs),
+   * `agent` the agent's own with both categories (its reports are received and dropped).
+   */
+  pageScript?: 'world' | 'agent';
   /**
    * Diagnostic (section 3): also serve every raw CDP message it receives as an SSE frame to any
    * number of subscribers (`GET /` on an HTTP port of its own), the way the agent writes: the
@@ -213,6 +225,14 @@ function onAttached(params: Protocol.Target.AttachedToTargetEvent): void {
   if (type === 'page' || type === 'iframe') commands.push(send('Page.enable', {}, sessionId));
   commands.push(send('Runtime.enable', {}, sessionId));
   if (NETWORK_TARGET_TYPES.has(type)) commands.push(send('Network.enable', NETWORK_PARAMS, sessionId));
+  if (NETWORK_TARGET_TYPES.has(type) && options.durable) commands.push(send('Network.configureDurableMessages', durableBufferParams(DEFAULT_LIMITS), sessionId));
+  if ((type === 'page' || type === 'iframe') && options.pageScript !== undefined) {
+    const world = 'bench-bare-world';
+    const install = { binding: 'benchBareReport', interaction: true, page: true, history: true };
+    const source = options.pageScript === 'world' ? '0' : `(()=>{${PAGE_SCRIPT_BUNDLE}\n${PAGE_SCRIPT_GLOBAL_NAME}.install(${JSON.stringify(install)})})()`;
+    commands.push(send('Runtime.addBinding', { name: install.binding, executionContextName: world }, sessionId));
+    commands.push(send('Page.addScriptToEvaluateOnNewDocument', { source, worldName: world, runImmediately: true }, sessionId));
+  }
   if (type === 'page' || type === 'iframe') {
     commands.push(send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: CHILD_FILTER }, sessionId));
   }

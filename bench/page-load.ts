@@ -26,6 +26,9 @@ export const LOAD_MODES = {
   nobody: '(c-bodies) agent, all, network.bodies off',
   noscript: '(c-script) agent, console+network, no page script',
   barebodies: '(b+bodies) bare client fetching the bodies the agent fetches',
+  baredurable: '(b+durable) bare client asking for durable bodies',
+  bareworld: '(b+world) bare client with an empty script in an isolated world',
+  barescript: '(b+script) bare client injecting the page script',
   nice: '(c-nice) agent, all, at nice 10',
   idle: '(c-idle) agent, all, SCHED_IDLE',
 } as const;
@@ -162,6 +165,9 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
   const start = async (mode: LoadMode): Promise<Running> => {
     if (mode === 'none') return { pid: undefined, stop: async () => undefined };
     if (mode === 'bare') return BareClient.start({ wsUrl: browser.wsUrl });
+    if (mode === 'baredurable') return BareClient.start({ wsUrl: browser.wsUrl, durable: true });
+    if (mode === 'bareworld') return BareClient.start({ wsUrl: browser.wsUrl, pageScript: 'world' });
+    if (mode === 'barescript') return BareClient.start({ wsUrl: browser.wsUrl, pageScript: 'agent' });
     if (mode === 'barebodies') {
       const client = await BareClient.start({ wsUrl: browser.wsUrl, fetchBodies: true });
       return { pid: client.pid, stop: () => client.stop(), counts: async () => ({ bodies: (await client.stats()).bodyFetches! }) };
