@@ -10,6 +10,7 @@
 // to watch a page that floods the console).
 
 import CDP from 'chrome-remote-interface';
+import type { EventEmitter } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -122,7 +123,7 @@ async function main(): Promise<void> {
       writeFileSync(values.profile, JSON.stringify(profile));
     }
     if (values.trace) {
-      const done = new Promise((resolve) => viewer!.once('Tracing.tracingComplete', resolve));
+      const done = new Promise((resolve) => (viewer as unknown as EventEmitter).once('Tracing.tracingComplete', resolve));
       await viewer.send('Tracing.end');
       await done;
       printTrace(traceEvents);
