@@ -259,8 +259,8 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
       await rig.gateway.store.db.run('UPDATE browsers SET deleted_at = ? WHERE session_key = ?', [Date.now() - 31 * 86_400_000, browser.sessionKey]);
       await rig.gateway.archive.retention.run();
       const listed = (await (await rig.fetch('/browsers?status=all&limit=100')).json()) as Array<{ session_id: string }>;
-      const [{ n }] = await rig.gateway.store.db.all<{ n: number }>('SELECT COUNT(*) AS n FROM archive_events WHERE session_key = ?', [browser.sessionKey]);
-      expect([(await rig.fetch(`/browsers/${id}/telemetry/events`)).status, listed.some((s) => s.session_id === id), Number(n)]).toEqual([404, false, 0]);
+      const [count] = await rig.gateway.store.db.all<{ n: number }>('SELECT COUNT(*) AS n FROM archive_events WHERE session_key = ?', [browser.sessionKey]);
+      expect([(await rig.fetch(`/browsers/${id}/telemetry/events`)).status, listed.some((s) => s.session_id === id), Number(count!.n)]).toEqual([404, false, 0]);
     });
 
     it("deleting a project deletes its ended sessions and their events at once", async () => {
@@ -272,9 +272,9 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
       // Readers stop seeing it with the project; the rows go with the pass the delete started.
       const status = (await rig.fetch(`/browsers/${id}/telemetry/events`)).status;
       await rig.gateway.archive.retention.run();
-      const [{ n }] = await rig.gateway.store.db.all<{ n: number }>('SELECT COUNT(*) AS n FROM archive_events WHERE session_key = ?', [sessionKey]);
+      const [count] = await rig.gateway.store.db.all<{ n: number }>('SELECT COUNT(*) AS n FROM archive_events WHERE session_key = ?', [sessionKey]);
       const rows = await rig.gateway.store.db.all('SELECT session_id FROM browsers WHERE session_key = ?', [sessionKey]);
-      expect([status, Number(n), rows.length]).toEqual([404, 0, 0]);
+      expect([status, Number(count!.n), rows.length]).toEqual([404, 0, 0]);
     });
   });
 });
