@@ -286,3 +286,45 @@ describe('resolveGatewayConfig', () => {
     expect(errorOf(() => resolveGatewayConfig({ keyRecheckMs: 60_000 }))).toBe('keyRecheckMs: expected an integer from 10 to 30000, got 60000');
   });
 });
+
+describe('the archive (docs/gateway.md)', () => {
+  it('follows sessions, keeps 30 days, ends a session after 5 minutes of silence, leases for 15 s by default', () => {
+    expect(serve([], noEnv).archive).toEqual({ follow: true, retainDays: 30, silenceMs: 300_000, leaseMs: 15_000 });
+  });
+
+  it.each([
+    ['--archive-retain-days', 'GATEWAY_ARCHIVE_RETAIN_DAYS', 'retainDays', '7', 7],
+    ['--archive-silence-ms', 'GATEWAY_ARCHIVE_SILENCE_MS', 'silenceMs', '60000', 60_000],
+    ['--archive-lease-ms', 'GATEWAY_ARCHIVE_LEASE_MS', 'leaseMs', '3000', 3000],
+    ['--archive-follow', 'GATEWAY_ARCHIVE_FOLLOW', 'follow', 'off', false],
+  ] as const)('%s and %s set %s', (flag, env, field, text, value) => {
+    expect([serve([flag, text]).archive[field], serve([], { [env]: text }).archive[field]]).toEqual([value, value]);
+  });
+
+  it.each([
+    ['--archive-retain-days', '0', 'an integer from 1 to 3650'],
+    ['--archive-retain-days', '3651', 'an integer from 1 to 3650'],
+    ['--archive-silence-ms', '999', 'an integer from 1000 to 86400000'],
+    ['--archive-lease-ms', '22501', 'an integer from 100 to 22500'],
+    ['--archive-follow', 'maybe', 'on, off, true or false'],
+  ])('%s %s is rejected naming the flag', (flag, value, expected) => {
+    expect(errorOf(() => serve([flag, value]))).toBe(`${flag}: expected ${expected}, got ${JSON.stringify(value)}`);
+  });
+
+  it('the longest lease still has a dead instance taken over within 30 s (a lease and a renewal period)', () => {
+    const longest = 22_500;
+    expect(longest + longest / 3).toBeLessThanOrEqual(30_000);
+  });
+
+  it('takes the archive options in code, checked like the flags', () => {
+    const config = resolveGatewayConfig({ archiveFollow: false, archiveRetainDays: 2, archiveSilenceMs: 5000, archiveLeaseMs: 500 });
+    expect([config.archive, errorOf(() => resolveGatewayConfig({ archiveRetainDays: 0 }))]).toEqual([
+      { follow: false, retainDays: 2, silenceMs: 5000, leaseMs: 500 },
+      'archiveRetainDays: expected an integer from 1 to 3650, got 0',
+    ]);
+  });
+
+  it.each(['--archive-follow', '--archive-retain-days', '--archive-silence-ms', '--archive-lease-ms'])('the help lists %s', (flag) => {
+    expect(gatewayHelpText()).toContain(flag);
+  });
+});
