@@ -132,7 +132,7 @@ async function main(): Promise<void> {
   const errors: Record<string, string> = {};
 
   const modes: LoadMode[] = flags.modes ?? ['none', 'bare', 'agent', 'network'];
-  if (flags.diagnose) modes.push('noshots', 'nobody', 'noscript', 'barebodies');
+  if (flags.diagnose) modes.push('noshots', 'nobody', 'noscript', 'barebodies', 'barescript', 'baredurable');
   const plan: Record<Section, () => Promise<void>> = {
     load: async () => {
       results.load = await runPageLoad(ctx, { rounds: flags.rounds ?? (q ? 2 : 6), loadsPerBlock: q ? 2 : 5, warmupLoads: q ? 1 : 2, modes, pages: flags.pages ?? [...LOAD_PAGES], pin: flags.pin });
