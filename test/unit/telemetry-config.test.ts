@@ -191,3 +191,27 @@ describe('body policy matching', () => {
     expect(new BodyMatcher({ ...defaultBodyPolicy(), enabled: false }).wants('Document', 'text/html')).toBe(false);
   });
 });
+
+describe('telemetry config at start', () => {
+  it('takes a body policy and the official client categories in --telemetry', async () => {
+    const { parseConfig } = await import('../../src/config.ts');
+    const telemetry = JSON.stringify({ browser: { network: { bodies: { resource_types: ['Fetch'], max_bytes: 10 } }, captcha: { enabled: false } } });
+    const config = parseConfig(['--telemetry', telemetry, '--token', 't'], {});
+    expect(config.telemetry.browser.network.bodies).toMatchObject({ enabled: true, resource_types: ['Fetch'], max_bytes: 10 });
+    expect(config.telemetry.browser.captcha.enabled).toBe(false);
+  });
+
+  it('refuses a bad body policy in --telemetry, naming the field', async () => {
+    const { parseConfig } = await import('../../src/config.ts');
+    expect(() => parseConfig(['--telemetry', '{"browser":{"network":{"bodies":{"resource_types":["Scripts"]}}}}', '--token', 't'], {})).toThrow(
+      /browser\.network\.bodies\.resource_types\[0\]/,
+    );
+  });
+
+  it('starts the screenshot category off with --screenshots off, and max_bytes at --max-body-bytes', async () => {
+    const { parseConfig } = await import('../../src/config.ts');
+    const config = parseConfig(['--screenshots', 'off', '--max-body-bytes', '1KiB', '--token', 't'], {});
+    expect(config.telemetry.browser.screenshot.enabled).toBe(false);
+    expect(config.telemetry.browser.network.bodies.max_bytes).toBe(1024);
+  });
+});
