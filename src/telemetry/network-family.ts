@@ -56,23 +56,31 @@ const SKIPPED_FOR_SIZE: BodyOutcome = { skippedForSize: true };
  * bodies out of `requestWillBeSent` (they are fetched and cut instead).
  */
 export function networkEnableParams(limits: Limits): Protocol.Network.EnableRequest {
-  const { maxTotalBufferSize, maxResourceBufferSize } = durableBufferParams(limits);
+  const resource = resourceBufferSize(limits);
+  const total = Math.min(INT32_MAX, Math.max(100 * MiB, 16 * resource));
   // 0 would mean "no limit" to Chromium.
   const maxPostDataSize = Math.min(INT32_MAX, Math.max(1, limits.maxPostDataBytes));
-  return { maxTotalBufferSize, maxResourceBufferSize, maxPostDataSize };
+  return { maxTotalBufferSize: total, maxResourceBufferSize: resource, maxPostDataSize };
 }
 
 /**
- * `Network.configureDurableMessages`: the same buffers, kept by the browser process instead of
- * the renderer. Bodies there outlive their document (a body deferred past the load is still
- * there when the page has navigated on), and `getResponseBody` is answered without the renderer
- * (measured: 1 ms while the page's main thread was busy for 2 s, against the whole 2 s without).
- * The total is per session and allocated only as bodies arrive; the oldest go first beyond it.
+ * `Network.configureDurableMessages`: bodies kept by the browser process instead of the
+ * renderer. They outlive their document (a body deferred past the load is still there when the
+ * page has navigated on), and `getResponseBody` is answered without the renderer (measured: 1 ms
+ * while the page's main thread was busy for 2 s, against the whole 2 s without). The store is
+ * shared by every session of the connection (the first size configured holds) and, unlike the
+ * renderer's, is not emptied by a navigation: it is sized for what waits to be fetched (at most
+ * 16 MiB per tab for at most 5 s, body-schedule.ts) rather than for a page's whole traffic, and
+ * allocated only as bodies arrive, the oldest dropped beyond it.
  */
 export function durableBufferParams(limits: Limits): Protocol.Network.ConfigureDurableMessagesRequest & { maxTotalBufferSize: number; maxResourceBufferSize: number } {
-  const resource = Math.min(INT32_MAX, Math.max(MiB, 2 * limits.maxBodyFetchBytes));
-  const total = Math.min(INT32_MAX, Math.max(100 * MiB, 16 * resource));
-  return { maxTotalBufferSize: total, maxResourceBufferSize: resource };
+  const resource = resourceBufferSize(limits);
+  return { maxTotalBufferSize: Math.min(INT32_MAX, Math.max(32 * MiB, 16 * resource)), maxResourceBufferSize: resource };
+}
+
+/** Chromium may hold text as 16-bit characters: twice the fetch limit, at least 1 MiB. */
+function resourceBufferSize(limits: Limits): number {
+  return Math.min(INT32_MAX, Math.max(MiB, 2 * limits.maxBodyFetchBytes));
 }
 
 /** What the agent remembers of one request between its start and its end. */

@@ -144,11 +144,11 @@ describe('NetworkFamily', () => {
       expect(enables[0]!.params).toEqual({ maxTotalBufferSize: 100 * 1024 * 1024, maxResourceBufferSize: 2 * 1024 * 1024, maxPostDataSize: 64 * 1024 });
     });
 
-    it('asks for durable bodies with the same buffers, right after Network.enable', () => {
+    it('asks for durable bodies right after Network.enable: 32 MiB, a resource as large as the renderer keeps', () => {
       const { connection, attach } = setup();
       attach('S-page', 'T-page', 'page');
       expect(connection.commandsFor('S-page')).toEqual(['Network.enable', 'Network.configureDurableMessages']);
-      expect(connection.sent[1]!.params).toEqual({ maxTotalBufferSize: 100 * 1024 * 1024, maxResourceBufferSize: 2 * 1024 * 1024 });
+      expect(connection.sent[1]!.params).toEqual({ maxTotalBufferSize: 32 * 1024 * 1024, maxResourceBufferSize: 2 * 1024 * 1024 });
     });
 
     it('does not enable Network when the network category is off', () => {
