@@ -73,6 +73,9 @@ export interface SessionBatchResult {
   maxSeq: number;
 }
 
+/** How far apart in time two targets' events may be admitted out of order (the agent's own bound). */
+const TS_SKEW_US = 10_000_000;
+
 const SESSION_COLUMNS = `b.session_id, b.session_key, b.project_id, b.agent_url, b.agent_token, b.created_at, b.deleted_at,
   b.ended_reason, b.archived_seq, b.log_id, b.event_count, b.error_count, b.failed_request_count, b.first_event_ts, b.last_event_ts`;
 
@@ -409,17 +412,34 @@ export class ArchiveStore {
 
   // ---- reading --------------------------------------------------------------------------------
 
-  /** One page of a session's archived events, in seq order (`order`), filtered. */
+  /**
+   * One page of a session's archived events, in seq order (`order`), filtered. A time bound is
+   * first turned into a seq bound, as the agent's store does (src/store/event-store.ts): events
+   * are admitted in time order but for small skews between targets' clocks (TS_SKEW_US), so the
+   * page is one walk of the (session, seq) index from there, with the time bound applied exactly
+   * on the way, instead of a sort of everything inside the window.
+   */
   async page(query: PageQuery): Promise<StoredEvent[]> {
     const where = ['session_key = ?'];
     const params: SqlValue[] = [query.sessionKey];
-    if (query.minSeq !== undefined) {
-      where.push('seq >= ?');
-      params.push(query.minSeq);
+    let minSeq = query.minSeq;
+    let maxSeq = query.maxSeq;
+    if (query.order === 'asc' && query.sinceTs !== undefined) {
+      minSeq = Math.max(minSeq ?? 0, await this.firstSeqAtOrAfter(query.sessionKey, query.sinceTs - TS_SKEW_US));
     }
-    if (query.maxSeq !== undefined) {
+    if (query.order === 'desc' && query.untilTs !== undefined) {
+      const bound = await this.firstSeqAtOrAfter(query.sessionKey, query.untilTs + TS_SKEW_US);
+      if (Number.isFinite(bound)) maxSeq = Math.min(maxSeq ?? Infinity, bound - 1);
+    }
+    if (minSeq !== undefined && Number.isFinite(minSeq)) {
+      where.push('seq >= ?');
+      params.push(minSeq);
+    } else if (minSeq !== undefined) {
+      return [];
+    }
+    if (maxSeq !== undefined) {
       where.push('seq <= ?');
-      params.push(query.maxSeq);
+      params.push(maxSeq);
     }
     if (query.sinceTs !== undefined) {
       where.push('ts >= ?');
@@ -435,6 +455,30 @@ export class ArchiveStore {
       [...params, query.limit],
     );
     return rows.map((row) => ({ seq: Number(row.seq), eventJson: row.event }));
+  }
+
+  /**
+   * The first seq whose event is at or after `ts` (Unix µs), by bisection over seq with one
+   * index probe per step; Infinity when there is none.
+   */
+  private async firstSeqAtOrAfter(sessionKey: number, ts: number): Promise<number> {
+    const [bounds] = await this.db.all<{ lo: number | null; hi: number | null }>(
+      'SELECT MIN(seq) AS lo, MAX(seq) AS hi FROM archive_events WHERE session_key = ?',
+      [sessionKey],
+    );
+    if (bounds?.lo === null || bounds?.lo === undefined || bounds.hi === null) return Infinity;
+    let lo = Number(bounds.lo);
+    let hi = Number(bounds.hi) + 1;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const [row] = await this.db.all<{ seq: number; ts: number }>(
+        'SELECT seq, ts FROM archive_events WHERE session_key = ? AND seq >= ? ORDER BY seq LIMIT 1',
+        [sessionKey, mid],
+      );
+      if (row === undefined || Number(row.ts) >= ts) hi = mid;
+      else lo = Number(row.seq) + 1;
+    }
+    return lo > Number(bounds.hi) ? Infinity : lo;
   }
 
   /** The oldest archived seq of a session (0 when none). */
