@@ -131,6 +131,8 @@ export class ViewerApp {
       this.downloadButton.title = caps.history ? 'The whole history, from the agent' : 'The events this page holds';
     });
     document.addEventListener('visibilitychange', () => this.schedule());
+    // The rate and the connection state also change while no event arrives.
+    setInterval(() => this.updateStatus(true), 1000);
     this.schedule();
   }
 
