@@ -154,7 +154,10 @@ export async function runThroughput(ctx: BenchContext, options: ThroughputOption
     const cpu1 = cpuTimes(pid);
     ctx.profileWindow(profileDir, t0, monoMs());
     const cpu = cpu1.user + cpu1.system - cpu0.user - cpu0.system;
-    const spanS = (last.last - last.first) / 1000;
+    // Over the page's own duration at least: the agent emits the fetches page's responses in
+    // batches (their bodies wait for the tab to go quiet, docs/network.md), so the span from the
+    // first to the last is shorter than the page's work.
+    const spanS = Math.max((last.last - last.first) / 1000, (beacon?.metric ?? 0) / 1000);
     const run: ArmRun = {
       received: last.received,
       expected: w.expected,
