@@ -124,7 +124,8 @@ function instrumentCdpSocket(): void {
 
 instrumentCdpSocket();
 const options = JSON.parse(process.argv[2] ?? '{}') as StartAgentOptions;
-const agent = await startAgent({ port: 0, logLevel: 'warn', ...options });
+// The durable store as the command line has it (bench/run.ts sets DATA_DIR); options may say none.
+const agent = await startAgent({ port: 0, logLevel: 'warn', ...(process.env.DATA_DIR ? { dataDir: process.env.DATA_DIR } : {}), ...options });
 
 serveIpc({
   info(): HostInfo {

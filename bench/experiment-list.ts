@@ -53,6 +53,8 @@ export function agentNodeFlags(): string[] {
  */
 export function agentEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, MALLOC_ARENA_MAX: '1' };
+  // Agents run as deployed: with the durable store (docs/storage.md), in the bench's own directory.
+  if (process.env.BENCH_DATA_DIR) env.DATA_DIR = process.env.BENCH_DATA_DIR;
   for (const experiment of chosen()) Object.assign(env, experiment.env);
   // An empty value removes the variable.
   for (const [key, value] of Object.entries(env)) if (value === '') delete env[key];

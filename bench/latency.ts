@@ -28,11 +28,14 @@ export interface FanOut {
   name: string;
   readers: number;
   stalled: number;
+  /** Run this window on an agent without the durable store (--data-dir none). */
+  noStore?: boolean;
 }
 
 export const FAN_OUTS: FanOut[] = [
   { name: '1 subscriber', readers: 1, stalled: 0 },
   { name: '10 subscribers', readers: 10, stalled: 0 },
+  { name: '10 subscribers, no store', readers: 10, stalled: 0, noStore: true },
   { name: '10 + 1 stalled', readers: 10, stalled: 1 },
   { name: '50 (1 stalled)', readers: 49, stalled: 1 },
 ];
@@ -97,13 +100,20 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
   const { pages, subscribers } = ctx;
   const browser = await BenchBrowser.launch(pages.idleUrl);
   const profileDir = ctx.profileDir ? `${ctx.profileDir}/latency` : undefined;
-  const host = await AgentHost.start({ cdpUrl: browser.httpUrl }, profileDir);
+  let host = await AgentHost.start({ cdpUrl: browser.httpUrl }, profileDir);
   const windows = new Map<string, LatencyWindow[]>(options.configs.map((c) => [c.name, []]));
   const floorWindows: FloorWindow[] = [];
   const floorWs8Windows: FloorWindow[] = [];
   const relayWindows: RelayWindow[] = [];
   let base = 1_000_000;
 
+  /** Replace the agent by one with (false) or without (true) the durable store. */
+  const swapHost = async (noStore: boolean): Promise<true> => {
+    await host.stop();
+    host = await AgentHost.start({ cdpUrl: browser.httpUrl, ...(noStore ? { dataDir: 'none' } : {}) }, profileDir);
+    await pages.waitIdle();
+    return true;
+  };
   /** One steady window with the bare client attached too, measuring the bare client only. */
   const floorWindow = async (transport: 'cri' | 'ws8'): Promise<void> => {
     const bare = await BareClient.start({ wsUrl: browser.wsUrl, consolePrefix: LATENCY_MARKER, cpuOfMatched: true, transport });
@@ -165,6 +175,8 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
         for (const readers of rotate([1, 10], rep)) await relayWindow(readers);
       }
       for (const config of rotate(options.configs, rep)) {
+        // The store's cost: the same window on an agent without it, the other agent stopped meanwhile.
+        const storeless = config.noStore ? await swapHost(true) : undefined;
         base += 1_000_000;
         const count = options.windowMs + 2000;
         await subscribers.open({
@@ -205,6 +217,7 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
           messagesPerIteration: taken.iterations > 0 ? taken.marks.length / taken.iterations : NaN,
         };
         windows.get(config.name)!.push(window);
+        if (storeless) await swapHost(false);
         ctx.log(
           `[latency] rep ${rep + 1}/${options.reps} ${config.name}: p50 ${window.pooled.p50.toFixed(2)} ms, p99 ${window.pooled.p99.toFixed(2)} ms, ` +
             `cpu ${window.cpuPercent.toFixed(1)}% (sys ${window.systemPercent.toFixed(1)}%, whole window ${window.cpuPercentWindow.toFixed(1)}%), ${Math.round(window.eventsPerSecond)} ev/s, ${window.messagesPerTick.toFixed(1)} msgs/tick, ${window.messagesPerIteration.toFixed(1)} msgs/iteration, gaps ${window.readerGaps}, lost ${window.lost}`,

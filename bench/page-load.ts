@@ -22,6 +22,7 @@ export const LOAD_MODES = {
   agent: '(c) agent, all categories',
   network: '(d) agent, network only',
   // Diagnostics (--diagnose): the agent with every category minus one of its costs.
+  nostore: '(c-nostore) agent, all, --data-dir none',
   noshots: '(c-shots) agent, all, --screenshots off',
   nobody: '(c-bodies) agent, all, network.bodies off',
   noscript: '(c-script) agent, console+network, no page script',
@@ -42,6 +43,7 @@ const NO_BODIES = JSON.stringify({ browser: { network: { bodies: false } } });
 const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   agent: [],
   network: ['--telemetry', NETWORK_ONLY],
+  nostore: ['--data-dir', 'none'],
   noshots: ['--screenshots', 'off'],
   nobody: ['--telemetry', NO_BODIES],
   noscript: ['--telemetry', NO_PAGE_SCRIPT],

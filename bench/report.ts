@@ -6,6 +6,7 @@ import type { LatencyResult } from './latency.ts';
 import { labelLetter, totalCpu, type PageLoadResult, type RatioResult } from './page-load.ts';
 import type { ReconnectResult } from './reconnect.ts';
 import type { SoakResult } from './soak.ts';
+import type { StoreResult } from './store.ts';
 import type { ThroughputResult } from './throughput.ts';
 
 export interface Results {
@@ -15,6 +16,7 @@ export interface Results {
   reconnect?: ReconnectResult;
   soak?: SoakResult;
   idle?: IdleResult;
+  store?: StoreResult;
 }
 
 export interface BudgetLine {
@@ -176,6 +178,21 @@ export function renderReport(results: Results): string {
       '',
     );
   }
+  const store = results.store;
+  if (store) {
+    out.push(`### 7. The durable store (${store.events.toLocaleString('en')} synthetic events; bench/store.ts)`);
+    out.push(
+      table(
+        ['measure', 'value'],
+        [
+          ['CPU per admitted event, RAM only', `${f(store.appendUsRam)} µs`],
+          ['CPU per admitted event, with the store (writes in batches of 100)', `${f(store.appendUsStore)} µs`],
+          ...store.historyPages.map((p) => [`history page of ${p.items} (${p.query}), p50 / p90`, `${f(p.p50Ms)} / ${f(p.p90Ms)} ms`]),
+          [`resume ${store.resume.events.toLocaleString('en')} events back`, `${f(store.resume.seconds, 2)} s, ${Math.round(store.resume.eventsPerS).toLocaleString('en')} events/s`],
+        ],
+      ),
+    );
+  }
   return out.join('\n');
 }
 
@@ -196,7 +213,30 @@ export function evaluateBudget(results: Results): BudgetLine[] {
     ['p90', 1.06],
   ]);
   pageLines('(d)/(b), network only,', load?.ratios['(d)/(b)'], [['p50', 1.02]]);
-  const ten = latency?.configs.find((c) => c.config.readers === 10 && c.config.stalled === 0);
+  const ten = latency?.configs.find((c) => c.config.readers === 10 && c.config.stalled === 0 && !c.config.noStore);
+  const tenNoStore = latency?.configs.find((c) => c.config.noStore);
+  if (ten && tenNoStore) {
+    const extra = ten.median.cpuPercent - tenNoStore.median.cpuPercent;
+    lines.push({
+      line: 'the durable store: agent CPU at 1k events/s, 10 subscribers, over --data-dir none',
+      limit: '≤ +1 point',
+      measured: `${extra >= 0 ? '+' : ''}${f(extra, 2)} points (${f(ten.median.cpuPercent)}% vs ${f(tenNoStore.median.cpuPercent)}%)`,
+      pass: extra <= 1,
+    });
+  }
+  const withStore = load?.ratios['(c)/(b)'];
+  const withoutStore = load?.ratios['(c-nostore)/(b)'];
+  if (withStore && withoutStore) {
+    // Unchanged within the noise: for every page the two p50 ratios' 95% intervals overlap.
+    const pairs = withStore.map((r) => [r, withoutStore.find((n) => n.page === r.page)] as const).filter((p) => p[1] !== undefined);
+    const overlap = pairs.every(([a, b]) => a.p50Ci[0] <= b!.p50Ci[1] && b!.p50Ci[0] <= a.p50Ci[1]);
+    lines.push({
+      line: 'the durable store: page load (c)/(b) p50 vs --data-dir none',
+      limit: 'within the noise (95% intervals overlap on every page)',
+      measured: pairs.map(([a, b]) => `${a.page} ${f(a.p50, 3)} vs ${f(b!.p50, 3)}`).join(', '),
+      pass: overlap,
+    });
+  }
   if (ten && latency) {
     const floor = latency.floor.medianCpuPercent;
     const cpu = ten.median.cpuPercent;
@@ -271,6 +311,22 @@ export function evaluateBudget(results: Results): BudgetLine[] {
       limit: '≤ 10 MB beyond the log\'s own bytes',
       measured: `${f(soak.rssGrowthSinceWarmBytes / MB)} MB, of which the log's retained frames ${f(fill / MB)} MB`,
       pass: soak.rssGrowthSinceWarmBytes - fill <= 10 * MB,
+    });
+  }
+  const store = results.store;
+  if (store) {
+    const worst = Math.max(...store.historyPages.map((p) => p.p50Ms));
+    lines.push({
+      line: `history read: a filtered page of 1000 from ${store.events / 1000}k stored events, p50`,
+      limit: '≤ 50 ms',
+      measured: `worst ${f(worst)} ms (${store.historyPages.map((p) => `${p.query} ${f(p.p50Ms)}`).join(', ')})`,
+      pass: worst <= 50,
+    });
+    lines.push({
+      line: `resume from ${Math.round(store.resume.events / 1000)}k events back (from disk)`,
+      limit: '≥ 20k events/s',
+      measured: `${Math.round(store.resume.eventsPerS).toLocaleString('en')} events/s`,
+      pass: store.resume.eventsPerS >= 20_000,
     });
   }
   return lines;

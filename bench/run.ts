@@ -3,7 +3,7 @@
 // tables and the budget lines, and writes bench/results.json. Every process it starts is stopped
 // at the end, also on failure and on Ctrl-C.
 //
-// Flags: --quick, --only=load,throughput,latency,reconnect,soak,idle, --idle-seconds=N, --profile (agent
+// Flags: --quick, --only=load,throughput,latency,reconnect,soak,idle,store, --idle-seconds=N, --profile (agent
 // hosts under node --cpu-prof; prints hot spots), --diagnose (adds page-load modes and throughput
 // arms that remove or multiply one agent cost each: screenshots, body fetches, the page script,
 // subscribers), --experiment=<name> (a proposed
@@ -13,7 +13,7 @@
 // (page loads with Chromium and the bench on CPU 0, the clients and the subscriber on CPU 1).
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { locateChromium } from '../src/browser/chromium-launcher.ts';
@@ -29,9 +29,10 @@ import { findProfiles, renderProfile, summarizeProfile, type ProfileSummary } fr
 import { runReconnect } from './reconnect.ts';
 import { evaluateBudget, renderBudget, renderReport, type Results } from './report.ts';
 import { runSoak } from './soak.ts';
+import { runStore } from './store.ts';
 import { runThroughput } from './throughput.ts';
 
-const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak', 'idle'] as const;
+const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak', 'idle', 'store'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Flags {
@@ -112,6 +113,10 @@ async function main(): Promise<void> {
   const meta = { date: new Date().toISOString(), quick: q, flags, machine: await machine(), loadAverageStart: os.loadavg(), typicalSubresources: TYPICAL_SUBRESOURCES };
   log(`bench ${q ? '--quick' : 'full'} on ${meta.machine.cpu} ×${meta.machine.cores}, ${meta.machine.chromium}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 
+  // Agents keep their durable store here, as deployed agents do in /var/lib (bench/experiment-list.ts).
+  const benchDataDir = mkdtempSync(join(os.tmpdir(), 'bta-bench-data-'));
+  process.env.BENCH_DATA_DIR = benchDataDir;
+  process.on('exit', () => rmSync(benchDataDir, { recursive: true, force: true }));
   const pages = await new PageServer().start();
   const subscribers = await Subscribers.start();
   const profileWindows = new Map<string, Map<string, Array<[number, number]>>>();
@@ -131,7 +136,7 @@ async function main(): Promise<void> {
   const results: Results = {};
   const errors: Record<string, string> = {};
 
-  const modes: LoadMode[] = flags.modes ?? ['none', 'bare', 'agent', 'network'];
+  const modes: LoadMode[] = flags.modes ?? ['none', 'bare', 'agent', 'network', 'nostore'];
   if (flags.diagnose) modes.push('noshots', 'nobody', 'noscript', 'barebodies', 'barescript', 'baredurable');
   const plan: Record<Section, () => Promise<void>> = {
     load: async () => {
@@ -148,6 +153,9 @@ async function main(): Promise<void> {
     },
     soak: async () => {
       results.soak = await runSoak(ctx, { warmupS: q ? 5 : 20, fillTimeoutS: q ? 0 : 900, durationS: flags.soakSeconds ?? (q ? 30 : 600) });
+    },
+    store: async () => {
+      results.store = await runStore(ctx, { events: q ? 30_000 : 100_000, reads: q ? 10 : 50 });
     },
     idle: async () => {
       results.idle = await runIdle(ctx, { warmupS: 30, durationS: flags.idleSeconds ?? (q ? 20 : 60), reps: flags.reps ?? 1 });
