@@ -19,7 +19,8 @@ import { CursorVisibility } from './cursor.ts';
 import { TabInput, type PointerState } from './input.ts';
 import { holdKey, keyForCharacter, parseCombo, type KeyDefinition } from './keysyms.ts';
 import { autoMotionMs, distance, linearSteps, pathLength, smoothPath, smoothSteps, type Point, type TimedPoint } from './motion.ts';
-import { CommandTimeout, isGoneError, withDeadline, type InputTarget, type TargetSource } from './targets.ts';
+import { ConnectionClosedError, isTargetGone, mayFail } from '../browser/cdp-errors.ts';
+import { CommandTimeout, withDeadline, type InputTarget, type TargetSource } from './targets.ts';
 
 /** One wheel unit, in CSS px (SPEC §8). */
 export const WHEEL_UNIT_PX = 100;
@@ -129,11 +130,11 @@ export class ComputerExecutor implements BatchRunner {
     if (err instanceof Error && err.name === 'AbortError') {
       return new BatchFailure(index, action.type, 'aborted', `${prefix}: the client went away${done}`, index);
     }
-    const message = err instanceof Error ? err.message : String(err);
-    if (/CDP connection closed/i.test(message)) {
+    if (err instanceof ConnectionClosedError) {
       return new BatchFailure(index, action.type, 'browser_disconnected', `${prefix}: the browser connection was lost${done}`, index);
     }
-    if (isGoneError(err)) return new BatchFailure(index, action.type, 'target_closed', `${prefix}: the tab closed${done}`, index);
+    if (isTargetGone(err)) return new BatchFailure(index, action.type, 'target_closed', `${prefix}: the tab closed${done}`, index);
+    const message = err instanceof Error ? err.message : String(err);
     this.options.logger?.error({ err: message, index, type: action.type }, 'computer action failed');
     return new BatchFailure(index, action.type, 'cdp_error', `${prefix}: ${message}${done}`, index);
   }
@@ -247,7 +248,7 @@ export class ComputerExecutor implements BatchRunner {
           try {
             await wait(holdMs, signal);
           } finally {
-            await input.keyUp(combo.key).catch(() => undefined);
+            await mayFail(input.keyUp(combo.key));
           }
         });
       }
@@ -286,7 +287,7 @@ export class ComputerExecutor implements BatchRunner {
         await input.release(button, 1);
       } finally {
         // Never leave the button held after a failed drag.
-        if (input.isHeld(button)) await input.release(button, 1).catch(() => undefined);
+        if (input.isHeld(button)) await mayFail(input.release(button, 1));
       }
     });
   }
