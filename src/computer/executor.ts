@@ -19,8 +19,7 @@ import { CursorVisibility } from './cursor.ts';
 import { TabInput, type PointerState } from './input.ts';
 import { holdKey, keyForCharacter, parseCombo, type KeyDefinition } from './keysyms.ts';
 import { autoMotionMs, distance, linearSteps, pathLength, smoothPath, smoothSteps, type Point, type TimedPoint } from './motion.ts';
-import { ConnectionClosedError, isTargetGone, mayFail } from '../browser/cdp-errors.ts';
-import { CommandTimeout, withDeadline, type InputTarget, type TargetSource } from './targets.ts';
+import { CommandTimeout, isGoneError, withDeadline, type InputTarget, type TargetSource } from './targets.ts';
 
 /** One wheel unit, in CSS px (SPEC §8). */
 export const WHEEL_UNIT_PX = 100;
@@ -130,11 +129,11 @@ export class ComputerExecutor implements BatchRunner {
     if (err instanceof Error && err.name === 'AbortError') {
       return new BatchFailure(index, action.type, 'aborted', `${prefix}: the client went away${done}`, index);
     }
-    if (err instanceof ConnectionClosedError) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (/CDP connection closed/i.test(message)) {
       return new BatchFailure(index, action.type, 'browser_disconnected', `${prefix}: the browser connection was lost${done}`, index);
     }
-    if (isTargetGone(err)) return new BatchFailure(index, action.type, 'target_closed', `${prefix}: the tab closed${done}`, index);
-    const message = err instanceof Error ? err.message : String(err);
+    if (isGoneError(err)) return new BatchFailure(index, action.type, 'target_closed', `${prefix}: the tab closed${done}`, index);
     this.options.logger?.error({ err: message, index, type: action.type }, 'computer action failed');
     return new BatchFailure(index, action.type, 'cdp_error', `${prefix}: ${message}${done}`, index);
   }
@@ -248,7 +247,7 @@ export class ComputerExecutor implements BatchRunner {
           try {
             await wait(holdMs, signal);
           } finally {
-            await mayFail(input.keyUp(combo.key));
+            await input.keyUp(combo.key).catch(() => undefined);
           }
         });
       }
@@ -287,7 +286,7 @@ export class ComputerExecutor implements BatchRunner {
         await input.release(button, 1);
       } finally {
         // Never leave the button held after a failed drag.
-        if (input.isHeld(button)) await mayFail(input.release(button, 1));
+        if (input.isHeld(button)) await input.release(button, 1).catch(() => undefined);
       }
     });
   }
