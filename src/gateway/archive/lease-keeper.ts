@@ -53,6 +53,7 @@ export class LeaseKeeper {
   private readonly followed = new Map<number, Followed>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
+  private again = false;
   private lastRenewal = 0;
   private closed = false;
 
@@ -74,9 +75,22 @@ export class LeaseKeeper {
     return this.followed.get(sessionKey)?.follower;
   }
 
-  /** One round: renew, end silent sessions, claim free ones. Never runs twice at once. */
+  /**
+   * One round: renew, end silent sessions, claim free ones. Never runs twice at once; asked
+   * during a round (a session just registered), it runs again after it.
+   */
   tick(): Promise<void> {
-    this.ticking ??= this.round().finally(() => (this.ticking = undefined));
+    if (this.ticking) {
+      this.again = true;
+      return this.ticking;
+    }
+    this.ticking = this.round().finally(() => {
+      this.ticking = undefined;
+      if (this.again && !this.closed) {
+        this.again = false;
+        void this.tick();
+      }
+    });
     return this.ticking;
   }
 
@@ -112,7 +126,7 @@ export class LeaseKeeper {
   }
 
   private async round(): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || !this.options.follow) return;
     const { store, log, leaseMs } = this.options;
     const now = Date.now();
     try {

@@ -41,7 +41,8 @@ export function normalizeAgentUrl(text: string): string | undefined {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
-export function registerBrowserRegistryRoutes(app: FastifyInstance, store: GatewayStore): void {
+/** `onRegistered`: the archive starts following at once rather than at its next renewal (docs/gateway.md). */
+export function registerBrowserRegistryRoutes(app: FastifyInstance, store: GatewayStore, onRegistered: () => void = () => undefined): void {
   app.post('/browsers', { schema: { body: registerBody } }, async (request, reply) => {
     requireOrgWide(principalOf(request));
     const body = request.body as RegisterBody;
@@ -56,6 +57,7 @@ export function registerBrowserRegistryRoutes(app: FastifyInstance, store: Gatew
       agentUrl,
       agentToken: body.agent_token,
     });
+    onRegistered();
     return reply.code(201).send(browserRegistrationView(browser));
   });
 }

@@ -79,7 +79,7 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
     // A deleted project's sessions and their events go at once (archive/retention.ts).
     registerProjectRoutes(authenticated, deps.store, () => void deps.archive.retention.run());
     registerApiKeyRoutes(authenticated, deps.store, (keyId) => keys.revoked(keyId));
-    registerBrowserRegistryRoutes(authenticated, deps.store);
+    registerBrowserRegistryRoutes(authenticated, deps.store, () => void deps.archive.keeper.tick());
     archiveRoutes = registerArchiveRoutes(authenticated, deps.archive, proxy, keys);
     proxy.register(authenticated);
   });
