@@ -6,7 +6,7 @@ import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Scope } from '../config.ts';
 import type { BearerAuth } from './auth.ts';
 import { notFound } from './errors.ts';
-import type { HttpDeps } from './session-view.ts';
+import type { HttpDeps } from './http-deps.ts';
 
 export interface BrowserParams {
   id: string;

@@ -8,7 +8,7 @@ import { browserGuard, browserParamsSchema } from './browser-guard.ts';
 import { invalidInput, type ErrorDetail } from './errors.ts';
 import { noRetryOnFailure } from './no-retry.ts';
 import { BROWSER_ERRORS, bodyPolicyProperties, browserObjectSchema, errorResponses, noContent } from './schemas.ts';
-import type { HttpDeps } from './session-view.ts';
+import type { HttpDeps } from './http-deps.ts';
 
 /** Never carries `base_url` or `jwt`: clients must not route around the gateway. */
 export interface BrowserObject {

@@ -9,21 +9,14 @@ import { batchBodySchema, type BatchBody } from '../computer/batch-schema.ts';
 import { BatchFailure } from '../computer/executor.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
-import { jsonPointerToPath } from './error-handler.ts';
+import { jsonPointerToPath, schemaProblemDetail, type SchemaProblem } from './error-handler.ts';
 import { ApiError, actionFailed, browserUnavailable, invalidInput, type ErrorDetail } from './errors.ts';
 import { noRetryOnFailure } from './no-retry.ts';
 import { BROWSER_ERRORS, errorResponses, noContent } from './schemas.ts';
-import type { HttpDeps } from './session-view.ts';
+import type { HttpDeps } from './http-deps.ts';
 
 /** Response header of a failed batch: how many actions ran before the failure. */
 export const COMPLETED_HEADER = 'x-completed-actions';
-
-interface AjvProblem {
-  keyword: string;
-  instancePath: string;
-  params: Record<string, unknown>;
-  message?: string;
-}
 
 export function registerComputerRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
   app.post(
@@ -73,7 +66,7 @@ function batchFailureError(failure: BatchFailure): ApiError {
 
 /** Schema problems (minus ajv's bookkeeping) followed by the cross-field rules' problems. */
 function batchProblems(request: FastifyRequest): ErrorDetail[] {
-  const problems = ((request.validationError as { validation?: AjvProblem[] } | undefined)?.validation ?? []).filter(
+  const problems = ((request.validationError as { validation?: SchemaProblem[] } | undefined)?.validation ?? []).filter(
     // `if` reports only that a `then` failed: the `then` problems themselves are reported too.
     (p) => p.keyword !== 'if',
   );
@@ -103,22 +96,12 @@ function batchProblems(request: FastifyRequest): ErrorDetail[] {
   return details;
 }
 
-function describe(problem: AjvProblem, body: unknown): [field: string, message: string] {
-  const path = jsonPointerToPath(problem.instancePath);
-  const join = (key: string) => (path === '' ? key : `${path}.${key}`);
-  const { params } = problem;
-  switch (problem.keyword) {
-    case 'required':
-      return [join(String(params.missingProperty)), 'is required'];
-    case 'additionalProperties':
-      return [join(String(params.additionalProperty)), 'is not an allowed field'];
-    case 'enum':
-      return [path || '$', `must be one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`];
-    case 'false schema':
-      return [path, `is not allowed in an action of type ${JSON.stringify(actionAt(body, problem.instancePath)?.type)}`];
-    default:
-      return [path || '$', problem.message ?? 'is invalid'];
+function describe(problem: SchemaProblem, body: unknown): [field: string, message: string] {
+  if (problem.keyword === 'false schema') {
+    return [jsonPointerToPath(problem.instancePath), `is not allowed in an action of type ${JSON.stringify(actionAt(body, problem.instancePath)?.type)}`];
   }
+  const { field, message } = schemaProblemDetail(problem);
+  return [field, message];
 }
 
 /** The action a JSON pointer points into (`/actions/3/...`), if any. */

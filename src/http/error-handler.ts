@@ -18,7 +18,7 @@ import { installJsonBodyParser } from './json-body.ts';
 import { RouteMethods } from './route-methods.ts';
 
 /** One problem reported by fastify's schema validator (ajv). */
-interface SchemaProblem {
+export interface SchemaProblem {
   keyword: string;
   instancePath: string;
   params: Record<string, unknown>;
@@ -46,7 +46,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 }
 
-export function sendError(reply: FastifyReply, error: ApiError): void {
+/** Sends the error body of either program's ApiError. */
+export function sendError(reply: FastifyReply, error: ApiError<string>): void {
   reply
     .code(error.status)
     .headers(error.headers)
@@ -87,8 +88,11 @@ export function handleClientError(error: Error & { code?: string }, socket: Dupl
   socket.destroy();
 }
 
-/** Map any thrown value to an ApiError; unknown failures become 500 internal_error. */
-export function toApiError(error: unknown): ApiError {
+/**
+ * Map any thrown value to an ApiError; unknown failures become 500 internal_error. An ApiError,
+ * of either program, passes through as it is.
+ */
+export function toApiError(error: unknown): ApiError<string> {
   if (error instanceof ApiError) return error;
   if (typeof error !== 'object' || error === null) return internalError();
   const e = error as {
@@ -133,7 +137,8 @@ function isHttpErrorStatus(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 400 && value <= 599;
 }
 
-function schemaProblemDetail(problem: SchemaProblem): ErrorDetail {
+/** One ajv problem as an error body `details` entry: the JSON path of the value and what is wrong with it. */
+export function schemaProblemDetail(problem: SchemaProblem): ErrorDetail & { field: string } {
   let path = jsonPointerToPath(problem.instancePath);
   let message = problem.message ?? 'is invalid';
   const { params } = problem;

@@ -1,7 +1,12 @@
 // The API error model (SPEC §4): every failure is an ApiError with a stable code and an HTTP
 // status, rendered as the one JSON error body. Domain layers throw their own coded errors
 // (`{ code, status }`); error-handler.ts maps those and framework errors here.
+//
+// ApiError and the error body are shared by both programs; each declares its own closed list of
+// codes: the agent's here (API_ERROR_CODES, also the enum of the OpenAPI ErrorBody schema), the
+// gateway's in src/gateway/http/errors.ts.
 
+/** The agent's error codes. */
 export const API_ERROR_CODES = [
   'bad_request',
   'invalid_input',
@@ -42,21 +47,22 @@ export interface InnerError {
   message: string;
 }
 
-export interface ErrorBody {
-  code: ApiErrorCode;
+export interface ErrorBody<Code extends string = ApiErrorCode> {
+  code: Code;
   message: string;
   details?: ErrorDetail[];
   inner_error?: InnerError;
 }
 
-export class ApiError extends Error {
+/** An error answer with a code of `Code`, the closed list of the program that raises it. */
+export class ApiError<Code extends string = ApiErrorCode> extends Error {
   override name = 'ApiError';
   /** Extra response headers (`WWW-Authenticate`, `x-should-retry`, ...). */
   readonly headers: Record<string, string> = {};
 
   constructor(
     readonly status: number,
-    readonly code: ApiErrorCode,
+    readonly code: Code,
     message: string,
     readonly details?: ErrorDetail[],
     readonly innerError?: InnerError,
@@ -71,8 +77,8 @@ export class ApiError extends Error {
   }
 
   /** The error body, absent fields omitted. */
-  toBody(): ErrorBody {
-    const body: ErrorBody = { code: this.code, message: this.message };
+  toBody(): ErrorBody<Code> {
+    const body: ErrorBody<Code> = { code: this.code, message: this.message };
     if (this.details !== undefined && this.details.length > 0) body.details = this.details;
     if (this.innerError !== undefined) body.inner_error = this.innerError;
     return body;

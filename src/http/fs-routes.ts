@@ -13,7 +13,7 @@ import { toApiError } from './error-handler.ts';
 import { badRequest } from './errors.ts';
 import { noRetryOnFailure } from './no-retry.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
-import type { HttpDeps } from './session-view.ts';
+import type { HttpDeps } from './http-deps.ts';
 
 interface WriteFileQuery {
   path?: unknown;

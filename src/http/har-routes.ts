@@ -12,7 +12,7 @@ import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
 import { invalidInput } from './errors.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
-import type { HttpDeps } from './session-view.ts';
+import type { HttpDeps } from './http-deps.ts';
 
 interface HarQuery {
   target_id?: string[];

@@ -4,7 +4,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { BearerAuth } from './auth.ts';
-import type { HttpDeps } from './session-view.ts';
+import type { HttpDeps } from './http-deps.ts';
 
 export type HealthStatus = 'ok' | 'unavailable' | 'terminated';
 

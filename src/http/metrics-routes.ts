@@ -4,13 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { BearerAuth } from './auth.ts';
 import { notFound } from './errors.ts';
 import { errorResponses } from './schemas.ts';
-import type { HttpDeps } from './session-view.ts';
-
-/** What the route needs of the metrics registry (kept free of prom-client). */
-export interface MetricsSource {
-  readonly contentType: string;
-  render(): Promise<string>;
-}
+import type { HttpDeps } from './http-deps.ts';
 
 export function registerMetricsRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
   const schema = {

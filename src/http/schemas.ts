@@ -3,6 +3,7 @@
 // serializer, so each lists every field the body can carry.
 
 import { RESOURCE_TYPES } from '../telemetry/body-policy.ts';
+import { API_ERROR_CODES } from './errors.ts';
 import { CONFIG_CATEGORIES, SILENT_CATEGORIES } from '../telemetry/telemetry-config.ts';
 
 export const errorBodySchema = {
@@ -10,10 +11,7 @@ export const errorBodySchema = {
   type: 'object',
   required: ['code', 'message'],
   properties: {
-    code: {
-      type: 'string',
-      enum: ['bad_request', 'invalid_input', 'unauthorized', 'forbidden', 'not_found', 'payload_too_large', 'action_failed', 'browser_unavailable', 'internal_error'],
-    },
+    code: { type: 'string', enum: API_ERROR_CODES },
     message: { type: 'string' },
     details: {
       type: 'array',

@@ -15,12 +15,12 @@ import { registerMetricsRoutes } from './metrics-routes.ts';
 import { registerOpenApi } from './openapi.ts';
 import { VERSION } from '../version.ts';
 import { OneLinePerRequest, requestLogger } from './request-log.ts';
-import type { HttpDeps } from './session-view.ts';
+import type { HttpDeps } from './http-deps.ts';
 import { registerTelemetryRoutes } from './telemetry-routes.ts';
 import { ViewerAuth } from './viewer-auth.ts';
 import { registerViewerRoutes } from './viewer-routes.ts';
 
-export type { HttpDeps, SessionView } from './session-view.ts';
+export type { HttpDeps, SessionView } from './http-deps.ts';
 
 /** The response header naming this process's instance (docs/operations.md "Restarts"). */
 export const INSTANCE_HEADER = 'X-Agent-Instance';

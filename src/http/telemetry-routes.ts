@@ -13,7 +13,7 @@ import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
 import { browserUnavailable, invalidInput } from './errors.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
-import type { HttpDeps } from './session-view.ts';
+import type { HttpDeps } from './http-deps.ts';
 
 export const SSE_HEADERS = {
   'Content-Type': 'text/event-stream',

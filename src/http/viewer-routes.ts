@@ -17,7 +17,7 @@ import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema, type BrowserParams } from './browser-guard.ts';
 import { notFound } from './errors.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
-import type { HttpDeps } from './session-view.ts';
+import type { HttpDeps } from './http-deps.ts';
 import { TICKET_PARAM, type ViewerAuth } from './viewer-auth.ts';
 
 /**

@@ -23,11 +23,11 @@ import http, { type ClientRequest, type IncomingMessage, type OutgoingHttpHeader
 import https from 'node:https';
 import { finished, pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { notFound, type ApiError } from '../../http/errors.ts';
+import { notFound } from '../../http/errors.ts';
 import type { BrowserRecord, GatewayStore } from '../storage/store.ts';
 import { AgentTimeout, SilenceWatch, streamSilenceLimitMs, type AgentTimeouts } from './agent-silence.ts';
 import { principalOf, requireProjectAccess, type Principal } from './auth.ts';
-import { browserTimedOut, browserUnreachable } from './errors.ts';
+import { browserTimedOut, browserUnreachable, type GatewayError } from './errors.ts';
 import type { KeyWatch } from './key-watch.ts';
 
 /** Request headers the agent needs; everything else (cookies, the caller's key) stays here. */
@@ -375,7 +375,7 @@ export class BrowserProxy {
  * be retried (the SDK retries 5xx by default). A request body not all received (an agent that
  * stopped taking an upload) leaves the connection unusable: it is closed after the answer.
  */
-function failure(request: FastifyRequest, error: ApiError): ApiError {
+function failure(request: FastifyRequest, error: GatewayError): GatewayError {
   if (request.method !== 'GET') error.withHeader('x-should-retry', 'false');
   if (!request.raw.complete) error.withHeader('connection', 'close');
   return error;

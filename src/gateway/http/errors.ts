@@ -1,25 +1,24 @@
-// The gateway's errors: the agent's ApiError and body (src/http/errors.ts), plus the codes only
-// the gateway uses (SPEC §13): `conflict` (a name or session id taken) and `project_not_empty`,
+// The gateway's errors: the ApiError and body both programs share (src/http/errors.ts), with the
+// gateway's own closed list of codes: the agent's, plus the codes only the gateway uses (SPEC §13): `conflict` (a name or session id taken) and `project_not_empty`,
 // both 409 with `x-should-retry: false` (the official SDK retries 409 by default, and repeating
 // the request cannot change the answer), and `misdirected_request` (421, a Host header the
 // gateway does not answer: src/http/host-policy.ts).
 
-import { ApiError, forbidden, invalidInput, notFound, type ApiErrorCode } from '../../http/errors.ts';
+import { API_ERROR_CODES, ApiError, forbidden, invalidInput, notFound } from '../../http/errors.ts';
 import { StoreError } from '../storage/store.ts';
 
-export type GatewayErrorCode = 'conflict' | 'project_not_empty' | 'misdirected_request';
+/** The gateway's error codes: the agent's and its own. */
+export const GATEWAY_ERROR_CODES = [...API_ERROR_CODES, 'conflict', 'project_not_empty', 'misdirected_request'] as const;
+export type GatewayErrorCode = (typeof GATEWAY_ERROR_CODES)[number];
+/** An error the gateway answers with. */
+export type GatewayError = ApiError<GatewayErrorCode>;
 
-/** ApiError's code type lists the agent's codes; the gateway's own are widened here, once. */
-function gatewayError(status: number, code: GatewayErrorCode, message: string): ApiError {
-  return new ApiError(status, code as unknown as ApiErrorCode, message);
-}
-
-export function conflict(code: GatewayErrorCode, message: string): ApiError {
-  return gatewayError(409, code, message).withHeader('x-should-retry', 'false');
+export function conflict(code: 'conflict' | 'project_not_empty', message: string): GatewayError {
+  return new ApiError<GatewayErrorCode>(409, code, message).withHeader('x-should-retry', 'false');
 }
 
 /** The agent behind a browser could not be reached or refused the gateway: 502. */
-export function browserUnreachable(message: string): ApiError {
+export function browserUnreachable(message: string): GatewayError {
   return new ApiError(502, 'browser_unavailable', message);
 }
 
@@ -28,26 +27,26 @@ export function browserUnreachable(message: string): ApiError {
  * the same code as 502 since for the client it is the same browser being unavailable; the detail
  * says what the gateway waited for.
  */
-export function browserTimedOut(waitedFor: string, afterMs: number): ApiError {
-  return new ApiError(504, 'browser_unavailable', "the browser's agent did not answer in time", [
+export function browserTimedOut(waitedFor: string, afterMs: number): GatewayError {
+  return new ApiError<GatewayErrorCode>(504, 'browser_unavailable', "the browser's agent did not answer in time", [
     { code: 'agent_timeout', message: `no ${waitedFor} from the agent within ${afterMs} ms` },
   ]);
 }
 
 /** A Host header this gateway does not answer to (DNS rebinding; src/http/host-policy.ts): 421. */
-export function misdirectedRequest(): ApiError {
-  return gatewayError(421, 'misdirected_request', 'the Host header names a host this gateway does not answer to (see --allowed-hosts)');
+export function misdirectedRequest(): GatewayError {
+  return new ApiError<GatewayErrorCode>(421, 'misdirected_request', 'the Host header names a host this gateway does not answer to (see --allowed-hosts)');
 }
 
-export function orgWideKeyRequired(): ApiError {
+export function orgWideKeyRequired(): GatewayError {
   return forbidden('this endpoint needs an organization-wide API key');
 }
 
-export function otherProject(what: string): ApiError {
+export function otherProject(what: string): GatewayError {
   return forbidden(`this API key is scoped to another project than this ${what}`);
 }
 
-export function fromStoreError(error: StoreError): ApiError {
+export function fromStoreError(error: StoreError): GatewayError {
   switch (error.reason) {
     case 'not_found':
       return notFound(error.message);

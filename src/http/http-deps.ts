@@ -1,5 +1,5 @@
-// What the http layer needs to know about the session, without reaching into browser/ or
-// telemetry/: agent.ts adapts the real objects to this view.
+// What the http layer is given by agent.ts: the session view (what it needs to know about the
+// session, without reaching into browser/ or telemetry/), the stream, the computer, the metrics.
 
 import type { Logger } from 'pino';
 import type { BatchRunner } from '../computer/executor.ts';
@@ -9,7 +9,12 @@ import type { HistoryReader } from '../stream/history.ts';
 import type { HostPolicy } from './host-policy.ts';
 import type { StreamHub } from '../stream/stream-hub.ts';
 import type { TelemetryConfig, TelemetryConfigPatch } from '../telemetry/telemetry-config.ts';
-import type { MetricsSource } from './metrics-routes.ts';
+
+/** What GET /metrics needs of the metrics registry (kept free of prom-client). */
+export interface MetricsSource {
+  readonly contentType: string;
+  render(): Promise<string>;
+}
 
 export interface SessionView {
   createdAt: Date;
