@@ -33,7 +33,7 @@ import type { QueuedEvent } from '../src/gateway/archive/archive-writer.ts';
 import { archivedEvent } from '../src/gateway/archive/event-row.ts';
 import { SQLITE_FILE_NAME } from '../src/gateway/storage/sqlite.ts';
 import { TestPostgres } from '../test/e2e/gateway-postgres.ts';
-import { summarize, type Summary } from './stats.ts';
+import { summarize, type Summary } from './lib/stats.ts';
 
 type Backend = 'sqlite' | 'postgres';
 

@@ -1,4 +1,4 @@
-// `node bench/har.mjs [--requests=10000]`: the HAR export section on its own (bench/har.ts),
+// `node bench/har.mjs [--requests=10000]`: the HAR export section on its own (bench/sections/har.ts),
 // bundled from the current sources with esbuild as bench/run.mjs does, then run with --expose-gc.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
@@ -10,7 +10,7 @@ const requests = Number(/^--requests=(\d+)$/.exec(process.argv[2] ?? '')?.[1] ??
 
 await build({
   stdin: {
-    contents: `import { runHar } from './har.ts';\nconst r = await runHar({ requests: ${requests} });\nif (r.httpMs > 1000) { process.stdout.write('over the 1 s budget\\n'); process.exitCode = 1; }`,
+    contents: `import { runHar } from './sections/har.ts';\nconst r = await runHar({ requests: ${requests} });\nif (r.httpMs > 1000) { process.stdout.write('over the 1 s budget\\n'); process.exitCode = 1; }`,
     resolveDir: join(root, 'bench'),
     loader: 'ts',
   },

@@ -36,9 +36,9 @@ const viewerAssetsPlugin = {
 await build({
   entryPoints: {
     'bench-run': 'bench/run.ts',
-    'bench-agent-host': 'bench/agent-host.ts',
-    'bench-bare-client': 'bench/bare-client.ts',
-    'bench-subscribers': 'bench/subscribers.ts',
+    'bench-agent-host': 'bench/clients/agent-host.ts',
+    'bench-bare-client': 'bench/clients/bare-client.ts',
+    'bench-subscribers': 'bench/clients/subscribers.ts',
     'bench-agent-cli': 'src/main.ts',
   },
   outdir: '.tmp',

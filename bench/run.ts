@@ -7,7 +7,7 @@
 // hosts under node --cpu-prof; prints hot spots), --diagnose (adds page-load modes and throughput
 // arms that remove or multiply one agent cost each: screenshots, body fetches, the page script,
 // subscribers), --experiment=<name> (a proposed
-// change applied to the agent processes: bench/experiment-list.ts), --soak-seconds=N, --rounds=N
+// change applied to the agent processes: bench/lib/experiment-list.ts), --soak-seconds=N, --rounds=N
 // (page-load rounds), --reps=N (throughput and latency repetitions),
 // --modes=none,bare,agent,... and --pages=typical,mixed,console,spa (page-load section subsets), --pin
 // (page loads with Chromium and the bench on CPU 0, the clients and the subscriber on CPU 1).
@@ -17,20 +17,20 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { locateChromium } from '../src/browser/chromium-launcher.ts';
-import { Subscribers } from './consumers.ts';
-import type { BenchContext } from './context.ts';
-import { EXPERIMENTS } from './experiment-list.ts';
-import { runIdle } from './idle.ts';
-import { FAN_OUTS, runLatency } from './latency.ts';
-import { LOAD_MODES, LOAD_PAGES, runPageLoad, type LoadMode, type LoadPage } from './page-load.ts';
-import { PageServer, TYPICAL_SUBRESOURCES } from './pages.ts';
-import { killAllNow, stopAll } from './processes.ts';
-import { findProfiles, renderProfile, summarizeProfile, type ProfileSummary } from './profile.ts';
-import { runReconnect } from './reconnect.ts';
-import { evaluateBudget, renderBudget, renderReport, type Results } from './report.ts';
-import { runSoak } from './soak.ts';
-import { runStore } from './store.ts';
-import { runThroughput } from './throughput.ts';
+import { Subscribers } from './clients/consumers.ts';
+import type { BenchContext } from './lib/context.ts';
+import { EXPERIMENTS } from './lib/experiment-list.ts';
+import { runIdle } from './sections/idle.ts';
+import { FAN_OUTS, runLatency } from './sections/latency.ts';
+import { LOAD_MODES, LOAD_PAGES, runPageLoad, type LoadMode, type LoadPage } from './sections/page-load.ts';
+import { PageServer, TYPICAL_SUBRESOURCES } from './lib/pages.ts';
+import { killAllNow, stopAll } from './lib/processes.ts';
+import { findProfiles, renderProfile, summarizeProfile, type ProfileSummary } from './lib/profile.ts';
+import { runReconnect } from './sections/reconnect.ts';
+import { evaluateBudget, renderBudget, renderReport, type Results } from './lib/report.ts';
+import { runSoak } from './sections/soak.ts';
+import { runStore } from './sections/store.ts';
+import { runThroughput } from './sections/throughput.ts';
 
 const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak', 'idle', 'store'] as const;
 type Section = (typeof SECTIONS)[number];
@@ -100,7 +100,7 @@ async function machine(): Promise<Record<string, unknown>> {
 async function main(): Promise<void> {
   const flags = parseFlags(process.argv.slice(2));
   for (const e of flags.experiments) if (!EXPERIMENTS[e]) throw new Error(`--experiment: unknown ${e} (${Object.keys(EXPERIMENTS).join(', ')})`);
-  // Read when the agent processes are started (bench/consumers.ts).
+  // Read when the agent processes are started (bench/clients/consumers.ts).
   if (flags.experiments.length > 0) process.env.BENCH_EXPERIMENTS = flags.experiments.join(',');
   else delete process.env.BENCH_EXPERIMENTS;
   const q = flags.quick;
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
   const meta = { date: new Date().toISOString(), quick: q, flags, machine: await machine(), loadAverageStart: os.loadavg(), typicalSubresources: TYPICAL_SUBRESOURCES };
   log(`bench ${q ? '--quick' : 'full'} on ${meta.machine.cpu} ×${meta.machine.cores}, ${meta.machine.chromium}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 
-  // Agents keep their durable store here, as deployed agents do in /var/lib (bench/experiment-list.ts).
+  // Agents keep their durable store here, as deployed agents do in /var/lib (bench/lib/experiment-list.ts).
   const benchDataDir = mkdtempSync(join(os.tmpdir(), 'bta-bench-data-'));
   process.env.BENCH_DATA_DIR = benchDataDir;
   process.on('exit', () => rmSync(benchDataDir, { recursive: true, force: true }));

@@ -1,4 +1,4 @@
-// `node bench/viewer.mjs [--rate 1000] [--seconds 30] [--hide-console]`: bundles bench/viewer.ts
+// `node bench/viewer.mjs [--rate 1000] [--seconds 30] [--hide-console]`: bundles bench/sections/viewer.ts
 // with the agent from the current sources (as bench/run.mjs does, the page script and the viewer's
 // assets built on the fly) into .tmp/bench-viewer.js and runs it (docs/viewer.md "Responsiveness").
 import { build } from 'esbuild';
@@ -21,7 +21,7 @@ const generated = (name, make) => ({
 });
 
 await build({
-  entryPoints: { 'bench-viewer': 'bench/viewer.ts' },
+  entryPoints: { 'bench-viewer': 'bench/sections/viewer.ts' },
   outdir: '.tmp',
   bundle: true,
   platform: 'node',

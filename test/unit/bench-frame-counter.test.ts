@@ -2,7 +2,7 @@
 // the socket cut the stream.
 
 import { describe, expect, it } from 'vitest';
-import { FrameCounter } from '../../bench/sse-reader.ts';
+import { FrameCounter } from '../../bench/clients/sse-reader.ts';
 import { KEEPALIVE_FRAME, eventFrameText } from '../../src/stream/sse-frame.ts';
 
 /** A stream of `events` event frames with a keepalive after every `keepaliveEvery`-th one. */

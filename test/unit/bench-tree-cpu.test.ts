@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cpuSeconds, treeCpuSeconds, until } from '../../bench/processes.ts';
+import { cpuSeconds, treeCpuSeconds, until } from '../../bench/lib/processes.ts';
 
 // The bench's page loads bill Chromium's CPU by process tree: a renderer that has exited still
 // counts, through the parent that reaped it.

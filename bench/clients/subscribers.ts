@@ -1,10 +1,10 @@
 // Helper process: SSE subscribers of the agent's stream, away from the agent's process and the
-// orchestrator's. Driven over IPC (bench/ipc.ts): open N readers (some stalled), report their
+// orchestrator's. Driven over IPC (bench/lib/ipc.ts): open N readers (some stalled), report their
 // counts, and turn marker arrival times into latencies against the agent-side arrival times.
 
-import { serveIpc } from './ipc.ts';
+import { serveIpc } from '../lib/ipc.ts';
 import { SseReader, type FrameMatch, type ReaderStats } from './sse-reader.ts';
-import { summarize, type Summary } from './stats.ts';
+import { summarize, type Summary } from '../lib/stats.ts';
 
 export interface OpenArgs {
   url: string;

@@ -11,9 +11,9 @@
 // argv[2]: JSON of StartAgentOptions (port, token, cdpUrl, telemetry, ...).
 
 import { createRequire } from 'node:module';
-import { startAgent, type StartAgentOptions } from '../src/agent.ts';
-import { pushEvent, serveIpc } from './ipc.ts';
-import { monoMs } from './processes.ts';
+import { startAgent, type StartAgentOptions } from '../../src/agent.ts';
+import { pushEvent, serveIpc } from '../lib/ipc.ts';
+import { monoMs } from '../lib/processes.ts';
 import { readNumber } from './sse-reader.ts';
 
 interface EmitterClass {

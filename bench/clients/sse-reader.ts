@@ -5,7 +5,7 @@
 // A count-only reader (page loads) just counts frames on the bytes, the cheapest a consumer can be.
 
 import http from 'node:http';
-import { monoMs } from './processes.ts';
+import { monoMs } from '../lib/processes.ts';
 
 export interface FrameMatch {
   /** Envelope event type, e.g. `console_log`. */

@@ -5,12 +5,12 @@
 // read from each subscriber's socket. The difference is the agent's latency, Node's socket
 // delivery included. Agent CPU is utime+stime of the host process over the window.
 
-import { BenchBrowser } from './chromium.ts';
-import { AgentHost, BareClient } from './consumers.ts';
-import { rotate, type BenchContext } from './context.ts';
-import { LATENCY_MARKER } from './pages.ts';
-import { cpuSeconds, monoMs, sleep } from './processes.ts';
-import { median, type Summary } from './stats.ts';
+import { BenchBrowser } from '../clients/chromium.ts';
+import { AgentHost, BareClient } from '../clients/consumers.ts';
+import { rotate, type BenchContext } from '../lib/context.ts';
+import { LATENCY_MARKER } from '../lib/pages.ts';
+import { cpuSeconds, monoMs, sleep } from '../lib/processes.ts';
+import { median, type Summary } from '../lib/stats.ts';
 
 export interface LatencyOptions {
   reps: number;

@@ -15,8 +15,8 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { startAgent } from '../src/agent.ts';
-import { ChromiumProcess } from '../src/browser/chromium-launcher.ts';
+import { startAgent } from '../../src/agent.ts';
+import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
 
 const { values } = parseArgs({
   options: {

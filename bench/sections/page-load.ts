@@ -1,5 +1,5 @@
 // Section 1, page-load overhead. One browser, one tab, the page set loaded by the pages themselves
-// (bench/pages.ts) under each mode in turn: (a) no CDP client, (b) the bare client, (c) the agent
+// (bench/lib/pages.ts) under each mode in turn: (a) no CDP client, (b) the bare client, (c) the agent
 // CLI with every category, (d) the agent CLI with network only. A block = one mode attached while
 // the tab loads every page 1 + k times (the first round of the block is a warm-up and not kept);
 // the order of the modes rotates every round (A B C D, B C D A, ...), so drift and neighbours' load
@@ -7,11 +7,11 @@
 // end of the SPA's XHR bursts), reported with a beacon.
 
 import os from 'node:os';
-import { BenchBrowser } from './chromium.ts';
-import { AgentCli, BareClient } from './consumers.ts';
-import { rotate, type BenchContext } from './context.ts';
-import { cpuSeconds, monoMs, pinTo, sleep, treeCpu } from './processes.ts';
-import { bootstrapRatio, median, round, summarize, type Summary } from './stats.ts';
+import { BenchBrowser } from '../clients/chromium.ts';
+import { AgentCli, BareClient } from '../clients/consumers.ts';
+import { rotate, type BenchContext } from '../lib/context.ts';
+import { cpuSeconds, monoMs, pinTo, sleep, treeCpu } from '../lib/processes.ts';
+import { bootstrapRatio, median, round, summarize, type Summary } from '../lib/stats.ts';
 
 export const LOAD_PAGES = ['typical', 'mixed', 'console', 'spa'] as const;
 export type LoadPage = (typeof LOAD_PAGES)[number];

@@ -7,16 +7,16 @@ import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EventType, TelemetryEvent } from '../injected/schema.ts';
-import { listenUrl } from '../src/http/listen.ts';
-import { createHttpServer } from '../src/http/server.ts';
-import { EventStore } from '../src/store/event-store.ts';
-import { EventLog } from '../src/stream/event-log.ts';
-import { HistoryReader } from '../src/stream/history.ts';
-import { StreamHub } from '../src/stream/stream-hub.ts';
-import { defaultTelemetryConfig } from '../src/telemetry/telemetry-config.ts';
-import type { BenchContext } from './context.ts';
-import { quantile } from './stats.ts';
+import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
+import { listenUrl } from '../../src/http/listen.ts';
+import { createHttpServer } from '../../src/http/server.ts';
+import { EventStore } from '../../src/store/event-store.ts';
+import { EventLog } from '../../src/stream/event-log.ts';
+import { HistoryReader } from '../../src/stream/history.ts';
+import { StreamHub } from '../../src/stream/stream-hub.ts';
+import { defaultTelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
+import type { BenchContext } from '../lib/context.ts';
+import { quantile } from '../lib/stats.ts';
 
 export interface StoreResult {
   events: number;

@@ -10,11 +10,11 @@
 // The bytes the log retains are reported next to RSS (the subscriber's own count of the newest
 // 16,384 frames).
 
-import { BenchBrowser } from './chromium.ts';
-import { AgentHost } from './consumers.ts';
-import type { BenchContext } from './context.ts';
-import type { HostMemory } from './agent-host.ts';
-import { monoMs, sleep, statusBytes } from './processes.ts';
+import { BenchBrowser } from '../clients/chromium.ts';
+import { AgentHost } from '../clients/consumers.ts';
+import type { BenchContext } from '../lib/context.ts';
+import type { HostMemory } from '../clients/agent-host.ts';
+import { monoMs, sleep, statusBytes } from '../lib/processes.ts';
 
 const RING_EVENTS = 16384; // the agent's default --ring-events
 

@@ -9,15 +9,15 @@
 // bare ws 8 transport instead of chrome-remote-interface (what the CDP client library costs).
 // CPU is utime+stime of the consumer process from /proc over the workload's window.
 
-import type { StartAgentOptions } from '../src/agent.ts';
-import { BenchBrowser } from './chromium.ts';
-import { AgentHost, BareClient } from './consumers.ts';
-import { rotate, type BenchContext } from './context.ts';
-import { FETCH_PATH, FLOOD_MARKER } from './pages.ts';
-import { cpuTimes, monoMs, sleep, statusBytes } from './processes.ts';
-import type { FrameMatch } from './sse-reader.ts';
-import type { HostMemory } from './agent-host.ts';
-import { median } from './stats.ts';
+import type { StartAgentOptions } from '../../src/agent.ts';
+import { BenchBrowser } from '../clients/chromium.ts';
+import { AgentHost, BareClient } from '../clients/consumers.ts';
+import { rotate, type BenchContext } from '../lib/context.ts';
+import { FETCH_PATH, FLOOD_MARKER } from '../lib/pages.ts';
+import { cpuTimes, monoMs, sleep, statusBytes } from '../lib/processes.ts';
+import type { FrameMatch } from '../clients/sse-reader.ts';
+import type { HostMemory } from '../clients/agent-host.ts';
+import { median } from '../lib/stats.ts';
 
 export interface ThroughputOptions {
   reps: number;

@@ -1,13 +1,13 @@
 // The printed report (Markdown tables, so a run can be pasted into docs/performance.md) and the
 // budget lines, each PASS or FAIL against the measured value.
 
-import { IDLE_TABS, type IdleResult } from './idle.ts';
-import type { LatencyResult } from './latency.ts';
-import { labelLetter, totalCpu, type PageLoadResult, type RatioResult } from './page-load.ts';
-import type { ReconnectResult } from './reconnect.ts';
-import type { SoakResult } from './soak.ts';
-import type { StoreResult } from './store.ts';
-import type { ThroughputResult } from './throughput.ts';
+import { IDLE_TABS, type IdleResult } from '../sections/idle.ts';
+import type { LatencyResult } from '../sections/latency.ts';
+import { labelLetter, totalCpu, type PageLoadResult, type RatioResult } from '../sections/page-load.ts';
+import type { ReconnectResult } from '../sections/reconnect.ts';
+import type { SoakResult } from '../sections/soak.ts';
+import type { StoreResult } from '../sections/store.ts';
+import type { ThroughputResult } from '../sections/throughput.ts';
 
 export interface Results {
   load?: PageLoadResult;
@@ -180,7 +180,7 @@ export function renderReport(results: Results): string {
   }
   const store = results.store;
   if (store) {
-    out.push(`### 7. The durable store (${store.events.toLocaleString('en')} synthetic events; bench/store.ts)`);
+    out.push(`### 7. The durable store (${store.events.toLocaleString('en')} synthetic events; bench/sections/store.ts)`);
     out.push(
       table(
         ['measure', 'value'],

@@ -6,7 +6,7 @@
 // fetches (unless the `fetchBodies` diagnostic asks), no translation, no stream (unless the `relay`
 // diagnostic asks). It counts the events it receives (the throughput floor).
 //
-// Transport: chrome-remote-interface as the agent uses it (the floor), or `ws8` (bench/ws8-cdp.ts,
+// Transport: chrome-remote-interface as the agent uses it (the floor), or `ws8` (bench/clients/ws8-cdp.ts,
 // a diagnostic: what the same client costs without chrome-remote-interface).
 //
 // argv[2]: JSON of BareClientOptions.
@@ -15,14 +15,14 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import CDP from 'chrome-remote-interface';
 import type { Protocol } from 'devtools-protocol';
-import { DEFAULT_LIMITS } from '../src/limits.ts';
-import { BodyFetcher } from '../src/telemetry/body-fetcher.ts';
-import { BodyMatcher, defaultBodyPolicy } from '../src/telemetry/body-policy.ts';
-import { planBody } from '../src/telemetry/network.ts';
-import { durableBufferParams, networkEnableParams } from '../src/telemetry/network-family.ts';
-import { PAGE_SCRIPT_BUNDLE, PAGE_SCRIPT_GLOBAL_NAME } from '../src/generated/page-script.ts';
-import { pushEvent, serveIpc } from './ipc.ts';
-import { monoMs } from './processes.ts';
+import { DEFAULT_LIMITS } from '../../src/limits.ts';
+import { BodyFetcher } from '../../src/telemetry/body-fetcher.ts';
+import { BodyMatcher, defaultBodyPolicy } from '../../src/telemetry/body-policy.ts';
+import { planBody } from '../../src/telemetry/network.ts';
+import { durableBufferParams, networkEnableParams } from '../../src/telemetry/network-family.ts';
+import { PAGE_SCRIPT_BUNDLE, PAGE_SCRIPT_GLOBAL_NAME } from '../../src/generated/page-script.ts';
+import { pushEvent, serveIpc } from '../lib/ipc.ts';
+import { monoMs } from '../lib/processes.ts';
 import { Ws8Cdp } from './ws8-cdp.ts';
 
 export interface BareClientOptions {

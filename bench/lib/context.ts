@@ -1,6 +1,6 @@
 // What every section of the bench is given by the orchestrator.
 
-import type { Subscribers } from './consumers.ts';
+import type { Subscribers } from '../clients/consumers.ts';
 import type { PageServer } from './pages.ts';
 
 export interface BenchContext {

@@ -6,12 +6,12 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import type { StartAgentOptions } from '../src/agent.ts';
+import type { StartAgentOptions } from '../../src/agent.ts';
 import type { HostInfo, HostMemory, TakenMarks } from './agent-host.ts';
 import type { BareClientOptions, BareStats } from './bare-client.ts';
-import { agentNodeFlags, agentEnv } from './experiment-list.ts';
-import { IpcPeer } from './ipc.ts';
-import { exited, forkOwned, spawnOwned, stopChild, until } from './processes.ts';
+import { agentNodeFlags, agentEnv } from '../lib/experiment-list.ts';
+import { IpcPeer } from '../lib/ipc.ts';
+import { exited, forkOwned, spawnOwned, stopChild, until } from '../lib/processes.ts';
 import type { ReaderStats } from './sse-reader.ts';
 import type { LatencyArgs, LatencyReport, OpenArgs } from './subscribers.ts';
 
@@ -102,7 +102,7 @@ export class AgentCli {
   }
 }
 
-/** bench/agent-host.ts: the agent in-process with startAgent, driven over IPC. */
+/** bench/clients/agent-host.ts: the agent in-process with startAgent, driven over IPC. */
 export class AgentHost {
   private constructor(
     private readonly peer: IpcPeer,
@@ -164,7 +164,7 @@ export class AgentHost {
   }
 }
 
-/** bench/bare-client.ts. */
+/** bench/clients/bare-client.ts. */
 export class BareClient {
   private constructor(private readonly peer: IpcPeer) {}
 
@@ -194,7 +194,7 @@ export class BareClient {
   }
 }
 
-/** bench/subscribers.ts: one long-lived process holding the SSE readers of a measurement. */
+/** bench/clients/subscribers.ts: one long-lived process holding the SSE readers of a measurement. */
 export class Subscribers {
   private constructor(private readonly peer: IpcPeer) {}
 

@@ -7,10 +7,10 @@
 // by design (1 s interval, 2 s timeout); nothing else should. Chromium's own CPU over the window
 // is reported beside it.
 
-import { BenchBrowser } from './chromium.ts';
-import { AgentCli } from './consumers.ts';
-import type { BenchContext } from './context.ts';
-import { sleep, statusBytes, threadActivity, treeCpuSeconds } from './processes.ts';
+import { BenchBrowser } from '../clients/chromium.ts';
+import { AgentCli } from '../clients/consumers.ts';
+import type { BenchContext } from '../lib/context.ts';
+import { sleep, statusBytes, threadActivity, treeCpuSeconds } from '../lib/processes.ts';
 
 export const IDLE_TABS = 3;
 

@@ -5,11 +5,11 @@
 // arrives, so "events flow again" is measured end to end with at most 25 ms of slack.
 
 import CDP from 'chrome-remote-interface';
-import { AgentHost, TOKEN } from './consumers.ts';
-import type { BenchContext } from './context.ts';
-import { monoMs, sleep, until } from './processes.ts';
-import { SseReader, readNumber } from './sse-reader.ts';
-import { median } from './stats.ts';
+import { AgentHost, TOKEN } from '../clients/consumers.ts';
+import type { BenchContext } from '../lib/context.ts';
+import { monoMs, sleep, until } from '../lib/processes.ts';
+import { SseReader, readNumber } from '../clients/sse-reader.ts';
+import { median } from '../lib/stats.ts';
 
 const RECONNECT_MARKER = 'BTAR';
 

@@ -9,16 +9,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import type { TelemetryEvent } from '../injected/schema.ts';
-import { HarBuilder } from '../src/export/har.ts';
-import { harPieces } from '../src/export/har-stream.ts';
-import { BearerAuth } from '../src/http/auth.ts';
-import { registerHarRoutes } from '../src/http/har-routes.ts';
-import { errorBodySchema } from '../src/http/schemas.ts';
-import { EventStore } from '../src/store/event-store.ts';
-import { EventLog } from '../src/stream/event-log.ts';
-import { HistoryReader } from '../src/stream/history.ts';
-import type { HttpDeps } from '../src/http/session-view.ts';
+import type { TelemetryEvent } from '../../injected/schema.ts';
+import { HarBuilder } from '../../src/export/har.ts';
+import { harPieces } from '../../src/export/har-stream.ts';
+import { BearerAuth } from '../../src/http/auth.ts';
+import { registerHarRoutes } from '../../src/http/har-routes.ts';
+import { errorBodySchema } from '../../src/http/schemas.ts';
+import { EventStore } from '../../src/store/event-store.ts';
+import { EventLog } from '../../src/stream/event-log.ts';
+import { HistoryReader } from '../../src/stream/history.ts';
+import type { HttpDeps } from '../../src/http/session-view.ts';
 
 export interface HarBenchResult {
   requests: number;

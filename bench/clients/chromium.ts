@@ -5,8 +5,8 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHROMIUM_FLAGS, locateChromium } from '../src/browser/chromium-launcher.ts';
-import { ownDir, removeDir, signalGroup, sleep, spawnOwned, stopChild } from './processes.ts';
+import { CHROMIUM_FLAGS, locateChromium } from '../../src/browser/chromium-launcher.ts';
+import { ownDir, removeDir, signalGroup, sleep, spawnOwned, stopChild } from '../lib/processes.ts';
 
 export class BenchBrowser {
   private constructor(
