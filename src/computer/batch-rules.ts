@@ -3,6 +3,7 @@
 // check, so every problem of a batch is reported at once; anything of the wrong shape is left to
 // the schema's own report.
 
+import { assertNever } from '../assert-never.ts';
 import { ACTION_KINDS, BATCH_LIMITS, DEFAULTS, type Action, type ActionKind } from './batch-schema.ts';
 import { holdKey, parseCombo } from './keysyms.ts';
 import { AUTO_MAX_MS, autoMotionMs, pathLength } from './motion.ts';
@@ -74,8 +75,12 @@ export function requestedWaitMs(action: Action): number {
           : segments * n(drag.steps_per_segment, DEFAULTS.stepsPerSegment) * n(drag.step_delay_ms, DEFAULTS.stepDelayMs);
       return n(drag.delay, DEFAULTS.dragDelayMs) + moving;
     }
-    default:
+    case 'click_mouse':
+    case 'scroll':
+    case 'set_cursor':
       return 0;
+    default:
+      return assertNever(action);
   }
 }
 

@@ -15,11 +15,13 @@ import {
   type ScrollAction,
   type TypeTextAction,
 } from './batch-schema.ts';
+import { assertNever } from '../assert-never.ts';
+import { ConnectionClosedError, isTargetGone, mayFail } from '../browser/cdp-errors.ts';
 import { CursorVisibility } from './cursor.ts';
 import { TabInput, type PointerState } from './input.ts';
 import { holdKey, keyForCharacter, parseCombo, type KeyDefinition } from './keysyms.ts';
 import { autoMotionMs, distance, linearSteps, pathLength, smoothPath, smoothSteps, type Point, type TimedPoint } from './motion.ts';
-import { CommandTimeout, isGoneError, withDeadline, type InputTarget, type TargetSource } from './targets.ts';
+import { CommandTimeout, withDeadline, type InputTarget, type TargetSource } from './targets.ts';
 
 /** One wheel unit, in CSS px (SPEC §8). */
 export const WHEEL_UNIT_PX = 100;
@@ -79,6 +81,9 @@ export interface ComputerExecutorOptions {
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 10_000;
 
+/** The actions on the active tab's mouse or keyboard (the others need no tab). */
+type InputAction = Exclude<Action, { type: 'sleep' | 'set_cursor' }>;
+
 /** One batch's view: the tab of the previous action, to bring a newly active tab to the front. */
 interface BatchContext {
   source: TargetSource | undefined;
@@ -129,11 +134,11 @@ export class ComputerExecutor implements BatchRunner {
     if (err instanceof Error && err.name === 'AbortError') {
       return new BatchFailure(index, action.type, 'aborted', `${prefix}: the client went away${done}`, index);
     }
-    const message = err instanceof Error ? err.message : String(err);
-    if (/CDP connection closed/i.test(message)) {
+    if (err instanceof ConnectionClosedError) {
       return new BatchFailure(index, action.type, 'browser_disconnected', `${prefix}: the browser connection was lost${done}`, index);
     }
-    if (isGoneError(err)) return new BatchFailure(index, action.type, 'target_closed', `${prefix}: the tab closed${done}`, index);
+    if (isTargetGone(err)) return new BatchFailure(index, action.type, 'target_closed', `${prefix}: the tab closed${done}`, index);
+    const message = err instanceof Error ? err.message : String(err);
     this.options.logger?.error({ err: message, index, type: action.type }, 'computer action failed');
     return new BatchFailure(index, action.type, 'cdp_error', `${prefix}: ${message}${done}`, index);
   }
@@ -147,9 +152,21 @@ export class ComputerExecutor implements BatchRunner {
       case 'set_cursor':
         await this.cursor.setHidden(action.set_cursor.hidden, context.source);
         return;
+      case 'click_mouse':
+      case 'move_mouse':
+      case 'type_text':
+      case 'press_key':
+      case 'scroll':
+      case 'drag_mouse':
+        return await this.runInputAction(action, context);
       default:
-        break;
+        assertNever(action);
     }
+  }
+
+  /** An action on the active tab's mouse or keyboard. */
+  private async runInputAction(action: InputAction, context: BatchContext): Promise<void> {
+    const { signal } = context;
     const input = await this.inputFor(context);
     try {
       switch (action.type) {
@@ -165,6 +182,8 @@ export class ComputerExecutor implements BatchRunner {
           return await this.scroll(input, action.scroll);
         case 'drag_mouse':
           return await this.drag(input, action.drag_mouse, signal);
+        default:
+          assertNever(action);
       }
     } catch (err) {
       if (!(err instanceof ActionError) && input.target.isDetached) throw new ActionError('target_closed', 'the tab closed');
@@ -247,7 +266,7 @@ export class ComputerExecutor implements BatchRunner {
           try {
             await wait(holdMs, signal);
           } finally {
-            await input.keyUp(combo.key).catch(() => undefined);
+            await mayFail(input.keyUp(combo.key));
           }
         });
       }
@@ -286,7 +305,7 @@ export class ComputerExecutor implements BatchRunner {
         await input.release(button, 1);
       } finally {
         // Never leave the button held after a failed drag.
-        if (input.isHeld(button)) await input.release(button, 1).catch(() => undefined);
+        if (input.isHeld(button)) await mayFail(input.release(button, 1));
       }
     });
   }

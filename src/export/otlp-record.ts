@@ -4,6 +4,7 @@
 
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import { assertNever } from '../assert-never.ts';
 import { EVENT_TYPE_CATEGORY, type EventType, type HeaderMap, type TelemetryEvent } from '../../injected/schema.ts';
 
 type Attributes = ReadableLogRecord['attributes'];
@@ -80,8 +81,28 @@ function severityOf(event: TelemetryEvent): typeof INFO {
       return (event as TelemetryEvent<'console_log'>).data?.level === 'warning' ? WARN : INFO;
     case 'network_loading_failed':
       return WARN;
-    default:
+    case 'page_navigation':
+    case 'page_dom_content_loaded':
+    case 'page_load':
+    case 'page_tab_opened':
+    case 'network_request':
+    case 'network_response':
+    case 'network_idle':
+    case 'page_layout_shift':
+    case 'page_lcp':
+    case 'page_layout_settled':
+    case 'page_navigation_settled':
+    case 'interaction_click':
+    case 'interaction_key':
+    case 'interaction_scroll_settled':
+    case 'monitor_screenshot':
+    case 'monitor_disconnected':
+    case 'monitor_reconnected':
+    case 'monitor_reconnect_failed':
+    case 'monitor_init_failed':
       return INFO;
+    default:
+      return assertNever(event.type);
   }
 }
 
@@ -164,8 +185,24 @@ function bodyOf(event: TelemetryEvent, attributes: Attributes): string {
     case 'page_navigation':
     case 'page_tab_opened':
       return String(data?.url ?? event.type);
-    default:
+    case 'page_dom_content_loaded':
+    case 'page_load':
+    case 'network_idle':
+    case 'page_layout_shift':
+    case 'page_lcp':
+    case 'page_layout_settled':
+    case 'page_navigation_settled':
+    case 'interaction_click':
+    case 'interaction_key':
+    case 'interaction_scroll_settled':
+    case 'monitor_screenshot':
+    case 'monitor_disconnected':
+    case 'monitor_reconnected':
+    case 'monitor_reconnect_failed':
+    case 'monitor_init_failed':
       return event.type;
+    default:
+      return assertNever(event.type);
   }
 }
 

@@ -41,6 +41,8 @@ import {
   type PageScriptOptions,
   type PageScriptReport,
 } from '../../injected/schema.ts';
+import { assertNever } from '../assert-never.ts';
+import { mayFail } from '../browser/cdp-errors.ts';
 import { PAGE_SCRIPT_BUNDLE, PAGE_SCRIPT_GLOBAL_NAME } from '../generated/page-script.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
@@ -138,10 +140,10 @@ export class PageScriptFamily implements TelemetryFamily {
     if (current) {
       this.registrations.delete(target.sessionId);
       const remove = current.identifier.then((identifier) => {
-        if (identifier !== undefined) return target.send('Page.removeScriptToEvaluateOnNewDocument', { identifier });
+        if (identifier !== undefined) return target.sendMayFail('Page.removeScriptToEvaluateOnNewDocument', { identifier });
         return undefined;
       });
-      commands.push(remove.catch(() => undefined));
+      commands.push(remove);
     }
     if (options.interaction || options.page) {
       commands.push(...this.register(state, options, true));
@@ -149,7 +151,7 @@ export class PageScriptFamily implements TelemetryFamily {
       // Nothing to register: tell the script in every existing world to remove everything.
       const expression = `globalThis[${JSON.stringify(PAGE_SCRIPT_GLOBAL)}]?.configure(${JSON.stringify(options)})`;
       for (const contextId of this.worldContexts.get(target.sessionId) ?? []) {
-        commands.push(target.send('Runtime.evaluate', { expression, contextId, silent: true }).catch(() => undefined));
+        commands.push(target.sendMayFail('Runtime.evaluate', { expression, contextId, silent: true }));
       }
     }
     return commands;
@@ -188,7 +190,7 @@ export class PageScriptFamily implements TelemetryFamily {
     const target = state.target;
     const binding = target.send('Runtime.addBinding', { name: BINDING_NAME, executionContextName: this.worldName });
     const script = target.send('Page.addScriptToEvaluateOnNewDocument', { source: this.sourceFor(options), worldName: this.worldName, runImmediately });
-    const identifier = script.then((r) => r.identifier).catch(() => undefined);
+    const identifier = mayFail(script).then((r) => r?.identifier);
     this.registrations.set(target.sessionId, { categories: categoriesOf(options), identifier });
     return [this.host.setUpStep(target, 'Runtime.addBinding', binding), this.host.setUpStep(target, 'Page.addScriptToEvaluateOnNewDocument', script)];
   }
@@ -240,6 +242,8 @@ export class PageScriptFamily implements TelemetryFamily {
       case 'page_lcp':
         this.emitLcp(report, ts, ctx, state, contextId);
         return;
+      default:
+        assertNever(report);
     }
   }
 
@@ -314,7 +318,7 @@ export class PageScriptFamily implements TelemetryFamily {
       .send('Runtime.evaluate', { expression, contextId, silent: true, serializationOptions: { serialization: 'deep', maxDepth: 1 } })
       .then(
         ({ result }) => {
-          if (result.objectId) state.target.send('Runtime.releaseObject', { objectId: result.objectId }).catch(() => undefined);
+          if (result.objectId) void state.target.sendMayFail('Runtime.releaseObject', { objectId: result.objectId });
           const items = result.deepSerializedValue?.type === 'array' ? (result.deepSerializedValue.value as Array<{ type?: string; value?: { backendNodeId?: unknown } }>) : [];
           entries.forEach((entry, i) => {
             const node = items[i]?.type === 'node' ? items[i]!.value : undefined;

@@ -357,6 +357,7 @@ describe('resolveStartSeq', () => {
       } catch (e) {
         return e as InvalidLastEventIdError;
       }
+      return undefined;
     })();
     expect([error?.code, error?.status]).toEqual(['invalid_input', 400]);
   });
