@@ -102,7 +102,9 @@ const client: Client = options.transport === 'ws8' ? await Ws8Cdp.connect(option
 const send = (client as unknown as { send: (method: string, params?: object, sessionId?: string) => Promise<unknown> }).send.bind(client);
 
 let relayWrites = 0;
-const stats: BareStats = { events: 0, matched: 0, firstMatchAt: NaN, lastMatchAt: NaN, matchedCpuMicros: 0, matchedCpuSpanMs: 0 };
+/** The counts of a measurement window, as at its start (reset() starts a new one). */
+const WINDOW_START = { matched: 0, firstMatchAt: NaN, lastMatchAt: NaN, matchedCpuMicros: 0, matchedCpuSpanMs: 0 } as const;
+const stats: BareStats = { events: 0, ...WINDOW_START };
 let cpuAtFirstMatch: (NodeJS.CpuUsage & { at: number }) | undefined;
 const match = (): void => {
   const at = monoMs();
@@ -252,11 +254,7 @@ serveIpc({
     return { ...stats };
   },
   reset(): void {
-    stats.matched = 0;
-    stats.firstMatchAt = NaN;
-    stats.lastMatchAt = NaN;
-    stats.matchedCpuMicros = 0;
-    stats.matchedCpuSpanMs = 0;
+    Object.assign(stats, WINDOW_START);
     cpuAtFirstMatch = undefined;
   },
   async close(): Promise<void> {

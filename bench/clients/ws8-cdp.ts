@@ -7,14 +7,8 @@
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 
-interface Message {
-  id?: number;
-  method?: string;
-  params?: unknown;
-  sessionId?: string;
-  result?: unknown;
-  error?: { message: string };
-}
+/** The answer to a command (it has the command's id) or an event (it has a method). */
+type Message = { id: number; result?: unknown; error?: { message: string } } | { id?: undefined; method: string; params?: unknown; sessionId?: string };
 
 export class Ws8Cdp extends EventEmitter {
   private nextId = 1;
@@ -29,7 +23,7 @@ export class Ws8Cdp extends EventEmitter {
         this.pending.delete(message.id);
         if (message.error) waiter?.reject(new Error(message.error.message));
         else waiter?.resolve(message.result);
-      } else if (message.method) {
+      } else {
         // One dispatch per event: { method, params, sessionId }.
         this.emit('event', message);
       }

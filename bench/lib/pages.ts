@@ -31,27 +31,20 @@ export const FLOOD_MARKER = 'BTAF';
 export const LATENCY_MARKER = 'BTAL';
 export const FETCH_PATH = '/api/f?k=';
 
-// ---- the typical page's composition (80 subresources) ---------------------------------------------
-const CSS_FILES = 8;
-const JS_SYNC = 12;
-const JS_DEFER = 4;
-const PNG_FILES = 32;
-const SVG_FILES = 8;
-const FONT_FILES = 4;
-const IFRAMES = 2;
+// ---- the pages' compositions -------------------------------------------------------------------
+/** The typical page (80 subresources). */
+const TYPICAL = { css: 8, jsSync: 12, jsDefer: 4, png: 32, svg: 8, fonts: 4, iframes: 2 } as const;
 /** Per iframe: its document plus 1 css, 1 js, 3 png. */
 const IFRAME_SUBRESOURCES = 5;
-export const TYPICAL_SUBRESOURCES = CSS_FILES + JS_SYNC + JS_DEFER + PNG_FILES + SVG_FILES + FONT_FILES + IFRAMES * (1 + IFRAME_SUBRESOURCES);
+export const TYPICAL_SUBRESOURCES =
+  TYPICAL.css + TYPICAL.jsSync + TYPICAL.jsDefer + TYPICAL.png + TYPICAL.svg + TYPICAL.fonts + TYPICAL.iframes * (1 + IFRAME_SUBRESOURCES);
 
-// ---- the mixed page's composition (the shape of the independent page-load check) ---------------
-const MIXED_CSS = 10;
-/** Scripts that each log one console line. */
-const MIXED_JS = 10;
-/** fetch() calls of a small JSON document, made while the page loads. */
-const MIXED_FETCHES = 20;
-const MIXED_IMAGES = 20;
-const MIXED_IFRAMES = 2;
-export const MIXED_SUBRESOURCES = MIXED_CSS + MIXED_JS + MIXED_FETCHES + MIXED_IMAGES + MIXED_IFRAMES * (1 + IFRAME_SUBRESOURCES);
+/**
+ * The mixed page (the shape of the independent page-load check): `js` scripts each log one console
+ * line, `fetches` fetch() a small JSON document while the page loads.
+ */
+const MIXED = { css: 10, js: 10, fetches: 20, images: 20, iframes: 2 } as const;
+export const MIXED_SUBRESOURCES = MIXED.css + MIXED.js + MIXED.fetches + MIXED.images + MIXED.iframes * (1 + IFRAME_SUBRESOURCES);
 
 interface Asset {
   type: string;
@@ -324,20 +317,20 @@ const IDLE_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>idle<
 
 function typicalPage(ctx: PageContext): string {
   const parts: string[] = [];
-  for (let k = 0; k < CSS_FILES; k++) parts.push(`<link rel="stylesheet" href="/a/s${k}.css">`);
-  for (let k = 0; k < JS_DEFER; k++) parts.push(`<script defer src="/a/d${k}.js"></script>`);
+  for (let k = 0; k < TYPICAL.css; k++) parts.push(`<link rel="stylesheet" href="/a/s${k}.css">`);
+  for (let k = 0; k < TYPICAL.jsDefer; k++) parts.push(`<script defer src="/a/d${k}.js"></script>`);
   let body = '<header><h1 class="f0">A typical page</h1><nav>';
-  for (let k = 0; k < 12; k++) body += `<a class="c${k % CSS_FILES}-${k}" href="#s${k}">Section ${k}</a> `;
+  for (let k = 0; k < 12; k++) body += `<a class="c${k % TYPICAL.css}-${k}" href="#s${k}">Section ${k}</a> `;
   body += '</nav></header><main>';
-  for (let k = 0; k < PNG_FILES; k++) {
-    body += `<article class="card c${k % CSS_FILES}-${k % 40}"><img src="/a/i${k}.png" width="32" height="32" alt="">`;
-    body += `<h2 class="f${k % FONT_FILES}">Item ${k}</h2><p>${LOREM}</p>`;
-    if (k < SVG_FILES) body += `<img src="/a/v${k}.svg" width="24" height="24" alt="">`;
+  for (let k = 0; k < TYPICAL.png; k++) {
+    body += `<article class="card c${k % TYPICAL.css}-${k % 40}"><img src="/a/i${k}.png" width="32" height="32" alt="">`;
+    body += `<h2 class="f${k % TYPICAL.fonts}">Item ${k}</h2><p>${LOREM}</p>`;
+    if (k < TYPICAL.svg) body += `<img src="/a/v${k}.svg" width="24" height="24" alt="">`;
     body += '</article>';
   }
-  for (let n = 0; n < IFRAMES; n++) body += `<iframe src="http://localhost:${ctx.port}/f/frame?n=${n}" width="300" height="150"></iframe>`;
+  for (let n = 0; n < TYPICAL.iframes; n++) body += `<iframe src="http://localhost:${ctx.port}/f/frame?n=${n}" width="300" height="150"></iframe>`;
   body += '</main>';
-  for (let k = 0; k < JS_SYNC; k++) body += `<script src="/a/j${k}.js"></script>`;
+  for (let k = 0; k < TYPICAL.jsSync; k++) body += `<script src="/a/j${k}.js"></script>`;
   return `${head(ctx, 'typical', parts.join('') + REPORT_LOAD)}<body>${body}</body></html>`;
 }
 
@@ -349,13 +342,13 @@ function typicalPage(ctx: PageContext): string {
  */
 function mixedPage(ctx: PageContext): string {
   const parts: string[] = [];
-  for (let k = 0; k < MIXED_CSS; k++) parts.push(`<link rel="stylesheet" href="/a/m${k}.css">`);
-  let body = `<script>for (var k = 0; k < ${MIXED_FETCHES}; k++) fetch('/api/item?b=${ctx.index}&k=' + k).then(function (r) { return r.json(); });</script>`;
+  for (let k = 0; k < MIXED.css; k++) parts.push(`<link rel="stylesheet" href="/a/m${k}.css">`);
+  let body = `<script>for (var k = 0; k < ${MIXED.fetches}; k++) fetch('/api/item?b=${ctx.index}&k=' + k).then(function (r) { return r.json(); });</script>`;
   body += '<header><h1>A mixed page</h1></header><main>';
-  for (let k = 0; k < MIXED_IMAGES; k++) body += `<article class="card m${k % MIXED_CSS}-${k}"><img src="/a/i${k}.png" width="32" height="32" alt=""><p>${LOREM}</p></article>`;
-  for (let n = 0; n < MIXED_IFRAMES; n++) body += `<iframe src="http://localhost:${ctx.port}/f/frame?n=${n}" width="300" height="150"></iframe>`;
+  for (let k = 0; k < MIXED.images; k++) body += `<article class="card m${k % MIXED.css}-${k}"><img src="/a/i${k}.png" width="32" height="32" alt=""><p>${LOREM}</p></article>`;
+  for (let n = 0; n < MIXED.iframes; n++) body += `<iframe src="http://localhost:${ctx.port}/f/frame?n=${n}" width="300" height="150"></iframe>`;
   body += '</main>';
-  for (let k = 0; k < MIXED_JS; k++) body += `<script src="/a/mj${k}.js"></script>`;
+  for (let k = 0; k < MIXED.js; k++) body += `<script src="/a/mj${k}.js"></script>`;
   return `${head(ctx, 'mixed', parts.join('') + REPORT_LOAD)}<body>${body}</body></html>`;
 }
 
@@ -527,27 +520,27 @@ function apiItem(b: number, k: number): unknown {
 function buildAssets(): Map<string, Asset> {
   const assets = new Map<string, Asset>();
   const text = (name: string, type: string, body: string) => assets.set(name, { type, body: Buffer.from(body) });
-  for (let k = 0; k < CSS_FILES; k++) {
+  for (let k = 0; k < TYPICAL.css; k++) {
     let css = k === 0 ? fontFaces() : '';
     for (let j = 0; j < 40; j++) css += `.c${k}-${j}{margin:${j % 9}px ${j % 5}px;padding:${j % 7}px;color:#${hex6(k * 40 + j)};border-radius:${j % 4}px}\n`;
     css += `.card{display:inline-block;width:220px;vertical-align:top;margin:4px}\n`;
     text(`s${k}.css`, 'text/css', css);
   }
-  for (let k = 0; k < JS_SYNC; k++) text(`j${k}.js`, 'application/javascript', scriptBody(`j${k}`));
-  for (let k = 0; k < JS_DEFER; k++) text(`d${k}.js`, 'application/javascript', scriptBody(`d${k}`));
-  for (let k = 0; k < PNG_FILES; k++) assets.set(`i${k}.png`, { type: 'image/png', body: png(32, 32, k) });
-  for (let k = 0; k < SVG_FILES; k++) {
+  for (let k = 0; k < TYPICAL.jsSync; k++) text(`j${k}.js`, 'application/javascript', scriptBody(`j${k}`));
+  for (let k = 0; k < TYPICAL.jsDefer; k++) text(`d${k}.js`, 'application/javascript', scriptBody(`d${k}`));
+  for (let k = 0; k < TYPICAL.png; k++) assets.set(`i${k}.png`, { type: 'image/png', body: png(32, 32, k) });
+  for (let k = 0; k < TYPICAL.svg; k++) {
     text(`v${k}.svg`, 'image/svg+xml', `<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24"><circle cx="12" cy="12" r="${4 + k}" fill="#${hex6(k * 997)}"/></svg>`);
   }
   // Font files are not valid fonts (the face falls back), but they are requested and transferred
   // like real ones, which is what matters to the browser's and the agent's network work.
-  for (let k = 0; k < FONT_FILES; k++) assets.set(`f${k}.woff2`, { type: 'font/woff2', body: pseudoRandomBytes(6 * 1024, k + 1) });
-  for (let k = 0; k < MIXED_CSS; k++) {
+  for (let k = 0; k < TYPICAL.fonts; k++) assets.set(`f${k}.woff2`, { type: 'font/woff2', body: pseudoRandomBytes(6 * 1024, k + 1) });
+  for (let k = 0; k < MIXED.css; k++) {
     let css = '';
     for (let j = 0; j < 20; j++) css += `.m${k}-${j}{margin:${j % 9}px;padding:${j % 7}px;color:#${hex6(k * 20 + j)}}\n`;
     text(`m${k}.css`, 'text/css', `${css}.card{display:inline-block;width:220px;vertical-align:top;margin:4px}\n`);
   }
-  for (let k = 0; k < MIXED_JS; k++) text(`mj${k}.js`, 'application/javascript', `${scriptBody(`mj${k}`)}console.log('mixed script ${k}', window.mj${k}.sum);\n`);
+  for (let k = 0; k < MIXED.js; k++) text(`mj${k}.js`, 'application/javascript', `${scriptBody(`mj${k}`)}console.log('mixed script ${k}', window.mj${k}.sum);\n`);
   text('fs.css', 'text/css', 'body{font:14px sans-serif;margin:0;padding:4px;background:#f4f4f4}\n');
   text('fj.js', 'application/javascript', scriptBody('frame'));
   for (let k = 0; k < 3; k++) assets.set(`fi${k}.png`, { type: 'image/png', body: png(32, 32, 100 + k) });
@@ -558,7 +551,7 @@ function buildAssets(): Map<string, Asset> {
 
 function fontFaces(): string {
   let css = '';
-  for (let k = 0; k < FONT_FILES; k++) css += `@font-face{font-family:"BenchFont${k}";src:url(/a/f${k}.woff2) format("woff2")}.f${k}{font-family:"BenchFont${k}",sans-serif}\n`;
+  for (let k = 0; k < TYPICAL.fonts; k++) css += `@font-face{font-family:"BenchFont${k}";src:url(/a/f${k}.woff2) format("woff2")}.f${k}{font-family:"BenchFont${k}",sans-serif}\n`;
   return css;
 }
 
