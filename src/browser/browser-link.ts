@@ -5,6 +5,7 @@
 
 import type { Logger } from 'pino';
 import { CdpConnection, resolveBrowserWsUrl } from './cdp-connection.ts';
+import { mayFail } from './cdp-errors.ts';
 import { ChromiumProcess, locateChromium, type ChromiumBinary } from './chromium-launcher.ts';
 import { Reconnector, type Backoff } from './reconnector.ts';
 
@@ -80,7 +81,7 @@ export class BrowserLink {
       const binary = await locateChromium({ chromePath: options.chromePath, cacheRoot: options.cacheRoot });
       link.binary = binary;
       await link.connect();
-      const version = await link.current?.send('Browser.getVersion').catch(() => undefined);
+      const version = link.current === undefined ? undefined : await mayFail(link.current.send('Browser.getVersion'));
       options.logger.info({ browser: binary.path, source: binary.source, version: version?.product }, 'embedded browser started');
       return link;
     }
@@ -128,7 +129,7 @@ export class BrowserLink {
     const connection = this.current;
     this.current = undefined;
     if (connection && closeBrowser && !this.isEmbedded) {
-      await withTimeout(connection.send('Browser.close'), 2000).catch(() => undefined);
+      await mayFail(withTimeout(connection.send('Browser.close'), 2000));
     }
     await connection?.close();
     await this.chromium?.close();

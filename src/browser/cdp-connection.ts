@@ -16,6 +16,7 @@ import CDP from 'chrome-remote-interface';
 import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping.js';
 import type { EventEmitter } from 'node:events';
 import type WebSocket from 'ws';
+import { ConnectionClosedError } from './cdp-errors.ts';
 
 export type CommandName = keyof ProtocolMapping.Commands & string;
 export type CommandParams<M extends CommandName> = ProtocolMapping.Commands[M]['paramsType'][0];
@@ -102,7 +103,7 @@ export class CdpConnection {
   }
 
   send<M extends CommandName>(method: M, params?: CommandParams<M>, sessionId?: string): Promise<CommandResult<M>> {
-    if (this.disconnected) return Promise.reject(new Error(`CDP connection closed (${method})`));
+    if (this.disconnected) return Promise.reject(new ConnectionClosedError(method));
     const id = this.nextId++;
     const text = JSON.stringify(sessionId === undefined ? { id, method, params: params ?? {} } : { id, method, params: params ?? {}, sessionId });
     return new Promise<CommandResult<M>>((resolve, reject) => {
@@ -167,10 +168,9 @@ export class CdpConnection {
   }
 
   private failPending(): void {
-    const error = new Error('WebSocket connection closed');
     const waiting = [...this.pending.values()];
     this.pending.clear();
-    for (const waiter of waiting) waiter.reject(error);
+    for (const waiter of waiting) waiter.reject(new ConnectionClosedError(waiter.method));
   }
 
   private handleDisconnect(): void {

@@ -6,6 +6,7 @@
 import type { Protocol } from 'devtools-protocol';
 import type { Logger } from 'pino';
 import type { CdpConnection, CommandName, CommandParams, CommandResult } from './cdp-connection.ts';
+import { isTargetGone, mayFail, TargetClosedError } from './cdp-errors.ts';
 
 /** One attached target and its flattened CDP session. */
 export class AttachedTarget {
@@ -43,7 +44,7 @@ export class AttachedTarget {
   markDetached(): void {
     if (this.detached) return;
     this.detached = true;
-    for (const fail of this.pending) fail(new Error(`target closed: ${this.targetId}`));
+    for (const fail of this.pending) fail(new TargetClosedError(this.targetId));
     this.pending.clear();
   }
 
@@ -54,7 +55,7 @@ export class AttachedTarget {
    * hanging their caller for good.
    */
   send<M extends CommandName>(method: M, params?: CommandParams<M>): Promise<CommandResult<M>> {
-    if (this.detached) return Promise.reject(new Error(`target closed: ${this.targetId} (${method})`));
+    if (this.detached) return Promise.reject(new TargetClosedError(this.targetId, method));
     return new Promise<CommandResult<M>>((resolve, reject) => {
       this.pending.add(reject);
       this.connection.send(method, params, this.sessionId).then(
@@ -68,6 +69,14 @@ export class AttachedTarget {
         },
       );
     });
+  }
+
+  /**
+   * A best-effort command (cleanup, optional steps): its answer, or undefined when it failed,
+   * typically because the target went away meanwhile.
+   */
+  sendMayFail<M extends CommandName>(method: M, params?: CommandParams<M>): Promise<CommandResult<M> | undefined> {
+    return mayFail(this.send(method, params));
   }
 }
 
@@ -212,7 +221,7 @@ export class TargetManager {
     if (target.type === 'page' || target.type === 'iframe') {
       const autoAttach = target.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: CHILD_FILTER });
       autoAttach.catch((err: Error) => {
-        if (!target.isDetached && !/not found|closed/i.test(err.message)) this.observer.setupFailed(target, 'Target.setAutoAttach', err);
+        if (!isTargetGone(err, target)) this.observer.setupFailed(target, 'Target.setAutoAttach', err);
       });
       setups.push(autoAttach);
     }
@@ -232,11 +241,9 @@ export class TargetManager {
   }
 
   private release(sessionId: string): void {
-    void this.connection
-      .send('Runtime.runIfWaitingForDebugger', undefined, sessionId)
-      .catch(() => undefined)
-      .then(() => this.connection.send('Target.detachFromTarget', { sessionId }))
-      .catch(() => undefined);
+    void mayFail(this.connection.send('Runtime.runIfWaitingForDebugger', undefined, sessionId)).then(() =>
+      mayFail(this.connection.send('Target.detachFromTarget', { sessionId })),
+    );
   }
 
   private onDetached(sessionId: string): void {

@@ -5,7 +5,8 @@
 // attached later (a TargetManager setup hook, before they are resumed). Showing the cursor removes
 // the registrations and the style elements.
 
-import { CommandTimeout, hostsDocuments, isGoneError, within, withDeadline, type InputTarget, type TargetSource } from './targets.ts';
+import { isTargetGone, mayFail } from '../browser/cdp-errors.ts';
+import { CommandTimeout, hostsDocuments, within, withDeadline, type InputTarget, type TargetSource } from './targets.ts';
 
 const WORLD = '__bta_cursor';
 const STYLE_ID = '__bta_cursor_hidden';
@@ -92,13 +93,13 @@ export class CursorVisibility {
     let identifier: string | undefined;
     try {
       identifier = await within(
-        registration.catch(() => undefined),
+        mayFail(registration),
         this.commandTimeoutMs,
         'Page.addScriptToEvaluateOnNewDocument',
       );
     } catch (err) {
       // A hung tab: take the registration back whenever it does answer.
-      void registration.then((late) => target.send('Page.removeScriptToEvaluateOnNewDocument', { identifier: late })).catch(() => undefined);
+      void mayFail(registration.then((late) => target.send('Page.removeScriptToEvaluateOnNewDocument', { identifier: late })));
       throw err;
     }
     const bounded = withDeadline(target, this.commandTimeoutMs);
@@ -150,6 +151,6 @@ async function ignoreGone(target: InputTarget, work: Promise<void>): Promise<voi
   try {
     await work;
   } catch (err) {
-    if (!isGoneError(err, target)) throw err;
+    if (!isTargetGone(err, target)) throw err;
   }
 }

@@ -3,6 +3,7 @@
 // buttons held, the modifiers held.
 
 import type { Protocol } from 'devtools-protocol';
+import { mayFail } from '../browser/cdp-errors.ts';
 import type { MouseButton } from './batch-schema.ts';
 import { MODIFIER_BIT, type KeyDefinition, type KeyPress } from './keysyms.ts';
 import type { Point } from './motion.ts';
@@ -85,7 +86,7 @@ export class TabInput {
       for (const key of pressed.reverse()) {
         this.modifiers &= ~MODIFIER_BIT[key.modifier!];
         // Best effort: the tab may be gone, and the original failure is what matters.
-        await this.key('keyUp', { def: key, shifted: false }).catch(() => undefined);
+        await mayFail(this.key('keyUp', { def: key, shifted: false }));
       }
     }
   }

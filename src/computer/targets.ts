@@ -21,13 +21,6 @@ export function hostsDocuments(target: InputTarget): boolean {
   return target.type === 'page' || target.type === 'iframe';
 }
 
-/** CDP errors that mean the target (or the whole connection) went away meanwhile. */
-export function isGoneError(error: unknown, target?: InputTarget): boolean {
-  if (target?.isDetached) return true;
-  const message = error instanceof Error ? error.message : String(error);
-  return /session with given id not found|target closed|no target with given id|CDP connection closed|not attached to an active page|websocket is not open/i.test(message);
-}
-
 /** A command that got no answer in time: the tab's renderer is hung. */
 export class CommandTimeout extends Error {}
 

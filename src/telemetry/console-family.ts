@@ -1,6 +1,7 @@
 // Console family (SPEC §6.4): console API calls and uncaught exceptions.
 
 import type { Protocol } from 'devtools-protocol';
+import { mayFail } from '../browser/cdp-errors.ts';
 import { translateConsoleApiCalled, translateExceptionThrown } from './console.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
@@ -73,7 +74,7 @@ export class ConsoleFamily implements TelemetryFamily {
     this.releaseTimer = setTimeout(() => {
       this.releaseTimer = undefined;
       for (const sid of this.sessionsWithObjects) {
-        this.host.connection.send('Runtime.releaseObjectGroup', { objectGroup: 'console' }, sid).catch(() => undefined);
+        void mayFail(this.host.connection.send('Runtime.releaseObjectGroup', { objectGroup: 'console' }, sid));
       }
       this.sessionsWithObjects.clear();
     }, CONSOLE_OBJECT_RELEASE_MS);

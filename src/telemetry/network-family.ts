@@ -172,7 +172,7 @@ export class NetworkFamily implements TelemetryFamily {
       // Their ends will not be reported any more.
       this.forgetSession(sessionId);
       if (target.type === 'page') this.schedule.forgetTab(sessionId);
-      return [target.send('Network.disable').catch(() => undefined)];
+      return [target.sendMayFail('Network.disable')];
     }
     return [];
   }

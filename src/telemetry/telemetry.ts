@@ -7,6 +7,7 @@ import type { Protocol } from 'devtools-protocol';
 import type { Logger } from 'pino';
 import type { Category, EventDataByType, EventSource, EventType, MonitorData, TelemetryEvent } from '../../injected/schema.ts';
 import type { CdpConnection, EventName } from '../browser/cdp-connection.ts';
+import { isTargetGone, mayFail } from '../browser/cdp-errors.ts';
 import type { AttachedTarget, TargetObserver } from '../browser/target-manager.ts';
 import type { Limits } from '../limits.ts';
 import { BrowserClock } from './clock.ts';
@@ -166,12 +167,11 @@ export class Telemetry implements TargetObserver, FamilyHost {
       commands.push(this.setUpStep(target, 'Page.enable', target.send('Page.enable')));
       if (!initial || !target.wasWaiting) {
         // A document that existed before the agent (or Page) looked: learn its frames now.
-        const tree = target.send('Page.getFrameTree').then(({ frameTree }) => this.seedFrames(state, frameTree));
-        commands.push(tree.catch(() => undefined));
+        commands.push(mayFail(target.send('Page.getFrameTree').then(({ frameTree }) => this.seedFrames(state, frameTree))));
       }
     } else if (!wantPage && state.pageEnabled) {
       state.pageEnabled = false;
-      commands.push(target.send('Page.disable').catch(() => undefined));
+      commands.push(target.sendMayFail('Page.disable'));
     }
     if (wantRuntime && !state.runtimeEnabled) {
       state.runtimeEnabled = true;
@@ -185,7 +185,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
     } else if (!wantRuntime && state.runtimeEnabled) {
       state.runtimeEnabled = false;
       state.contextFrames.clear();
-      commands.push(target.send('Runtime.disable').catch(() => undefined));
+      commands.push(target.sendMayFail('Runtime.disable'));
     }
     return commands;
   }
@@ -270,7 +270,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
   setUpStep<T>(target: AttachedTarget, step: string, command: Promise<T>): Promise<T | undefined> {
     return command.catch((err: Error) => {
       // A target that went away during setup loses nothing (its detach event may come later).
-      if (!target.isDetached && !isTargetGone(err)) this.setupFailed(target, step, err);
+      if (!isTargetGone(err, target)) this.setupFailed(target, step, err);
       return undefined;
     });
   }
@@ -301,9 +301,4 @@ function settleWithin(commands: Array<Promise<unknown>>, ms: number): Promise<vo
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
   return Promise.race([Promise.allSettled(commands).then(() => undefined), timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Errors CDP gives for a command whose target closed or detached meanwhile. */
-export function isTargetGone(err: Error): boolean {
-  return /session with given id not found|target closed|no target with given id|websocket connection closed|cdp connection closed/i.test(err.message);
 }

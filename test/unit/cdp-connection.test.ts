@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { CdpConnection, eventMethodOf } from '../../src/browser/cdp-connection.ts';
+import { ConnectionClosedError } from '../../src/browser/cdp-errors.ts';
 
 /** A browser endpoint: records the commands it gets, answers and sends what the test says. */
 class FakeBrowser {
@@ -118,10 +119,11 @@ describe('CdpConnection', () => {
     const pending = connection.send('Network.getResponseBody', { requestId: 'R1' }, 'S1');
     await new Promise((resolve) => setTimeout(resolve, 20));
     browser.dropConnection();
-    await expect(pending).rejects.toThrow(/websocket connection closed/i);
+    await expect(pending).rejects.toThrow(ConnectionClosedError);
+    await expect(pending).rejects.toThrow(/CDP connection closed \(Network.getResponseBody\)/);
     expect(lost).toBe(1);
     expect(connection.isConnected).toBe(false);
-    await expect(connection.send('Browser.getVersion')).rejects.toThrow(/CDP connection closed/);
+    await expect(connection.send('Browser.getVersion')).rejects.toThrow(ConnectionClosedError);
   });
 
   it('fails pending commands on close, without reporting a loss', async () => {
@@ -130,7 +132,7 @@ describe('CdpConnection', () => {
     connection.onDisconnect(() => lost++);
     const pending = connection.send('Browser.getVersion');
     await connection.close();
-    await expect(pending).rejects.toThrow(/websocket connection closed/i);
+    await expect(pending).rejects.toThrow(ConnectionClosedError);
     expect(lost).toBe(0);
   });
 });

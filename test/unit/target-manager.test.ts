@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { TargetManager, type AttachedTarget, type TargetObserver } from '../../src/browser/target-manager.ts';
+import { TargetClosedError } from '../../src/browser/cdp-errors.ts';
 import { FakeConnection } from './support/fake-connection.ts';
 
 function info(targetId: string, type: string, url = '') {
@@ -123,7 +124,7 @@ describe('TargetManager', () => {
     const target = manager.get('P')!;
     const pending = target.send('Page.getFrameTree');
     connection.emit('Target.detachedFromTarget', { sessionId: 'P', targetId: 'T1' });
-    await expect(pending).rejects.toThrow(/target closed: T1/);
+    await expect(pending).rejects.toThrow(TargetClosedError);
     const sentBefore = connection.sent.length;
     await expect(target.send('Runtime.evaluate', { expression: '1' })).rejects.toThrow(/target closed: T1 \(Runtime.evaluate\)/);
     expect(connection.sent.length).toBe(sentBefore);
