@@ -37,7 +37,7 @@ export class ConsoleFamily implements TelemetryFamily {
     if (!this.host.admits('console') || this.isReplayed(state, params.timestamp)) return;
     const ctx = this.host.tracker.contextOfExecutionContext(state, params.executionContextId);
     const t = translateConsoleApiCalled(params, ctx, this.host.limits);
-    this.host.emit(t.type, t.ts, t.data, t.truncated, 'Runtime.consoleAPICalled', state);
+    this.host.emit(t.type, t.ts, t.data, { truncated: t.truncated, method: 'Runtime.consoleAPICalled', origin: state });
     for (const arg of params.args) {
       if (arg.objectId !== undefined) {
         this.scheduleObjectRelease(state.target.sessionId);
@@ -50,7 +50,7 @@ export class ConsoleFamily implements TelemetryFamily {
     if (!this.host.admits('console') || this.isReplayed(state, params.timestamp)) return;
     const ctx = this.host.tracker.contextOfExecutionContext(state, params.exceptionDetails.executionContextId);
     const t = translateExceptionThrown(params, ctx, this.host.limits);
-    this.host.emit(t.type, t.ts, t.data, t.truncated, 'Runtime.exceptionThrown', state);
+    this.host.emit(t.type, t.ts, t.data, { truncated: t.truncated, method: 'Runtime.exceptionThrown', origin: state });
   };
 
   /**

@@ -15,6 +15,16 @@ import type { TelemetryStats } from './telemetry-stats.ts';
 
 export type StateHandler<E extends EventName> = (params: EventParams<E>, state: TargetState) => void;
 
+/** How an emitted event came about. */
+export interface EmitOptions {
+  /** The data was cut to the limits (the event's `truncated` flag). */
+  truncated?: boolean;
+  /** The CDP method that caused the event; absent: an agent event (source kind `agent`). */
+  method?: string;
+  /** The source metadata: the target's (its state), or an explicit block. */
+  origin?: TargetState | EventSource['metadata'];
+}
+
 /** What the core offers every family. */
 export interface FamilyHost {
   readonly connection: CdpConnection;
@@ -33,18 +43,8 @@ export interface FamilyHost {
   admits(category: Category): boolean;
   /** Counters read by /metrics. */
   readonly stats: TelemetryStats;
-  /**
-   * Admit an event to the log. `method` is the CDP method that caused it (undefined: an agent
-   * event); `origin` gives the source metadata (the target's, or an explicit block).
-   */
-  emit<T extends EventType>(
-    type: T,
-    ts: number,
-    data: EventDataByType[T],
-    truncated: boolean,
-    method: string | undefined,
-    origin?: TargetState | EventSource['metadata'],
-  ): void;
+  /** Admit an event to the log. */
+  emit<T extends EventType>(type: T, ts: number, data: EventDataByType[T], options?: EmitOptions): void;
   /** Wrap a setup command: a failure that loses telemetry becomes monitor_init_failed. */
   setUpStep<T>(target: AttachedTarget, step: string, command: Promise<T>): Promise<T | undefined>;
 }

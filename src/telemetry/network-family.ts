@@ -354,7 +354,7 @@ export class NetworkFamily implements TelemetryFamily {
   private emitRequest(params: Protocol.Network.RequestWillBeSentEvent, ctx: EventContext, postData: FetchedBody | undefined, state: TargetState): void {
     if (!this.host.isOn('network')) return;
     const t = translateRequestWillBeSent(params, ctx, this.host.limits, postData);
-    this.host.emit('network_request', this.host.clock.fromMonotonicSeconds(params.timestamp), t.data, t.truncated, 'Network.requestWillBeSent', state);
+    this.host.emit('network_request', this.host.clock.fromMonotonicSeconds(params.timestamp), t.data, { truncated: t.truncated, method: 'Network.requestWillBeSent', origin: state });
   }
 
   /** Emits the response; only then does the request stop counting toward network_idle. */
@@ -368,7 +368,7 @@ export class NetworkFamily implements TelemetryFamily {
     try {
       if (!this.host.isOn('network')) return;
       const t = translateResponse(record.ctx, record.method, received, outcome, this.host.limits, { finished, decodedBytes: record.decodedBytes });
-      this.host.emit('network_response', this.host.clock.fromMonotonicSeconds(finished.timestamp), t.data, t.truncated, 'Network.loadingFinished', state);
+      this.host.emit('network_response', this.host.clock.fromMonotonicSeconds(finished.timestamp), t.data, { truncated: t.truncated, method: 'Network.loadingFinished', origin: state });
     } finally {
       record.idle?.requestEnded(record.id);
     }
@@ -379,7 +379,7 @@ export class NetworkFamily implements TelemetryFamily {
     const emit = (): void => {
       if (!this.host.isOn('network')) return;
       const t = translateResponse(record.ctx, record.method, received, NO_BODY, this.host.limits);
-      this.host.emit('network_response', this.host.clock.nowUs(), t.data, t.truncated, 'Network.responseReceived', record.receivedOn);
+      this.host.emit('network_response', this.host.clock.nowUs(), t.data, { truncated: t.truncated, method: 'Network.responseReceived', origin: record.receivedOn });
     };
     if (record.requestEvent !== undefined) record.requestEvent.then(emit).catch(this.onAsyncError);
     else emit();
@@ -391,7 +391,7 @@ export class NetworkFamily implements TelemetryFamily {
       const ctx = record !== undefined ? record.ctx : partialContext(state.target, this.host.tracker.navSeqOf(state.target));
       const resourceType = record !== undefined ? (record.resourceType ?? params.type) : undefined;
       const t = translateLoadingFailed(params, ctx, resourceType, this.host.limits);
-      this.host.emit('network_loading_failed', this.host.clock.fromMonotonicSeconds(params.timestamp), t.data, t.truncated, 'Network.loadingFailed', state);
+      this.host.emit('network_loading_failed', this.host.clock.fromMonotonicSeconds(params.timestamp), t.data, { truncated: t.truncated, method: 'Network.loadingFailed', origin: state });
     } finally {
       record?.idle?.requestEnded(record.id);
     }
@@ -403,7 +403,7 @@ export class NetworkFamily implements TelemetryFamily {
    */
   private emitIdle(tab: TargetState): void {
     if (!this.host.isOn('network') || tab.target.isDetached) return;
-    this.host.emit('network_idle', this.host.clock.nowUs(), this.host.tracker.contextOf(tab), false, undefined);
+    this.host.emit('network_idle', this.host.clock.nowUs(), this.host.tracker.contextOf(tab));
   }
 
   private readonly onAsyncError = (err: unknown): void => {

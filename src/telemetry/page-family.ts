@@ -30,7 +30,7 @@ export class PageFamily implements TelemetryFamily {
     // A new top-level navigation resets the tab's machines; their pending timers become stale.
     if (isTabMainFrame) this.settles.get(state.target.sessionId)?.navigate(state.navSeq);
     if (!this.host.admits('page')) return;
-    this.host.emit('page_navigation', this.host.clock.nowUs(), translateFrameNavigated(frame, state.target), false, 'Page.frameNavigated', state);
+    this.host.emit('page_navigation', this.host.clock.nowUs(), translateFrameNavigated(frame, state.target), { method: 'Page.frameNavigated', origin: state });
   }
 
   /** `Target.targetCreated` of any target, before it is attached. */
@@ -39,7 +39,7 @@ export class PageFamily implements TelemetryFamily {
     this.announcedTabs.add(info.targetId);
     if (!this.host.admits('page')) return;
     const event = translateTabOpened(info);
-    this.host.emit('page_tab_opened', this.host.clock.nowUs(), event, false, 'Target.targetCreated', { target_id: info.targetId, target_type: info.type });
+    this.host.emit('page_tab_opened', this.host.clock.nowUs(), event, { method: 'Target.targetCreated', origin: { target_id: info.targetId, target_type: info.type } });
   }
 
   /** A page_layout_shift reported by any frame of the tab that contains `state`'s target. */
@@ -61,7 +61,7 @@ export class PageFamily implements TelemetryFamily {
   private onTiming(type: 'page_dom_content_loaded' | 'page_load', method: string, timestamp: number, state: TargetState): void {
     if (!this.host.admits('page')) return;
     const data = translatePageTiming(timestamp, this.host.tracker.contextOf(state));
-    this.host.emit(type, this.host.clock.fromMonotonicSeconds(timestamp), data, false, method, state);
+    this.host.emit(type, this.host.clock.fromMonotonicSeconds(timestamp), data, { method, origin: state });
     // The tab's own document only: an out-of-process iframe's load is reported on its session.
     if (state.target.type !== 'page') return;
     const settle = this.settleOf(state);
@@ -80,7 +80,7 @@ export class PageFamily implements TelemetryFamily {
 
   private emitSettled(type: 'page_layout_settled' | 'page_navigation_settled', tab: TargetState): void {
     if (tab.target.isDetached || !this.host.admits('page')) return;
-    this.host.emit(type, this.host.clock.nowUs(), this.host.tracker.contextOf(tab), false, undefined);
+    this.host.emit(type, this.host.clock.nowUs(), this.host.tracker.contextOf(tab));
   }
 }
 

@@ -219,23 +219,23 @@ export class PageScriptFamily implements TelemetryFamily {
     switch (report.type) {
       case 'interaction_click': {
         const { x, y, selector, tag, text } = report;
-        host.emit('interaction_click', ts, { ...ctx, x, y, selector, tag, text }, false, METHOD, state);
+        host.emit('interaction_click', ts, { ...ctx, x, y, selector, tag, text }, { method: METHOD, origin: state });
         return;
       }
       case 'interaction_key': {
         const { key, selector, tag } = report;
-        host.emit('interaction_key', ts, { ...ctx, key, selector, tag }, false, METHOD, state);
+        host.emit('interaction_key', ts, { ...ctx, key, selector, tag }, { method: METHOD, origin: state });
         return;
       }
       case 'interaction_scroll_settled': {
         const { from_x, from_y, to_x, to_y, target_selector } = report;
-        host.emit('interaction_scroll_settled', ts, { ...ctx, from_x, from_y, to_x, to_y, target_selector }, false, METHOD, state);
+        host.emit('interaction_scroll_settled', ts, { ...ctx, from_x, from_y, to_x, to_y, target_selector }, { method: METHOD, origin: state });
         return;
       }
       case 'page_layout_shift': {
         const details = { value: report.value, had_recent_input: report.had_recent_input };
         const data = { ...ctx, source_frame_id: sourceFrameOf(ctx, state), time: report.time, duration: 0 as const, layout_shift_details: details };
-        host.emit('page_layout_shift', ts, data, false, METHOD, state);
+        host.emit('page_layout_shift', ts, data, { method: METHOD, origin: state });
         this.onLayoutShift(state);
         return;
       }
@@ -260,7 +260,7 @@ export class PageScriptFamily implements TelemetryFamily {
     const emit = (nodeId: number | undefined): void => {
       if (this.disposed || state.target.isDetached || !this.host.admits('page')) return;
       if (nodeId !== undefined) details.node_id = nodeId;
-      this.host.emit('page_lcp', ts, data, report.truncated === true, METHOD, state);
+      this.host.emit('page_lcp', ts, data, { truncated: report.truncated === true, method: METHOD, origin: state });
     };
     if (report.element_ref === undefined) {
       emit(undefined);

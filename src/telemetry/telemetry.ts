@@ -13,7 +13,7 @@ import type { Limits } from '../limits.ts';
 import { BrowserClock } from './clock.ts';
 import { ConsoleFamily } from './console-family.ts';
 import { EventContextTracker, TargetState } from './event-context.ts';
-import type { FamilyHost, StateHandler, TelemetryFamily } from './family.ts';
+import type { EmitOptions, FamilyHost, StateHandler, TelemetryFamily } from './family.ts';
 import { NetworkFamily } from './network-family.ts';
 import { PageFamily } from './page-family.ts';
 import { PageScriptFamily } from './page-script-family.ts';
@@ -250,14 +250,8 @@ export class Telemetry implements TargetObserver, FamilyHost {
     return false;
   }
 
-  emit<T extends EventType>(
-    type: T,
-    ts: number,
-    data: EventDataByType[T],
-    truncated: boolean,
-    method: string | undefined,
-    origin?: TargetState | EventSource['metadata'],
-  ): void {
+  emit<T extends EventType>(type: T, ts: number, data: EventDataByType[T], options: EmitOptions = NO_OPTIONS): void {
+    const { truncated, method, origin } = options;
     let source: EventSource;
     if (method === undefined) source = AGENT_SOURCE;
     else if (origin instanceof TargetState) source = origin.sourceOf(method);
@@ -293,6 +287,9 @@ export class Telemetry implements TargetObserver, FamilyHost {
     for (const family of this.families) family.frameNavigated?.(state, frame, isTabMainFrame);
   }
 }
+
+/** The options of an agent event, allocated once (emit is on the hot path). */
+const NO_OPTIONS: EmitOptions = {};
 
 /** How long a config change waits for the targets to apply it before answering anyway. */
 const RECONFIGURE_WAIT_MS = 3000;

@@ -84,8 +84,8 @@ function setup(options: { limits?: Partial<Limits>; config?: TelemetryConfig } =
     isOn: (category) => isCategoryOn(config, category),
     admits: (category) => isCategoryOn(config, category),
     stats: new TelemetryStats(),
-    emit(type, _ts, data, truncated, method) {
-      events.push({ type, data, truncated, method } as Emitted);
+    emit(type, _ts, data, options) {
+      events.push({ type, data, truncated: options?.truncated === true, method: options?.method } as Emitted);
     },
     setUpStep: (_target, _step, command) => command.catch(() => undefined),
   };

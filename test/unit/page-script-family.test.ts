@@ -7,7 +7,7 @@ import { AttachedTarget } from '../../src/browser/target-manager.ts';
 import { DEFAULT_LIMITS } from '../../src/limits.ts';
 import { BrowserClock } from '../../src/telemetry/clock.ts';
 import { EventContextTracker, type TargetState } from '../../src/telemetry/event-context.ts';
-import type { FamilyHost, StateHandler } from '../../src/telemetry/family.ts';
+import type { EmitOptions, FamilyHost, StateHandler } from '../../src/telemetry/family.ts';
 import { PageScriptFamily, REPORT_BURST, REPORTS_PER_SECOND } from '../../src/telemetry/page-script-family.ts';
 import { defaultTelemetryConfig, mergeTelemetryConfig, type TelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
 import { FakeConnection } from './support/fake-connection.ts';
@@ -48,7 +48,8 @@ class Rig implements FamilyHost {
     return this.isOn(category);
   }
 
-  emit(type: TelemetryEvent['type'], ts: number, data: unknown, truncated: boolean, method: string | undefined): void {
+  emit(type: TelemetryEvent['type'], ts: number, data: unknown, options: EmitOptions = {}): void {
+    const { truncated, method } = options;
     const event = { ts, type, source: { kind: method ? 'cdp' : 'agent', event: method }, data } as TelemetryEvent;
     if (truncated) event.truncated = true;
     this.events.push(event);
