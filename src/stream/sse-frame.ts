@@ -40,4 +40,5 @@ export function envelopeFrameText(seq: number, event: TelemetryEvent): string {
 }
 
 /** A comment frame: ignored by EventSource parsers, keeps proxies and idle timeouts at bay. */
-export const KEEPALIVE_FRAME: Buffer = Buffer.from(': keepalive\n\n', 'utf8');
+export const KEEPALIVE_COMMENT = ': keepalive';
+export const KEEPALIVE_FRAME: Buffer = Buffer.from(`${KEEPALIVE_COMMENT}\n\n`, 'utf8');

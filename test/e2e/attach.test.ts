@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConsoleLogData, TelemetryEvent } from '../../injected/schema.ts';
 import { startAgent, type Agent } from '../../src/agent.ts';
 import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
-import { consoleText, Driver, FixtureServer, SseClient, TOKEN, type Tab } from './harness.ts';
+import { consoleText, Driver, FixtureServer, SseClient, TOKEN, type Tab } from './support/harness.ts';
 
 /** Attached mode on a browser that was busy before the agent started. */
 describe('attaching to a running browser', () => {

@@ -5,7 +5,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
-import { consoleText, Driver, SseClient, TOKEN, type Tab } from './harness.ts';
+import { consoleText, Driver, SseClient, TOKEN, type Tab } from './support/harness.ts';
 import {
   AgentProcess,
   childrenOf,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { centerOf, evaluate, load, PLAYGROUND, postBatch } from './computer-api.ts';
-import { startRig, type Tab, type TestRig } from './harness.ts';
+import { centerOf, evaluate, load, PLAYGROUND, postBatch } from './support/computer-api.ts';
+import { startRig, type Tab, type TestRig } from './support/harness.ts';
 
 // Each invalid batch starts with a valid click on the counter button: if anything ran before the
 // validation answered, the page's click count would show it.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { centerOf, evaluate, load, PLAYGROUND, postBatch, waitUntil } from './computer-api.ts';
-import { startRig, type Tab, type TestRig } from './harness.ts';
+import { centerOf, evaluate, load, PLAYGROUND, postBatch, waitUntil } from './support/computer-api.ts';
+import { startRig, type Tab, type TestRig } from './support/harness.ts';
 
 interface PageState {
   submissions: string[];

@@ -1,7 +1,7 @@
 import Kernel from '@onkernel/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BODY_MIME_TYPES } from '../../src/telemetry/body-policy.ts';
-import { consoleText, SseClient, startRig, TOKEN, type Tab, type TestRig } from './harness.ts';
+import { consoleText, SseClient, startRig, TOKEN, type Tab, type TestRig } from './support/harness.ts';
 
 const ON = { enabled: true };
 const DEFAULT_BODIES = { enabled: true, resource_types: ['Document', 'XHR', 'Fetch', 'EventSource', 'Other'], mime_types: [...DEFAULT_BODY_MIME_TYPES], max_bytes: 65536 };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConsoleErrorData, ConsoleLogData, TelemetryEvent } from '../../injected/schema.ts';
-import { consoleText, startRig, type Tab, type TestRig } from './harness.ts';
+import { consoleText, startRig, type Tab, type TestRig } from './support/harness.ts';
 
 const PAGE = `<!doctype html><title>console</title><div id="d">x</div><script>
 console.log('hello', 42, true, null, undefined, {a: 1, b: 'two'}, [1, 2, 3], document.getElementById('d'));

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SseClient } from './harness.ts';
+import { SseClient } from './support/harness.ts';
 
 const root = process.cwd();
 

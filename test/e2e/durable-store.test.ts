@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Envelope } from '../../injected/schema.ts';
 import { startAgent, type Agent } from '../../src/agent.ts';
-import { consoleText, Driver, FixtureServer, SseClient, TOKEN, type Tab } from './harness.ts';
+import { consoleText, Driver, FixtureServer, SseClient, TOKEN, type Tab } from './support/harness.ts';
 import { AgentProcess, cleanEnv, embeddedChromium } from './support/agent-process.ts';
 
 let server: FixtureServer;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledChromium, defaultCacheRoot } from '../../src/browser/bundled-chromium.ts';
 import { ChromiumProcess, findSystemChromium, locateChromium, removeStaleProfiles } from '../../src/browser/chromium-launcher.ts';
-import { consoleText, Driver, FixtureServer, SseClient, TOKEN } from './harness.ts';
+import { consoleText, Driver, FixtureServer, SseClient, TOKEN } from './support/harness.ts';
 import { AgentProcess, cleanEnv, embeddedChromium, isRunning, waitUntil } from './support/agent-process.ts';
 
 /** A PATH that holds node and nothing else: no browser to find. */

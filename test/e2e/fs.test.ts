@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRig, TOKEN, type TestRig } from './harness.ts';
+import { startRig, TOKEN, type TestRig } from './support/harness.ts';
 
 const LIMIT = 16 * 1024 * 1024;
 

@@ -8,7 +8,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { archivedEvent } from '../../src/gateway/archive/event-row.ts';
-import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './gateway-harness.ts';
+import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './support/gateway-harness.ts';
 
 const storages = new TestStorages();
 afterAll(() => storages.close());

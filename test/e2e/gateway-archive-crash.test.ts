@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../src/agent.ts';
 import { generateApiKey } from '../../src/gateway/api-key.ts';
 import { openStore, type StorageConfig } from '../../src/gateway/storage/open-store.ts';
-import { BACKENDS, TestStorages } from './gateway-harness.ts';
-import { bundlePrograms, eventually, startGatewayProgram, type Bundles } from './gateway-processes.ts';
-import { Driver, SseClient, type Tab } from './harness.ts';
+import { BACKENDS, TestStorages } from './support/gateway-harness.ts';
+import { bundlePrograms, eventually, startGatewayProgram, type Bundles } from './support/gateway-processes.ts';
+import { Driver, SseClient, type Tab } from './support/harness.ts';
 
 const AGENT_TOKEN = 'agent-token-of-the-crash-tests';
 const storages = new TestStorages();

@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../src/agent.ts';
 import type { QueuedEvent } from '../../src/gateway/archive/archive-writer.ts';
 import { archivedEvent } from '../../src/gateway/archive/event-row.ts';
-import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './gateway-harness.ts';
-import { AgentProgram, bundlePrograms, eventually, type Bundles } from './gateway-processes.ts';
-import { Driver, FixtureServer, SseClient, type Tab } from './harness.ts';
+import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './support/gateway-harness.ts';
+import { AgentProgram, bundlePrograms, eventually, type Bundles } from './support/gateway-processes.ts';
+import { Driver, FixtureServer, SseClient, type Tab } from './support/harness.ts';
 
 const AGENT_TOKEN = 'agent-token-of-the-archive-tests';
 const storages = new TestStorages();

@@ -6,7 +6,7 @@
 import { AuthenticationError, PermissionDeniedError } from '@onkernel/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../src/gateway/api-key.ts';
-import { BACKENDS, GatewayRig, rejectionOf, TestStorages, uniqueName } from './gateway-harness.ts';
+import { BACKENDS, GatewayRig, rejectionOf, TestStorages, uniqueName } from './support/gateway-harness.ts';
 
 const storages = new TestStorages();
 afterAll(() => storages.close());

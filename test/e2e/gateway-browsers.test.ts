@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../src/agent.ts';
-import { BACKENDS, GatewayRig, rejectionOf, TestStorages, uniqueName } from './gateway-harness.ts';
-import { consoleText, Driver, SseClient, type Tab } from './harness.ts';
+import { BACKENDS, GatewayRig, rejectionOf, TestStorages, uniqueName } from './support/gateway-harness.ts';
+import { consoleText, Driver, SseClient, type Tab } from './support/harness.ts';
 
 const AGENT_TOKEN = 'agent-token-known-only-to-the-gateway';
 const storages = new TestStorages();

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type StorageConfig } from '../../src/gateway/storage/open-store.ts';
-import { BACKENDS, TestStorages, uniqueName, type Backend } from './gateway-harness.ts';
+import { BACKENDS, TestStorages, uniqueName, type Backend } from './support/gateway-harness.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 // Bundled like build.mjs does, but into a directory of its own: other test files rebuild dist/.

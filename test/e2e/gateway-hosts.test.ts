@@ -7,7 +7,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, GatewayRig, TestStorages } from './gateway-harness.ts';
+import { BACKENDS, GatewayRig, TestStorages } from './support/gateway-harness.ts';
 
 const storages = new TestStorages();
 afterAll(() => storages.close());

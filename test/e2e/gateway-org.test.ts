@@ -5,7 +5,7 @@
 import type Kernel from '@onkernel/sdk';
 import { APIError, ConflictError, NotFoundError, PermissionDeniedError } from '@onkernel/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS_WITH_EMBEDDED, GatewayRig, rejectionOf, TestStorages, uniqueName } from './gateway-harness.ts';
+import { BACKENDS_WITH_EMBEDDED, GatewayRig, rejectionOf, TestStorages, uniqueName } from './support/gateway-harness.ts';
 
 type Project = Awaited<ReturnType<Kernel['projects']['create']>>;
 

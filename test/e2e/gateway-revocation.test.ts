@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './gateway-harness.ts';
+import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './support/gateway-harness.ts';
 
 const TICK_MS = 50;
 /** The re-check period of the gateway under test (the default is 30 s). */

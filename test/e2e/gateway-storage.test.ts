@@ -13,7 +13,7 @@ import { createKeyFromCommandLine } from '../../src/gateway/create-key.ts';
 import { MIGRATIONS } from '../../src/gateway/storage/migrations.ts';
 import { openStore, type StorageConfig } from '../../src/gateway/storage/open-store.ts';
 import { SQLITE_FILE_NAME } from '../../src/gateway/storage/sqlite.ts';
-import { BACKENDS, GatewayRig, TestStorages, uniqueName, type Backend } from './gateway-harness.ts';
+import { BACKENDS, GatewayRig, TestStorages, uniqueName, type Backend } from './support/gateway-harness.ts';
 
 const storages = new TestStorages();
 afterAll(() => storages.close());

@@ -11,8 +11,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../src/agent.ts';
-import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './gateway-harness.ts';
-import { consoleText, Driver, SseClient, type Tab } from './harness.ts';
+import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './support/gateway-harness.ts';
+import { consoleText, Driver, SseClient, type Tab } from './support/harness.ts';
 
 const AGENT_TOKEN = 'agent-token-for-the-stream-tests';
 const FLOOD = 20_000;

@@ -11,7 +11,7 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './gateway-harness.ts';
+import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './support/gateway-harness.ts';
 
 const RESPONSE_TIMEOUT_MS = 300;
 const IDLE_TIMEOUT_MS = 300;

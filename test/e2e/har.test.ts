@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarEntry, HarPage } from '../../src/export/har.ts';
 import { CHROMIUM_FLAGS, locateChromium } from '../../src/browser/chromium-launcher.ts';
 import { harValidator } from '../unit/support/har-validator.ts';
-import { consoleText, startRig, TOKEN, type Tab, type TestRig } from './harness.ts';
+import { consoleText, startRig, TOKEN, type Tab, type TestRig } from './support/harness.ts';
 
 /** A 2×1 PNG: one red pixel and one blue pixel. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAEElEQVR4nGP4z8DAwPCfAQAU+gH/o0e0jAAAAABJRU5ErkJggg==', 'base64');

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../src/agent.ts';
 import type { Scope } from '../../src/config.ts';
 import { INSTANCE_HEADER } from '../../src/http/server.ts';
-import { SseClient, TOKEN } from './harness.ts';
+import { SseClient, TOKEN } from './support/harness.ts';
 
 const SCOPES: Scope[] = ['telemetry:read', 'telemetry:write', 'computer', 'fs', 'browser:delete', 'metrics:read'];
 const tokenFor = (scope: Scope) => `token-for-${scope.replace(':', '-')}`;

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
-import { consoleText, startRig, type Tab, type TestRig } from './harness.ts';
-import { clickOn, typeText, wheel } from './page-input.ts';
+import { consoleText, startRig, type Tab, type TestRig } from './support/harness.ts';
+import { clickOn, typeText, wheel } from './support/page-input.ts';
 
 const HOSTILE = readFileSync(new URL('../fixtures/pages/hostile.html', import.meta.url), 'utf8');
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InteractionClickData, InteractionKeyData, TelemetryEvent } from '../../injected/schema.ts';
-import { startRig, type Tab, type TestRig } from './harness.ts';
-import { centerOf, clickOn, selects, typeText, wheel } from './page-input.ts';
+import { startRig, type Tab, type TestRig } from './support/harness.ts';
+import { centerOf, clickOn, selects, typeText, wheel } from './support/page-input.ts';
 
 const PAGE = `<!doctype html><html><head><title>interaction</title><style>
   body { margin: 0; font: 16px sans-serif; }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
-import { consoleText, Driver, SseClient, startRig, TOKEN, type TestRig } from './harness.ts';
+import { consoleText, Driver, SseClient, startRig, TOKEN, type TestRig } from './support/harness.ts';
 import { SCREENSHOT_QUIET_MS } from '../../src/telemetry/screenshot-family.ts';
 
 function pngSize(base64: string): { width: number; height: number; signatureOk: boolean } {

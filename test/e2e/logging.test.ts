@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../src/agent.ts';
-import { consoleText, Driver, SseClient } from './harness.ts';
+import { consoleText, Driver, SseClient } from './support/harness.ts';
 
 const SECRET = 'super-secret-token-value-1234567890';
 const LIMITED = 'limited-secret-token-value-0987654321';

@@ -1,6 +1,6 @@
 import parsePrometheusTextFormat, { type MetricFamily as Family } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleText, startRig, TOKEN, type TestRig } from './harness.ts';
+import { consoleText, startRig, TOKEN, type TestRig } from './support/harness.ts';
 
 describe('GET /metrics', () => {
   let rig: TestRig;

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
-import { startRig, type Tab, type TestRig } from './harness.ts';
+import { startRig, type Tab, type TestRig } from './support/harness.ts';
 
 /** Answers after `ms` (unless the client went away first). */
 function delayed(ms: number, type: string, body: string) {

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventType, NetworkRequestData, NetworkResponseData, TelemetryEvent } from '../../injected/schema.ts';
-import { consoleText, startRig, TOKEN, type Tab, type TestRig } from './harness.ts';
+import { consoleText, startRig, TOKEN, type Tab, type TestRig } from './support/harness.ts';
 
 const MiB = 1024 * 1024;
 /** A 1×1 transparent PNG. */

@@ -1,7 +1,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../src/agent.ts';
-import { TOKEN } from './harness.ts';
+import { TOKEN } from './support/harness.ts';
 
 describe('GET /openapi.json', () => {
   let agent: Agent;

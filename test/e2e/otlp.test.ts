@@ -11,7 +11,7 @@ import protos from 'otlp-transformer-with-protos/build/src/generated/root.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
 import type { OtlpOptions } from '../../src/export/otlp-config.ts';
-import { consoleText, startRig, TOKEN, until, type TestRig } from './harness.ts';
+import { consoleText, startRig, TOKEN, until, type TestRig } from './support/harness.ts';
 
 // ---- the receiver -------------------------------------------------------------------------------
 

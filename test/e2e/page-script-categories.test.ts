@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
-import { consoleText, startRig, TOKEN, type Tab, type TestRig } from './harness.ts';
-import { clickOn, typeText, wheel } from './page-input.ts';
+import { consoleText, startRig, TOKEN, type Tab, type TestRig } from './support/harness.ts';
+import { clickOn, typeText, wheel } from './support/page-input.ts';
 
 const HERO_SVG = (() => {
   let shapes = '';

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import { startAgent, type Agent } from '../../src/agent.ts';
 import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
-import { Driver, FixtureServer, SseClient, TOKEN, type Tab } from './harness.ts';
-import { click } from './page-input.ts';
+import { Driver, FixtureServer, SseClient, TOKEN, type Tab } from './support/harness.ts';
+import { click } from './support/page-input.ts';
 
 const IMAGE = (seed: number) => {
   let shapes = '';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
-import { startRig, type Tab, type TestRig } from './harness.ts';
-import { click, typeText, wheel } from './page-input.ts';
+import { startRig, type Tab, type TestRig } from './support/harness.ts';
+import { click, typeText, wheel } from './support/page-input.ts';
 
 /**
  * A 600×400 image with enough bytes per pixel to count for LCP (Chromium ignores low-entropy

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
-import { startRig, type Tab, type TestRig } from './harness.ts';
+import { startRig, type Tab, type TestRig } from './support/harness.ts';
 
 describe('page lifecycle telemetry', () => {
   let rig: TestRig;

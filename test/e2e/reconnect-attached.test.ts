@@ -2,7 +2,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../src/agent.ts';
 import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
-import { consoleText, Driver, SseClient, TOKEN } from './harness.ts';
+import { consoleText, Driver, SseClient, TOKEN } from './support/harness.ts';
 
 async function freePort(): Promise<number> {
   const server = net.createServer();

@@ -14,8 +14,8 @@ import { createHttpServer } from '../../src/http/server.ts';
 import { EventLog } from '../../src/stream/event-log.ts';
 import { StreamHub } from '../../src/stream/stream-hub.ts';
 import { defaultTelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
-import { centerOf, evaluate, load, PLAYGROUND } from './computer-api.ts';
-import { consoleText, SseClient, startRig, TOKEN, type Tab, type TestRig } from './harness.ts';
+import { centerOf, evaluate, load, PLAYGROUND } from './support/computer-api.ts';
+import { consoleText, SseClient, startRig, TOKEN, type Tab, type TestRig } from './support/harness.ts';
 
 const clientFor = (baseURL: string, maxRetries = 2) => new Kernel({ baseURL, apiKey: TOKEN, maxRetries, timeout: 20_000 });
 

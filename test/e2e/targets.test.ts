@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConsoleLogData, TelemetryEvent } from '../../injected/schema.ts';
-import { consoleText, startRig, type Tab, type TestRig } from './harness.ts';
+import { consoleText, startRig, type Tab, type TestRig } from './support/harness.ts';
 
 const JS = 'application/javascript';
 

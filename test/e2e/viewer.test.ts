@@ -10,8 +10,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../src/agent.ts';
 import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
-import { consoleText, startRig, TOKEN, type Tab, type TestRig } from './harness.ts';
-import { clickOn } from './page-input.ts';
+import { consoleText, startRig, TOKEN, type Tab, type TestRig } from './support/harness.ts';
+import { clickOn } from './support/page-input.ts';
 
 const ARTIFACTS = '.tmp/viewer';
 const RING_EVENTS = 3000;

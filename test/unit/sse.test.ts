@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import { EventLog, MAX_RUN_BYTES } from '../../src/stream/event-log.ts';
-import { KEEPALIVE_FRAME, eventFrameText } from '../../src/stream/sse-frame.ts';
+import { KEEPALIVE_COMMENT, KEEPALIVE_FRAME, eventFrameText } from '../../src/stream/sse-frame.ts';
 import { SseSubscriber } from '../../src/stream/sse-subscriber.ts';
 import { StreamClosedError, StreamHub } from '../../src/stream/stream-hub.ts';
 
@@ -175,7 +175,7 @@ describe('SseSubscriber', () => {
     vi.advanceTimersByTime(49);
     const before = sink.chunks.length;
     vi.advanceTimersByTime(1);
-    expect([before, sink.text]).toEqual([0, ': keepalive\n\n']);
+    expect([before, sink.text]).toEqual([0, KEEPALIVE_FRAME.toString()]);
   });
 
   it('writes no keepalive while frames keep coming within keepaliveMs', async () => {
@@ -186,7 +186,7 @@ describe('SseSubscriber', () => {
       log.append(event());
       await endOfTick();
     }
-    expect(sink.text).not.toContain(': keepalive');
+    expect(sink.text).not.toContain(KEEPALIVE_COMMENT);
   });
 
   it('writes the next keepalive keepaliveMs after the last frame', async () => {
@@ -196,9 +196,9 @@ describe('SseSubscriber', () => {
     log.append(event());
     await endOfTick();
     vi.advanceTimersByTime(49);
-    const before = sink.text.includes(': keepalive');
+    const before = sink.text.includes(KEEPALIVE_COMMENT);
     vi.advanceTimersByTime(1);
-    expect([before, sink.text.endsWith(': keepalive\n\n')]).toEqual([false, true]);
+    expect([before, sink.text.endsWith(KEEPALIVE_FRAME.toString())]).toEqual([false, true]);
   });
 
   it('uses a single timer however many events are written', () => {
@@ -542,7 +542,7 @@ describe('SSE over a real socket', () => {
     fixture = await startFixture({ maxEvents: 64, keepaliveMs: 50 });
     const client = await fixture.connect();
     await client.until(() => client.raw.length > 0);
-    expect(client.raw.startsWith(': keepalive\n\n')).toBe(true);
+    expect(client.raw.startsWith(KEEPALIVE_FRAME.toString())).toBe(true);
   });
 
   it('closeAll() delivers every admitted event, then ends the response', async () => {

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { TOKEN, type Tab, type TestRig } from './harness.ts';
 
-export const PLAYGROUND = readFileSync(new URL('../fixtures/computer/playground.html', import.meta.url), 'utf8');
+export const PLAYGROUND = readFileSync(new URL('../../fixtures/computer/playground.html', import.meta.url), 'utf8');
 
 export interface BatchResponse {
   status: number;

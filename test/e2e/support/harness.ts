@@ -7,7 +7,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Envelope, EventType, TelemetryEvent } from '../../injected/schema.ts';
+import type { Envelope, EventType, TelemetryEvent } from '../../../injected/schema.ts';
+import { KEEPALIVE_COMMENT } from '../../../src/stream/sse-frame.ts';
 
 // ---- fixture server ---------------------------------------------------------------------------
 
@@ -139,7 +140,7 @@ export class SseClient {
   }
 
   private parseFrame(frame: string): void {
-    if (frame === ': keepalive') {
+    if (frame === KEEPALIVE_COMMENT) {
       this.keepalives++;
       return;
     }
@@ -348,7 +349,7 @@ export class Tab {
 export const TOKEN = 'test-token-with-every-scope';
 
 export interface TestRig {
-  agent: import('../../src/agent.ts').Agent;
+  agent: import('../../../src/agent.ts').Agent;
   server: FixtureServer;
   driver: Driver;
   /** A stream opened right after start (sees every event from the first). */
@@ -357,8 +358,8 @@ export interface TestRig {
   close(): Promise<void>;
 }
 
-export async function startRig(options: import('../../src/agent.ts').StartAgentOptions = {}): Promise<TestRig> {
-  const { startAgent } = await import('../../src/agent.ts');
+export async function startRig(options: import('../../../src/agent.ts').StartAgentOptions = {}): Promise<TestRig> {
+  const { startAgent } = await import('../../../src/agent.ts');
   const server = await new FixtureServer().start();
   // Every rig has a durable store of its own (the command line's default is a data directory).
   const dataDir = options.dataDir === undefined ? mkdtempSync(join(tmpdir(), 'bta-data-')) : undefined;

@@ -7,9 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
+import { ChromiumProcess } from '../../../src/browser/chromium-launcher.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
+const ROOT = resolve(import.meta.dirname, '../../..');
 
 export interface Bundles {
   agent: string;

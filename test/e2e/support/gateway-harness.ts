@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { expiryAfterDays, generateApiKey } from '../../src/gateway/api-key.ts';
-import { startGateway, type Gateway, type StartGatewayOptions } from '../../src/gateway/gateway.ts';
-import type { Creator } from '../../src/gateway/storage/store.ts';
+import { expiryAfterDays, generateApiKey } from '../../../src/gateway/api-key.ts';
+import { startGateway, type Gateway, type StartGatewayOptions } from '../../../src/gateway/gateway.ts';
+import type { Creator } from '../../../src/gateway/storage/store.ts';
 import { TestPostgres } from './gateway-postgres.ts';
 
 export type Backend = 'sqlite' | 'postgres' | 'embedded postgres';
