@@ -5,7 +5,8 @@
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { forbidden, notFound } from '../../http/errors.ts';
-import { expiryAfterDays, generateApiKey, MAX_DAYS_TO_EXPIRE } from '../api-key.ts';
+import { MAX_DAYS_TO_EXPIRE } from '../api-key.ts';
+import { issueApiKey } from '../issue-api-key.ts';
 import type { ApiKeySortField, ApiKeyStatusFilter, Creator, GatewayStore } from '../storage/store.ts';
 import { principalOf, requireProjectAccess, type Principal } from './auth.ts';
 import { idParams, nameFilterProperties, pagingQueryProperties, sendPage } from './paging.ts';
@@ -82,18 +83,8 @@ export function registerApiKeyRoutes(app: FastifyInstance, store: GatewayStore, 
     // A project-scoped key creates keys of its own project only (never an org-wide one).
     const projectId = body.project_id === undefined ? principal.projectId : body.project_id;
     requireProjectAccess(principal, projectId, 'API key');
-    const secret = generateApiKey();
-    const now = Date.now();
-    const created = await store.createApiKey({
-      name: body.name,
-      projectId,
-      digest: secret.digest,
-      maskedKey: secret.masked,
-      createdBy: creatorOf(principal),
-      createdAt: now,
-      expiresAt: expiryAfterDays(now, body.days_to_expire),
-    });
-    return reply.code(201).send({ ...apiKeyView(created), key: secret.key });
+    const { key, record } = await issueApiKey(store, { name: body.name, projectId, createdBy: creatorOf(principal), daysToExpire: body.days_to_expire });
+    return reply.code(201).send({ ...apiKeyView(record), key });
   });
 
   app.get('/org/api_keys/:id', { schema: { params: idParams, querystring: retrieveQuery } }, async (request) => {
