@@ -21,6 +21,7 @@ import { hostListKind } from './http/host-policy.ts';
 import { DEFAULT_LIMITS, type Limits } from './limits.ts';
 import {
   BadValue,
+  checkSettings,
   choiceKind,
   ConfigError,
   hostKind,
@@ -29,14 +30,18 @@ import {
   logLevelKind,
   optionHelpLines,
   portKind,
+  readSettings,
   rejection,
   scanArgv,
   SettingReader,
   show,
   stringKind,
+  withDefaults,
   withLabel,
+  type GivenValues,
   type LogLevel,
   type Setting,
+  type SettingValues,
   type ValueKind,
 } from './settings.ts';
 import {
@@ -58,39 +63,22 @@ export interface TokenGrant {
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from './settings.ts';
 
-export interface Config {
-  /** `http://host:port` or `ws://...`; undefined = embedded mode. */
-  cdpUrl?: string;
-  /** Embedded mode: the Chromium binary; undefined = search PATH. */
-  chromePath?: string;
-  host: string;
-  port: number;
-  sessionId: string;
+/**
+ * The settings read from the table (SETTINGS below) are typed by it: a row with a default is a
+ * required field, one without is optional (cdpUrl, chromePath, fsAllow, dataDir). The rest are
+ * read by hand.
+ */
+type TableConfig = SettingValues<typeof SETTINGS>;
+
+export interface Config extends TableConfig {
   /** Grants from `--token` (all scopes) and `--tokens-file`. */
   tokens: TokenGrant[];
   /** True when no token was configured and one was generated (it is then printed). */
   tokenGenerated: boolean;
   telemetry: TelemetryConfig;
-  ringEvents: number;
-  ringBytes: number;
-  keepaliveMs: number;
-  logLevel: LogLevel;
-  screenshots: boolean;
   limits: Limits;
-  /** Directories write_file may write under (`--fs-allow`); undefined = anywhere. */
-  fsAllow?: string[];
-  /** write_file: longest silence of an upload's body before it is dropped, in ms. */
-  uploadIdleMs: number;
   /** OTLP logs export (docs/export.md); undefined = off. */
   otlp?: OtlpConfig;
-  /** Host names answered besides the listen address (docs/operations.md "Threat model"). */
-  allowedHosts: string[];
-  /** The durable store's directory (docs/storage.md); undefined = RAM only. */
-  dataDir?: string;
-  /** Bytes of events the store keeps (all sessions of the data directory). */
-  retainBytes: number;
-  /** Hours an event is kept in the store. */
-  retainHours: number;
 }
 
 /** Options of the programmatic entry: every Config field optional, plus `token` like `--token`. */
@@ -153,6 +141,7 @@ const byteSize: ValueKind<number> = {
     return Number.isSafeInteger(bytes) && bytes >= 1 ? bytes : undefined;
   },
   fromValue: (value) => positiveInteger.fromValue(value),
+  format: formatBytes,
 };
 
 /**
@@ -196,7 +185,7 @@ const kinds = {
   token: stringKind('a non-empty token of printable ASCII without spaces, at most 4096 characters', isTokenText, true),
   keepaliveMs: integerKind(KEEPALIVE_MS_MIN, KEEPALIVE_MS_MAX, `an integer from ${KEEPALIVE_MS_MIN} to ${KEEPALIVE_MS_MAX}`),
   logLevel: logLevelKind,
-  onOff: choiceKind<boolean>({ on: true, off: false, true: true, false: false }, 'on, off, true or false'),
+  onOff: { ...choiceKind<boolean>({ on: true, off: false, true: true, false: false }, 'on, off, true or false'), format: (on: boolean) => (on ? 'on' : 'off') },
   boolean: choiceKind<boolean>({ true: true, false: false }, 'a boolean'),
   directoryList,
   hostList: hostListKind(),
@@ -209,7 +198,9 @@ function isTokenText(s: string): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The settings table: one row per flag, used by the parser, resolveConfig and --help.
+// The settings table: one row per flag, used by the parser, resolveConfig, --help and
+// docs/configuration.md (scripts/docs/configuration.ts). A plain flag is one row; `custom` rows
+// are read by hand below (tokens, telemetry JSON). The limits and OTLP tables follow.
 
 function formatBytes(n: number): string {
   if (n % GiB === 0) return `${n / GiB}GiB`;
@@ -230,17 +221,19 @@ const SETTINGS = {
     kind: kinds.nonEmpty,
   },
   host: {
-    flag: 'host', env: 'HOST', arg: '<address>', default: DEFAULT_HOST,
+    flag: 'host', env: 'HOST', arg: '<address>', defaultValue: DEFAULT_HOST,
     meaning: 'Listen address.',
     kind: kinds.host,
   },
   port: {
-    flag: 'port', env: 'PORT', arg: '<port>', default: String(DEFAULT_PORT),
+    flag: 'port', env: 'PORT', arg: '<port>', defaultValue: DEFAULT_PORT,
     meaning: 'Listen port, 0 to 65535; 0 picks a free one.',
     kind: kinds.port,
   },
   sessionId: {
     flag: 'session-id', env: 'SESSION_ID', arg: '<id>', default: 'random, 16 URL-safe characters',
+    // 12 random bytes → 16 base64url characters.
+    makeDefault: () => randomBytes(12).toString('base64url'),
     meaning: 'The {id} this agent answers to (1 to 128 of A-Z a-z 0-9 _ -); any other id is 404.',
     kind: kinds.sessionId,
   },
@@ -248,39 +241,42 @@ const SETTINGS = {
     flag: 'token', env: 'AGENT_TOKEN', arg: '<token>', default: 'generated, printed',
     meaning: 'Bearer token with every scope (printable ASCII, no spaces). Combines with --tokens-file; when neither is set a random token is generated and printed.',
     kind: kinds.token,
+    custom: true,
   },
   tokensFile: {
     flag: 'tokens-file', env: 'AGENT_TOKENS_FILE', arg: '<path>', default: 'none',
     meaning: `JSON array of {"token": "...", "scopes": [...]}; scopes: ${SCOPES.join(', ')} (* is all). Tokens must be unique.`,
     kind: kinds.nonEmpty,
+    custom: true,
   },
   telemetry: {
     flag: 'telemetry', env: 'TELEMETRY', arg: '<json|off>', default: '{"enabled":true}',
     meaning: 'Initial telemetry config as JSON, e.g. {"browser":{"network":{"enabled":false}}}; omitted categories are on. "off" disables telemetry, "on" is the default.',
     kind: kinds.nonEmpty,
+    custom: true,
   },
   ringEvents: {
-    flag: 'ring-events', env: 'RING_EVENTS', arg: '<count>', default: String(DEFAULT_RING_EVENTS),
+    flag: 'ring-events', env: 'RING_EVENTS', arg: '<count>', defaultValue: DEFAULT_RING_EVENTS,
     meaning: 'Most events kept in the event log.',
     kind: positiveInteger,
   },
   ringBytes: {
-    flag: 'ring-bytes', env: 'RING_BYTES', arg: '<size>', default: formatBytes(DEFAULT_RING_BYTES),
+    flag: 'ring-bytes', env: 'RING_BYTES', arg: '<size>', defaultValue: DEFAULT_RING_BYTES,
     meaning: 'Most serialized bytes kept in the event log.',
     kind: byteSize,
   },
   keepaliveMs: {
-    flag: 'keepalive-ms', env: 'KEEPALIVE_MS', arg: '<ms>', default: String(DEFAULT_KEEPALIVE_MS),
+    flag: 'keepalive-ms', env: 'KEEPALIVE_MS', arg: '<ms>', defaultValue: DEFAULT_KEEPALIVE_MS,
     meaning: `SSE keepalive interval in milliseconds, ${KEEPALIVE_MS_MIN} to ${KEEPALIVE_MS_MAX}.`,
     kind: kinds.keepaliveMs,
   },
   logLevel: {
-    flag: 'log-level', env: 'LOG_LEVEL', arg: '<level>', default: 'info',
+    flag: 'log-level', env: 'LOG_LEVEL', arg: '<level>', defaultValue: 'info' as LogLevel,
     meaning: `pino level: ${LOG_LEVELS.join(', ')}. Logs are JSON lines on stdout.`,
     kind: kinds.logLevel,
   },
   screenshots: {
-    flag: 'screenshots', env: 'SCREENSHOTS', arg: '<on|off>', default: 'on',
+    flag: 'screenshots', env: 'SCREENSHOTS', arg: '<on|off>', defaultValue: true,
     meaning: 'off stops monitor_screenshot capture (true and false are accepted too).',
     kind: kinds.onOff,
   },
@@ -290,7 +286,7 @@ const SETTINGS = {
     kind: kinds.directoryList,
   },
   allowedHosts: {
-    flag: 'allowed-hosts', env: 'ALLOWED_HOSTS', arg: '<names>', default: 'none',
+    flag: 'allowed-hosts', env: 'ALLOWED_HOSTS', arg: '<names>', defaultValue: [] as string[], default: 'none',
     meaning: 'Comma-separated host names (or IP addresses) the agent answers to in the Host header, besides its listen address: on loopback the loopback addresses and localhost, on 0.0.0.0 or :: any IP address and localhost. Other Host headers get 421 (DNS rebinding).',
     kind: kinds.hostList,
   },
@@ -300,17 +296,17 @@ const SETTINGS = {
     kind: kinds.dataDir,
   },
   retainBytes: {
-    flag: 'retain-bytes', env: 'RETAIN_BYTES', arg: '<size>', default: formatBytes(DEFAULT_RETAIN_BYTES),
+    flag: 'retain-bytes', env: 'RETAIN_BYTES', arg: '<size>', defaultValue: DEFAULT_RETAIN_BYTES,
     meaning: 'Most bytes of events the store keeps, over every session in the data directory; oldest go first.',
     kind: byteSize,
   },
   retainHours: {
-    flag: 'retain-hours', env: 'RETAIN_HOURS', arg: '<hours>', default: String(DEFAULT_RETAIN_HOURS),
+    flag: 'retain-hours', env: 'RETAIN_HOURS', arg: '<hours>', defaultValue: DEFAULT_RETAIN_HOURS,
     meaning: 'Hours an event is kept in the store.',
     kind: positiveInteger,
   },
   uploadIdleMs: {
-    flag: 'upload-idle-ms', env: 'UPLOAD_IDLE_MS', arg: '<ms>', default: String(DEFAULT_UPLOAD_IDLE_MS),
+    flag: 'upload-idle-ms', env: 'UPLOAD_IDLE_MS', arg: '<ms>', defaultValue: DEFAULT_UPLOAD_IDLE_MS,
     meaning: `write_file: an upload that sends nothing for this long is dropped (408) and its temporary file removed; 1 to ${UPLOAD_IDLE_MS_MAX}.`,
     kind: kinds.uploadIdleMs,
   },
@@ -339,7 +335,7 @@ const LIMIT_SETTINGS = Object.fromEntries(
       flag: words,
       env: words.replace(/-/g, '_').toUpperCase(),
       arg: isBytes ? '<size>' : '<count>',
-      default: isBytes ? formatBytes(DEFAULT_LIMITS[key]) : String(DEFAULT_LIMITS[key]),
+      defaultValue: DEFAULT_LIMITS[key],
       meaning: LIMIT_MEANINGS[key],
       kind: isBytes ? byteSize : positiveInteger,
     };
@@ -368,12 +364,12 @@ const OTLP_SETTINGS = {
     kind: otlpKinds.categories,
   },
   otlpQueueEvents: {
-    flag: 'otlp-queue-events', env: 'OTLP_QUEUE_EVENTS', arg: '<count>', default: String(DEFAULT_OTLP_QUEUE_EVENTS),
+    flag: 'otlp-queue-events', env: 'OTLP_QUEUE_EVENTS', arg: '<count>', defaultValue: DEFAULT_OTLP_QUEUE_EVENTS,
     meaning: 'Events waiting for the receiver at most (while it is slow or down); newer ones are dropped and counted in bta_otlp_events_dropped_total.',
     kind: positiveInteger,
   },
   otlpQueueBytes: {
-    flag: 'otlp-queue-bytes', env: 'OTLP_QUEUE_BYTES', arg: '<size>', default: formatBytes(DEFAULT_OTLP_QUEUE_BYTES),
+    flag: 'otlp-queue-bytes', env: 'OTLP_QUEUE_BYTES', arg: '<size>', defaultValue: DEFAULT_OTLP_QUEUE_BYTES,
     meaning: 'Serialized bytes of the waiting events at most.',
     kind: byteSize,
   },
@@ -394,10 +390,9 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
 
   const reader = new SettingReader(scanned, env);
   const source = (setting: Setting<unknown>) => reader.source(setting);
-  const read = <T>(setting: Setting<T>): T | undefined => reader.read(setting);
 
   const grants: TokenGrant[] = [];
-  const token = read(SETTINGS.token);
+  const token = reader.read(SETTINGS.token);
   if (token !== undefined) grants.push({ token, scopes: ['*'] });
   const tokensFile = source(SETTINGS.tokensFile);
   if (tokensFile) {
@@ -410,36 +405,13 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
 
   const limits: Partial<Limits> = {};
   for (const key of LIMIT_KEYS) {
-    const value = read(LIMIT_SETTINGS[key]);
+    const value = reader.read(LIMIT_SETTINGS[key]);
     if (value !== undefined) limits[key] = value;
   }
 
-  return {
-    kind: 'run',
-    config: completeConfig({
-      cdpUrl: read(SETTINGS.cdpUrl),
-      chromePath: read(SETTINGS.chromePath),
-      host: read(SETTINGS.host),
-      port: read(SETTINGS.port),
-      sessionId: read(SETTINGS.sessionId),
-      grants,
-      tokenGenerated: false,
-      telemetry,
-      ringEvents: read(SETTINGS.ringEvents),
-      ringBytes: read(SETTINGS.ringBytes),
-      keepaliveMs: read(SETTINGS.keepaliveMs),
-      logLevel: read(SETTINGS.logLevel),
-      screenshots: read(SETTINGS.screenshots),
-      limits,
-      fsAllow: read(SETTINGS.fsAllow),
-      uploadIdleMs: read(SETTINGS.uploadIdleMs),
-      otlp: readOtlp(reader, env),
-      allowedHosts: read(SETTINGS.allowedHosts),
-      dataDir: read(SETTINGS.dataDir) ?? defaultDataDir(env),
-      retainBytes: read(SETTINGS.retainBytes),
-      retainHours: read(SETTINGS.retainHours),
-    }),
-  };
+  const given = readSettings(SETTINGS, reader);
+  given.dataDir ??= defaultDataDir(env);
+  return { kind: 'run', config: completeConfig(given, { grants, tokenGenerated: false, telemetry, limits, otlp: readOtlp(reader, env) }) };
 }
 
 /** The `run` path of parseCommandLine; throws ConfigError when `--help` or `--version` is given. */
@@ -450,6 +422,9 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
 }
 
 const ALL_SETTINGS: Array<Setting<unknown>> = [...Object.values(SETTINGS), ...Object.values(LIMIT_SETTINGS), ...Object.values(OTLP_SETTINGS)];
+
+/** The agent's settings by table, for docs/configuration.md (scripts/docs/configuration.ts). */
+export const AGENT_SETTING_TABLES = { general: SETTINGS, limits: LIMIT_SETTINGS, otlp: OTLP_SETTINGS } as const;
 
 // ---------------------------------------------------------------------------------------------
 // Tokens
@@ -679,83 +654,35 @@ export function resolveConfig(options: ConfigOptions = {}): Config {
     }
   }
 
-  return completeConfig({
-    cdpUrl: check('cdpUrl', kinds.cdpUrl, options.cdpUrl),
-    chromePath: check('chromePath', kinds.nonEmpty, options.chromePath),
-    host: check('host', kinds.host, options.host),
-    port: check('port', kinds.port, options.port),
-    sessionId: check('sessionId', kinds.sessionId, options.sessionId),
-    grants,
-    tokenGenerated: tokenGenerated ?? false,
-    telemetry,
-    ringEvents: check('ringEvents', positiveInteger, options.ringEvents),
-    ringBytes: check('ringBytes', byteSize, options.ringBytes),
-    keepaliveMs: check('keepaliveMs', kinds.keepaliveMs, options.keepaliveMs),
-    logLevel: check('logLevel', kinds.logLevel, options.logLevel),
-    screenshots: check('screenshots', kinds.boolean, options.screenshots),
-    limits,
-    fsAllow: check('fsAllow', kinds.directoryList, options.fsAllow),
-    uploadIdleMs: check('uploadIdleMs', kinds.uploadIdleMs, options.uploadIdleMs),
-    otlp: options.otlp === undefined ? undefined : resolveOtlpOptions(options.otlp),
-    allowedHosts: check('allowedHosts', kinds.hostList, options.allowedHosts),
-    dataDir: check('dataDir', kinds.dataDir, options.dataDir),
-    retainBytes: check('retainBytes', byteSize, options.retainBytes),
-    retainHours: check('retainHours', positiveInteger, options.retainHours),
-  });
+  const given = checkSettings(SETTINGS, options as Record<string, unknown>);
+  const otlp = options.otlp === undefined ? undefined : resolveOtlpOptions(options.otlp);
+  return completeConfig(given, { grants, tokenGenerated: tokenGenerated ?? false, telemetry, limits, otlp });
 }
 
-interface CheckedValues {
-  cdpUrl: string | undefined;
-  chromePath: string | undefined;
-  host: string | undefined;
-  port: number | undefined;
-  sessionId: string | undefined;
+/** What the table does not read: tokens, telemetry JSON, limits, OTLP. */
+interface CustomValues {
   grants: TokenGrant[];
   /** Carried over when a resolved Config is passed back in with its generated token. */
   tokenGenerated: boolean;
   telemetry: TelemetryConfig | undefined;
-  ringEvents: number | undefined;
-  ringBytes: number | undefined;
-  keepaliveMs: number | undefined;
-  logLevel: LogLevel | undefined;
-  screenshots: boolean | undefined;
   limits: Partial<Limits>;
-  fsAllow: string[] | undefined;
-  uploadIdleMs: number | undefined;
   otlp: OtlpConfig | undefined;
-  allowedHosts: string[] | undefined;
-  dataDir: string | undefined;
-  retainBytes: number | undefined;
-  retainHours: number | undefined;
 }
 
 /** Fill in defaults; generate the session id and, when none was configured, a token. */
-function completeConfig(values: CheckedValues): Config {
+function completeConfig(given: GivenValues<typeof SETTINGS>, values: CustomValues): Config {
   const generate = values.grants.length === 0;
   const config: Config = {
-    host: values.host ?? DEFAULT_HOST,
-    port: values.port ?? DEFAULT_PORT,
-    // 12 random bytes → 16 base64url characters.
-    sessionId: values.sessionId ?? randomBytes(12).toString('base64url'),
+    ...withDefaults(SETTINGS, given),
     // 24 random bytes → 32 base64url characters.
     tokens: generate ? [{ token: randomBytes(24).toString('base64url'), scopes: ['*'] }] : values.grants,
     tokenGenerated: generate || values.tokenGenerated,
-    telemetry: withStartFlags(values.telemetry ?? defaultTelemetryConfig(), { screenshots: values.screenshots, maxBodyBytes: values.limits.maxBodyBytes }),
-    ringEvents: values.ringEvents ?? DEFAULT_RING_EVENTS,
-    ringBytes: values.ringBytes ?? DEFAULT_RING_BYTES,
-    keepaliveMs: values.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
-    logLevel: values.logLevel ?? 'info',
-    screenshots: values.screenshots ?? true,
+    telemetry: withStartFlags(values.telemetry ?? defaultTelemetryConfig(), { screenshots: given.screenshots, maxBodyBytes: values.limits.maxBodyBytes }),
     limits: { ...DEFAULT_LIMITS, ...values.limits },
-    uploadIdleMs: values.uploadIdleMs ?? DEFAULT_UPLOAD_IDLE_MS,
-    allowedHosts: values.allowedHosts ?? [],
-    retainBytes: values.retainBytes ?? DEFAULT_RETAIN_BYTES,
-    retainHours: values.retainHours ?? DEFAULT_RETAIN_HOURS,
   };
-  if (values.dataDir !== undefined && values.dataDir !== 'none') config.dataDir = path.posix.resolve(values.dataDir);
-  if (values.cdpUrl !== undefined) config.cdpUrl = values.cdpUrl;
-  if (values.chromePath !== undefined) config.chromePath = values.chromePath;
-  if (values.fsAllow !== undefined) config.fsAllow = values.fsAllow;
+  // `none` is RAM only, as is no directory at all (startAgent without dataDir).
+  if (config.dataDir === 'none') delete config.dataDir;
+  else if (config.dataDir !== undefined) config.dataDir = path.posix.resolve(config.dataDir);
   if (values.otlp !== undefined) config.otlp = values.otlp;
   return config;
 }

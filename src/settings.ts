@@ -25,6 +25,8 @@ export interface ValueKind<T> {
   fromText(text: string): T | undefined;
   /** Check a value passed in code; undefined when it is not a valid value. */
   fromValue(value: unknown): T | undefined;
+  /** A value as written on the command line (--help, docs/configuration.md); default String(value). */
+  format?(value: T): string;
 }
 
 export function integerKind(min: number, max: number, expected: string): ValueKind<number> {
@@ -81,9 +83,81 @@ export interface Setting<T> {
   env?: string;
   /** Placeholder in --help, e.g. `<port>`. */
   arg: string;
-  default: string;
+  /** The value when the setting is not given; absent (and no makeDefault): it stays unset. */
+  defaultValue?: T;
+  /** A default computed per configuration (a random id). */
+  makeDefault?: () => T;
+  /** --help's words for the default; absent: defaultValue as its kind writes it. */
+  default?: string;
   meaning: string;
   kind: ValueKind<T>;
+  /** Read by hand (several sources, files, merged JSON): the table functions below skip it. */
+  custom?: true;
+}
+
+/** The --help and docs/configuration.md text of a setting's default. */
+export function defaultText(setting: Setting<unknown>): string {
+  if (setting.default !== undefined) return setting.default;
+  if (setting.defaultValue === undefined) return 'none';
+  return setting.kind.format ? setting.kind.format(setting.defaultValue) : String(setting.defaultValue);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setting tables: one row per setting, keyed by the option's name in code (`keepaliveMs`). The
+// rows that are not custom are read, checked and defaulted by the functions below, and their
+// values' types derive from the table, so that a plain flag is one row plus nothing else.
+
+export type SettingTable = Record<string, Setting<unknown>>;
+
+type RowValue<R> = R extends { kind: ValueKind<infer T> } ? T : never;
+type PlainKey<S extends SettingTable> = { [K in keyof S]: S[K] extends { custom: true } ? never : K }[keyof S];
+type DefaultedKey<S extends SettingTable> = {
+  [K in PlainKey<S>]: S[K] extends { defaultValue: unknown } | { makeDefault: unknown } ? K : never;
+}[PlainKey<S>];
+
+/** The values of a table's plain rows as given (flags, env or code): every one optional. */
+export type GivenValues<S extends SettingTable> = { [K in PlainKey<S>]?: RowValue<S[K]> };
+
+/** The values of a table's plain rows once defaulted: rows with a default are required. */
+export type SettingValues<S extends SettingTable> = { [K in DefaultedKey<S>]: RowValue<S[K]> } & {
+  [K in Exclude<PlainKey<S>, DefaultedKey<S>>]?: RowValue<S[K]>;
+};
+
+function plainRows(table: SettingTable): Array<[string, Setting<unknown>]> {
+  return Object.entries(table).filter(([, setting]) => !setting.custom);
+}
+
+/** Reads the plain rows from flags and env (errors name the flag or variable). */
+export function readSettings<S extends SettingTable>(table: S, reader: SettingReader): GivenValues<S> {
+  const values: Record<string, unknown> = {};
+  for (const [key, setting] of plainRows(table)) {
+    const value = reader.read(setting);
+    if (value !== undefined) values[key] = value;
+  }
+  return values as GivenValues<S>;
+}
+
+/** Checks the plain rows' values passed in code (errors name the option, `keepaliveMs`). */
+export function checkSettings<S extends SettingTable>(table: S, options: Record<string, unknown>): GivenValues<S> {
+  const values: Record<string, unknown> = {};
+  for (const [key, setting] of plainRows(table)) {
+    const value = options[key];
+    if (value === undefined) continue;
+    const checked = setting.kind.fromValue(value);
+    if (checked === undefined) throw new ConfigError(`${key}: ${rejection(setting.kind, value)}`);
+    values[key] = checked;
+  }
+  return values as GivenValues<S>;
+}
+
+/** Fills in the plain rows' defaults; a row without one stays absent when not given. */
+export function withDefaults<S extends SettingTable>(table: S, given: GivenValues<S>): SettingValues<S> {
+  const values: Record<string, unknown> = {};
+  for (const [key, setting] of plainRows(table)) {
+    const value = (given as Record<string, unknown>)[key] ?? setting.defaultValue ?? setting.makeDefault?.();
+    if (value !== undefined) values[key] = value;
+  }
+  return values as SettingValues<S>;
 }
 
 export interface Scanned {
@@ -199,7 +273,7 @@ export function optionHelpLines(settings: ReadonlyArray<Setting<unknown>>): stri
   const lines: string[] = [];
   for (const setting of settings) {
     const env = setting.env === undefined ? '' : `env ${setting.env}, `;
-    lines.push(`  --${setting.flag} ${setting.arg}`.padEnd(34) + `  ${env}default: ${setting.default}`);
+    lines.push(`  --${setting.flag} ${setting.arg}`.padEnd(34) + `  ${env}default: ${defaultText(setting)}`);
     for (const line of wrap(setting.meaning, 94)) lines.push(`      ${line}`);
   }
   return lines;

@@ -117,7 +117,19 @@ const holdKeys = {
   items: { type: 'string', minLength: 1, maxLength: 16 },
   description: 'Modifiers held during the action: shift, ctrl/control, alt, meta/super (case-insensitive).',
 } as const;
-const moveDuration = { type: 'integer', minimum: L.minMoveDurationMs, maximum: L.maxMoveDurationMs } as const;
+const moveDuration = {
+  type: 'integer',
+  minimum: L.minMoveDurationMs,
+  maximum: L.maxMoveDurationMs,
+  description: 'Milliseconds of a smooth move (smooth only); without it 80 to 600 by distance.',
+} as const;
+const scrollDelta = {
+  type: 'integer',
+  minimum: -L.maxScrollUnits,
+  maximum: L.maxScrollUnits,
+  default: 0,
+  description: 'Wheel units of 100 CSS px; delta_x or delta_y is non-zero.',
+} as const;
 
 function payload(properties: Record<string, unknown>, required: string[]): Record<string, unknown> {
   return { type: 'object', properties, required, additionalProperties: false };
@@ -139,7 +151,7 @@ const PAYLOAD_SCHEMAS: Record<ActionKind, Record<string, unknown>> = {
   type_text: payload(
     {
       text: { type: 'string', minLength: 1, maxLength: L.maxTextLength },
-      delay: { type: 'integer', minimum: 0, maximum: L.maxTypeDelayMs, default: DEFAULTS.typeDelayMs },
+      delay: { type: 'integer', minimum: 0, maximum: L.maxTypeDelayMs, default: DEFAULTS.typeDelayMs, description: 'Milliseconds between keys.' },
     },
     ['text'],
   ),
@@ -152,7 +164,7 @@ const PAYLOAD_SCHEMAS: Record<ActionKind, Record<string, unknown>> = {
         items: { type: 'string', minLength: 1, maxLength: 64 },
         description: 'X keysym names or combos, pressed one after the other: Return, ctrl+a, Ctrl+Shift+Tab, F5, a.',
       },
-      duration: { type: 'integer', minimum: 0, maximum: L.maxKeyHoldMs, default: DEFAULTS.keyHoldMs },
+      duration: { type: 'integer', minimum: 0, maximum: L.maxKeyHoldMs, default: DEFAULTS.keyHoldMs, description: 'Milliseconds each key is held; 0 taps.' },
       hold_keys: holdKeys,
     },
     ['keys'],
@@ -161,8 +173,8 @@ const PAYLOAD_SCHEMAS: Record<ActionKind, Record<string, unknown>> = {
     {
       x: coordinate,
       y: coordinate,
-      delta_x: { type: 'integer', minimum: -L.maxScrollUnits, maximum: L.maxScrollUnits, default: 0 },
-      delta_y: { type: 'integer', minimum: -L.maxScrollUnits, maximum: L.maxScrollUnits, default: 0 },
+      delta_x: scrollDelta,
+      delta_y: scrollDelta,
       hold_keys: holdKeys,
     },
     ['x', 'y'],
@@ -176,9 +188,9 @@ const PAYLOAD_SCHEMAS: Record<ActionKind, Record<string, unknown>> = {
         items: { type: 'array', minItems: 2, maxItems: 2, items: coordinate },
       },
       button: { type: 'string', enum: DRAG_BUTTONS, default: DEFAULTS.button },
-      delay: { type: 'integer', minimum: 0, maximum: L.maxDragDelayMs, default: DEFAULTS.dragDelayMs },
+      delay: { type: 'integer', minimum: 0, maximum: L.maxDragDelayMs, default: DEFAULTS.dragDelayMs, description: 'Milliseconds after the press.' },
       steps_per_segment: { type: 'integer', minimum: 1, maximum: L.maxStepsPerSegment, default: DEFAULTS.stepsPerSegment },
-      step_delay_ms: { type: 'integer', minimum: 0, maximum: L.maxStepDelayMs, default: DEFAULTS.stepDelayMs },
+      step_delay_ms: { type: 'integer', minimum: 0, maximum: L.maxStepDelayMs, default: DEFAULTS.stepDelayMs, description: 'Milliseconds between steps.' },
       smooth: { type: 'boolean', default: false },
       duration_ms: moveDuration,
       hold_keys: holdKeys,

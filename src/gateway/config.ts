@@ -238,6 +238,9 @@ const CREATE_KEY_SETTINGS = {
 
 export const CREATE_KEY_COMMAND = 'create-key';
 
+/** The gateway's settings by command, for docs/configuration.md (scripts/docs/configuration.ts). */
+export const GATEWAY_SETTING_TABLES = { serve: SERVE_SETTINGS, createKey: CREATE_KEY_SETTINGS } as const;
+
 /**
  * Parse argv (without node and script) and env. `create-key` as the first word selects that
  * command; otherwise the gateway serves. `--help`/`--version` win over everything else.
