@@ -7,3 +7,11 @@
 export function assertNever(value: never): never {
   throw new Error(`unexpected value: ${JSON.stringify(value)}`);
 }
+
+/**
+ * Narrows `value` to the members of `members`: a switch that handles only some members of a
+ * union (the few event types a HAR is built from) switches after this and stays exhaustive.
+ */
+export function isOneOf<T extends string>(value: string, members: readonly T[]): value is T {
+  return (members as readonly string[]).includes(value);
+}

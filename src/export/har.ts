@@ -4,7 +4,7 @@
 // request's end (response, failure or next redirect hop) is seen. Entries therefore come in the
 // order their requests ended; pages, which are few, are kept and written last.
 
-import { assertNever } from '../assert-never.ts';
+import { assertNever, isOneOf } from '../assert-never.ts';
 import type {
   EventContext,
   HeaderMap,
@@ -159,6 +159,8 @@ export class HarBuilder {
 
   /** One event, in seq order; returns the JSON text to append ('' when nothing is complete). */
   add(event: TelemetryEvent): string {
+    // The other types have no part in a HAR.
+    if (!isOneOf(event.type, HAR_EVENT_TYPES)) return '';
     switch (event.type) {
       case 'network_request':
         return this.onRequest(event as RequestEvent);
@@ -176,24 +178,6 @@ export class HarBuilder {
       case 'page_dom_content_loaded':
       case 'page_load':
         this.onPageTiming(event.type, event.ts, event.data as PageTimingData);
-        return '';
-      // Not in a HAR (HAR_EVENT_TYPES).
-      case 'console_log':
-      case 'console_error':
-      case 'page_tab_opened':
-      case 'network_idle':
-      case 'page_layout_shift':
-      case 'page_lcp':
-      case 'page_layout_settled':
-      case 'page_navigation_settled':
-      case 'interaction_click':
-      case 'interaction_key':
-      case 'interaction_scroll_settled':
-      case 'monitor_screenshot':
-      case 'monitor_disconnected':
-      case 'monitor_reconnected':
-      case 'monitor_reconnect_failed':
-      case 'monitor_init_failed':
         return '';
       default:
         return assertNever(event.type);

@@ -4,7 +4,7 @@
 
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import { assertNever } from '../assert-never.ts';
+import { assertNever, isOneOf } from '../assert-never.ts';
 import { EVENT_TYPE_CATEGORY, type EventType, type HeaderMap, type TelemetryEvent } from '../../injected/schema.ts';
 
 type Attributes = ReadableLogRecord['attributes'];
@@ -72,7 +72,11 @@ export function hrTimeFromMicros(ts: number): [number, number] {
   return [seconds, (micros - seconds * 1_000_000) * 1000];
 }
 
+/** The event types logged above INFO (at least some of the time); the others are INFO. */
+const SEVERE_TYPES = ['console_log', 'console_error', 'network_loading_failed'] as const;
+
 function severityOf(event: TelemetryEvent): typeof INFO {
+  if (!isOneOf(event.type, SEVERE_TYPES)) return INFO;
   switch (event.type) {
     case 'console_error':
       return ERROR;
@@ -81,26 +85,6 @@ function severityOf(event: TelemetryEvent): typeof INFO {
       return (event as TelemetryEvent<'console_log'>).data?.level === 'warning' ? WARN : INFO;
     case 'network_loading_failed':
       return WARN;
-    case 'page_navigation':
-    case 'page_dom_content_loaded':
-    case 'page_load':
-    case 'page_tab_opened':
-    case 'network_request':
-    case 'network_response':
-    case 'network_idle':
-    case 'page_layout_shift':
-    case 'page_lcp':
-    case 'page_layout_settled':
-    case 'page_navigation_settled':
-    case 'interaction_click':
-    case 'interaction_key':
-    case 'interaction_scroll_settled':
-    case 'monitor_screenshot':
-    case 'monitor_disconnected':
-    case 'monitor_reconnected':
-    case 'monitor_reconnect_failed':
-    case 'monitor_init_failed':
-      return INFO;
     default:
       return assertNever(event.type);
   }
@@ -167,8 +151,12 @@ function redactCredentials(url: string): string {
   }
 }
 
-/** The log line a backend shows: the message, or what the request was. */
+/** The event types whose log line says more than the type's name. */
+const DESCRIBED_TYPES = ['console_log', 'console_error', 'network_request', 'network_response', 'network_loading_failed', 'page_navigation', 'page_tab_opened'] as const;
+
+/** The log line a backend shows: the message, or what the request was; else the event type. */
 function bodyOf(event: TelemetryEvent, attributes: Attributes): string {
+  if (!isOneOf(event.type, DESCRIBED_TYPES)) return event.type;
   const data = event.data as Record<string, unknown> | undefined;
   switch (event.type) {
     case 'console_log':
@@ -185,22 +173,6 @@ function bodyOf(event: TelemetryEvent, attributes: Attributes): string {
     case 'page_navigation':
     case 'page_tab_opened':
       return String(data?.url ?? event.type);
-    case 'page_dom_content_loaded':
-    case 'page_load':
-    case 'network_idle':
-    case 'page_layout_shift':
-    case 'page_lcp':
-    case 'page_layout_settled':
-    case 'page_navigation_settled':
-    case 'interaction_click':
-    case 'interaction_key':
-    case 'interaction_scroll_settled':
-    case 'monitor_screenshot':
-    case 'monitor_disconnected':
-    case 'monitor_reconnected':
-    case 'monitor_reconnect_failed':
-    case 'monitor_init_failed':
-      return event.type;
     default:
       return assertNever(event.type);
   }
