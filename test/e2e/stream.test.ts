@@ -2,6 +2,7 @@
 // errors before the stream, keepalives, backpressure and the end of the stream.
 
 import net from 'node:net';
+import { CONFIG_CATEGORIES, defaultTelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleText, SseClient, startRig, TOKEN, until, type Tab, type TestRig } from './support/harness.ts';
 import { KEEPALIVE_COMMENT, KEEPALIVE_FRAME } from '../../src/stream/sse-frame.ts';
@@ -304,15 +305,9 @@ describe('the telemetry stream', () => {
 
     it('shows the full telemetry config with every category explicit', async () => {
       const { body } = await getBrowser(rig);
-      expect(body.telemetry).toEqual({
-        enabled: true,
-        browser: {
-          console: { enabled: true },
-          network: { enabled: true },
-          page: { enabled: true },
-          interaction: { enabled: true },
-        },
-      });
+      // Every category the official client names, the network one with its body policy.
+      expect(body.telemetry).toEqual(defaultTelemetryConfig());
+      expect(Object.keys((body.telemetry as { browser: object }).browser).sort()).toEqual([...CONFIG_CATEGORIES].sort());
     });
 
     it('reports the latest seq', async () => {

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CONFIG_CATEGORIES, defaultTelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
 import { ConfigError, defaultDataDir, helpText, parseCommandLine, parseConfig, resolveConfig, type Config } from '../../src/config.ts';
 import { DEFAULT_LIMITS } from '../../src/limits.ts';
 
@@ -59,10 +60,9 @@ describe('defaults', () => {
   });
 
   it('enables telemetry with every category explicit and on', () => {
-    expect(config.telemetry).toEqual({
-      enabled: true,
-      browser: { console: { enabled: true }, network: { enabled: true }, page: { enabled: true }, interaction: { enabled: true } },
-    });
+    expect(config.telemetry).toEqual(defaultTelemetryConfig());
+    expect(config.telemetry.enabled).toBe(true);
+    for (const category of CONFIG_CATEGORIES) expect(config.telemetry.browser[category].enabled).toBe(true);
   });
 
   it('uses the limits of section 6.6', () => {
@@ -213,17 +213,13 @@ describe('value forms', () => {
 describe('telemetry', () => {
   it('merges a JSON patch onto the defaults', () => {
     const config = parseConfig(['--telemetry', '{"browser":{"network":{"enabled":false}}}'], noEnv);
-    expect(config.telemetry).toEqual({
-      enabled: true,
-      browser: { console: { enabled: true }, network: { enabled: false }, page: { enabled: true }, interaction: { enabled: true } },
-    });
+    const expected = defaultTelemetryConfig();
+    expected.browser.network.enabled = false;
+    expect(config.telemetry).toEqual(expected);
   });
 
   it('"off" disables telemetry and keeps every category explicit', () => {
-    expect(parseConfig(['--telemetry', 'off'], noEnv).telemetry).toEqual({
-      enabled: false,
-      browser: { console: { enabled: true }, network: { enabled: true }, page: { enabled: true }, interaction: { enabled: true } },
-    });
+    expect(parseConfig(['--telemetry', 'off'], noEnv).telemetry).toEqual({ ...defaultTelemetryConfig(), enabled: false });
   });
 
   it('"on" gives the default config', () => {
