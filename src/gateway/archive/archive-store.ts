@@ -167,7 +167,6 @@ interface SessionTotals {
   failed: number;
   minTs: number;
   maxTs: number;
-  maxSeq: number;
 }
 
 export class ArchiveStore {
@@ -213,7 +212,7 @@ export class ArchiveStore {
       const changed = await tx.run(INSERT_ROW, [sessionKey, e.seq, e.ts, e.type, e.targetId, e.navSeq, e.kind, e.eventJson]);
       if (changed === 0) continue;
       let t = totals.get(sessionKey);
-      if (!t) totals.set(sessionKey, (t = { inserted: 0, errors: 0, failed: 0, minTs: e.ts, maxTs: e.ts, maxSeq: e.seq }));
+      if (!t) totals.set(sessionKey, (t = { inserted: 0, errors: 0, failed: 0, minTs: e.ts, maxTs: e.ts }));
       t.inserted++;
       if (e.kind === EVENT_KIND.error) t.errors++;
       if (e.kind === EVENT_KIND.failedRequest) t.failed++;
