@@ -2,11 +2,9 @@
 // CLI: parse flags/env, start the agent, print how to watch the stream, stop on SIGTERM/SIGINT.
 
 import { startAgent, type Agent } from './agent.ts';
+import { closeOnSignals } from './shutdown.ts';
 import { VERSION } from './version.ts';
 import { ConfigError, parseCommandLine, type Config } from './config.ts';
-
-/** SPEC §2: exit 0 within 5 s of a signal, whatever the browser does. */
-const SHUTDOWN_DEADLINE_MS = 4500;
 
 function version(): string {
   return VERSION;
@@ -59,21 +57,7 @@ async function main(): Promise<void> {
   // The human-readable banner goes to stderr; stdout carries only JSON log lines.
   process.stderr.write(banner(agent, config));
 
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    setTimeout(() => process.exit(0), SHUTDOWN_DEADLINE_MS).unref();
-    agent.close().then(
-      () => process.exit(0),
-      (err: Error) => {
-        process.stderr.write(`browser-telemetry-agent: error during shutdown after ${signal}: ${err.message}\n`);
-        process.exit(0);
-      },
-    );
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  closeOnSignals('browser-telemetry-agent', () => agent.close());
 }
 
 void main();

@@ -4,13 +4,13 @@
 
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../settings.ts';
+import { closeOnSignals } from '../shutdown.ts';
 import { parseGatewayCommandLine, type GatewayConfig } from './config.ts';
 import { createKeyFromCommandLine, CreateKeyError } from './create-key.ts';
 import { startGatewayWithConfig, type Gateway } from './gateway.ts';
 import { describeStorage } from './storage/open-store.ts';
 
 const PROGRAM = 'browser-telemetry-gateway';
-const SHUTDOWN_DEADLINE_MS = 4500;
 
 /** package.json is one level up from dist/gateway.js, two from src/gateway/main.ts. */
 function version(): string {
@@ -41,21 +41,7 @@ async function serve(config: GatewayConfig): Promise<void> {
       `\nCreate an API key (printed once):\n  ${PROGRAM} create-key --name admin` +
       (config.storage.kind === 'sqlite' ? ` --data-dir ${config.storage.dataDir}\n` : ' --database-url "$GATEWAY_DATABASE_URL"\n'),
   );
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    setTimeout(() => process.exit(0), SHUTDOWN_DEADLINE_MS).unref();
-    gateway.close().then(
-      () => process.exit(0),
-      (err: Error) => {
-        process.stderr.write(`${PROGRAM}: error during shutdown: ${err.message}\n`);
-        process.exit(0);
-      },
-    );
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  closeOnSignals(PROGRAM, () => gateway.close());
 }
 
 async function main(): Promise<void> {

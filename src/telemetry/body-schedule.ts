@@ -23,22 +23,11 @@
 //   such as one polling every 200 ms, still gets its bodies).
 // Pure state over injected timers, like network-idle.ts; no timer runs while nothing is deferred.
 
-import type { IdleTimers } from './network-idle.ts';
+import { SYSTEM_TIMERS, type IdleTimers } from './network-idle.ts';
 
 export const BODY_QUIET_MS = 100;
 export const MAX_DEFER_MS = 5000;
 export const MAX_DEFERRED_BYTES = 16 * 1024 * 1024;
-
-const SYSTEM_TIMERS: IdleTimers = {
-  set(callback, ms) {
-    const handle = setTimeout(callback, ms);
-    handle.unref();
-    return handle;
-  },
-  clear(handle) {
-    clearTimeout(handle as NodeJS.Timeout);
-  },
-};
 
 /** One body waiting to be fetched. */
 export interface DeferredBody {

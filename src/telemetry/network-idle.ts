@@ -10,7 +10,8 @@ export interface IdleTimers {
 
 export const NETWORK_QUIET_MS = 500;
 
-const SYSTEM_TIMERS: IdleTimers = {
+/** setTimeout/clearTimeout, unref'd; also the body schedule's (body-schedule.ts). */
+export const SYSTEM_TIMERS: IdleTimers = {
   set(callback, ms) {
     const handle = setTimeout(callback, ms);
     // A pending quiet timer must not keep the process alive.

@@ -59,13 +59,7 @@ export function requestContext(
   target: NetworkTarget,
   navSeq: number | undefined,
 ): EventContext {
-  const ctx: EventContext = { session_id: target.sessionId, target_id: target.targetId, target_type: target.type };
-  if (params.frameId) ctx.frame_id = params.frameId;
-  // Worker requests carry an empty loaderId.
-  if (params.loaderId) ctx.loader_id = params.loaderId;
-  ctx.url = requestUrl(params.request);
-  if (navSeq !== undefined) ctx.nav_seq = navSeq;
-  return ctx;
+  return networkContext(target, params.frameId, params.loaderId, requestUrl(params.request), navSeq);
 }
 
 /**
@@ -77,10 +71,21 @@ export function responseContext(
   target: NetworkTarget,
   navSeq: number | undefined,
 ): EventContext {
+  return networkContext(target, params.frameId, params.loaderId, params.response.url || undefined, navSeq);
+}
+
+function networkContext(
+  target: NetworkTarget,
+  frameId: string | undefined,
+  loaderId: string | undefined,
+  url: string | undefined,
+  navSeq: number | undefined,
+): EventContext {
   const ctx: EventContext = { session_id: target.sessionId, target_id: target.targetId, target_type: target.type };
-  if (params.frameId) ctx.frame_id = params.frameId;
-  if (params.loaderId) ctx.loader_id = params.loaderId;
-  if (params.response.url) ctx.url = params.response.url;
+  if (frameId) ctx.frame_id = frameId;
+  // Worker requests carry an empty loaderId.
+  if (loaderId) ctx.loader_id = loaderId;
+  if (url !== undefined) ctx.url = url;
   if (navSeq !== undefined) ctx.nav_seq = navSeq;
   return ctx;
 }

@@ -9,7 +9,7 @@ import { MAX_DAYS_TO_EXPIRE } from '../api-key.ts';
 import { issueApiKey } from '../issue-api-key.ts';
 import type { ApiKeySortField, ApiKeyStatusFilter, Creator, GatewayStore } from '../storage/store.ts';
 import { principalOf, requireProjectAccess, type Principal } from './auth.ts';
-import { idParams, nameFilterProperties, pagingQueryProperties, sendPage } from './paging.ts';
+import { idParams, nameFilterProperties, pagingQueryProperties, sendPage, type NameFilterPageQuery } from './paging.ts';
 import { apiKeyView } from './views.ts';
 
 const listQuery = {
@@ -38,11 +38,7 @@ const createBody = {
   additionalProperties: false,
 } as const;
 
-interface ListQuery {
-  limit: number;
-  offset: number;
-  query?: string;
-  name?: string;
+interface ListQuery extends NameFilterPageQuery {
   include_deleted?: boolean;
   status?: ApiKeyStatusFilter;
   sort_by?: ApiKeySortField;

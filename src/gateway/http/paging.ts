@@ -25,6 +25,14 @@ export const nameFilterProperties = {
   name: { type: 'string', maxLength: 255 },
 } as const;
 
+/** A listing's query as validated by `pagingQueryProperties` and `nameFilterProperties`. */
+export interface NameFilterPageQuery {
+  limit: number;
+  offset: number;
+  query?: string;
+  name?: string;
+}
+
 /** `{id}` of a single resource. */
 export const idParams = { type: 'object', properties: { id: { type: 'string', minLength: 1 } }, required: ['id'] } as const;
 

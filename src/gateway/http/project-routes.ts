@@ -7,7 +7,7 @@ import { invalidInput, notFound } from '../../http/errors.ts';
 import type { GatewayStore, Project, ProjectStatus } from '../storage/store.ts';
 import { PROJECT_STATUSES } from '../storage/store.ts';
 import { principalOf, requireOrgWide, requireProjectAccess } from './auth.ts';
-import { idParams, nameFilterProperties, pagingQueryProperties, sendPage } from './paging.ts';
+import { idParams, nameFilterProperties, pagingQueryProperties, sendPage, type NameFilterPageQuery } from './paging.ts';
 import { projectView } from './views.ts';
 
 const NAME = { type: 'string', minLength: 1, maxLength: 255 } as const;
@@ -29,13 +29,6 @@ const updateBody = {
   additionalProperties: false,
 } as const;
 
-interface ListQuery {
-  limit: number;
-  offset: number;
-  query?: string;
-  name?: string;
-}
-
 /** A live project the caller may touch, by id or name: 404 when there is none, 403 across projects. */
 async function accessibleProject(store: GatewayStore, request: FastifyRequest): Promise<Project> {
   const { id } = request.params as { id: string };
@@ -47,7 +40,7 @@ async function accessibleProject(store: GatewayStore, request: FastifyRequest): 
 
 export function registerProjectRoutes(app: FastifyInstance, store: GatewayStore, onDeleted: (projectId: string) => void = () => undefined): void {
   app.get('/org/projects', { schema: { querystring: listQuery } }, async (request, reply) => {
-    const query = request.query as ListQuery;
+    const query = request.query as NameFilterPageQuery;
     const principal = principalOf(request);
     const page = await store.listProjects({ ...query, onlyId: principal.projectId ?? undefined });
     return sendPage(reply, query, page, projectView);
