@@ -55,6 +55,8 @@ const ARCHIVE_SILENCE_MS_MAX = 86_400_000;
 export const DEFAULT_ARCHIVE_LEASE_MS = 15_000;
 const ARCHIVE_LEASE_MS_MIN = 100;
 const ARCHIVE_LEASE_MS_MAX = 22_500;
+/** docs/viewer.md "Through the gateway": e.g. `openssl rand -base64 32` (44 characters). */
+export const MIN_VIEWER_SECRET_CHARS = 32;
 
 /** The archive's settings (docs/gateway.md). */
 export interface ArchiveConfig {
@@ -81,6 +83,11 @@ export interface GatewayConfig {
   /** Period of the re-check of open streams' keys (deleted or expired elsewhere). */
   keyRecheckMs: number;
   archive: ArchiveConfig;
+  /**
+   * The secret the viewer's tickets and cookies are signed with (docs/viewer.md "Through the
+   * gateway"), shared by every instance; undefined: a random key per process.
+   */
+  viewerSecret: string | undefined;
 }
 
 export interface CreateKeyOptions {
@@ -117,6 +124,8 @@ export interface GatewayConfigOptions {
   archiveRetainDays?: number;
   archiveSilenceMs?: number;
   archiveLeaseMs?: number;
+  /** At least 32 characters; absent: a random key per process. */
+  viewerSecret?: string;
 }
 
 function isPostgresUrl(text: string): boolean {
@@ -141,6 +150,8 @@ const kinds = {
   retainDays: integerKind(1, MAX_ARCHIVE_RETAIN_DAYS, `an integer from 1 to ${MAX_ARCHIVE_RETAIN_DAYS}`),
   silenceMs: integerKind(ARCHIVE_SILENCE_MS_MIN, ARCHIVE_SILENCE_MS_MAX, `an integer from ${ARCHIVE_SILENCE_MS_MIN} to ${ARCHIVE_SILENCE_MS_MAX}`),
   leaseMs: integerKind(ARCHIVE_LEASE_MS_MIN, ARCHIVE_LEASE_MS_MAX, `an integer from ${ARCHIVE_LEASE_MS_MIN} to ${ARCHIVE_LEASE_MS_MAX}`),
+  // A signing secret: never echoed.
+  viewerSecret: stringKind(`at least ${MIN_VIEWER_SECRET_CHARS} characters`, (s) => s.length >= MIN_VIEWER_SECRET_CHARS, true),
 };
 
 const STORAGE_SETTINGS = {
@@ -215,6 +226,11 @@ const SERVE_SETTINGS = {
     meaning: `How long an instance's claim to follow a session lasts unless renewed (every third of it); a dead instance's sessions are taken over within 4/3 of it. ${ARCHIVE_LEASE_MS_MIN} to ${ARCHIVE_LEASE_MS_MAX}.`,
     kind: kinds.leaseMs,
   },
+  viewerSecret: {
+    flag: 'viewer-secret', env: 'GATEWAY_VIEWER_SECRET', arg: '<secret>', default: 'random per process',
+    meaning: `Signs the live viewer's one-time links and cookies (docs/viewer.md "Through the gateway"); at least ${MIN_VIEWER_SECRET_CHARS} characters, e.g. from openssl rand -base64 32. Every instance behind one address must have the same one. Without it each process makes its own: a link or a viewer then works only on the instance that minted it, and not after a restart. Prefer the environment variable (a flag shows in the process list).`,
+    kind: kinds.viewerSecret,
+  },
 } satisfies Record<string, Setting<unknown>>;
 
 const CREATE_KEY_SETTINGS = {
@@ -270,6 +286,7 @@ export function parseGatewayCommandLine(argv: readonly string[], env: Record<str
         silenceMs: reader.read(SERVE_SETTINGS.archiveSilenceMs) ?? DEFAULT_ARCHIVE_SILENCE_MS,
         leaseMs: reader.read(SERVE_SETTINGS.archiveLeaseMs) ?? DEFAULT_ARCHIVE_LEASE_MS,
       },
+      viewerSecret: reader.read(SERVE_SETTINGS.viewerSecret),
     },
   };
 }
@@ -316,6 +333,7 @@ export function resolveGatewayConfig(options: GatewayConfigOptions = {}): Gatewa
     'archiveRetainDays',
     'archiveSilenceMs',
     'archiveLeaseMs',
+    'viewerSecret',
   ]);
   for (const key of Object.keys(options)) {
     if (!known.has(key)) throw new ConfigError(`${key}: unknown option`);
@@ -345,6 +363,7 @@ export function resolveGatewayConfig(options: GatewayConfigOptions = {}): Gatewa
       silenceMs: check('archiveSilenceMs', kinds.silenceMs, options.archiveSilenceMs) ?? DEFAULT_ARCHIVE_SILENCE_MS,
       leaseMs: check('archiveLeaseMs', kinds.leaseMs, options.archiveLeaseMs) ?? DEFAULT_ARCHIVE_LEASE_MS,
     },
+    viewerSecret: check('viewerSecret', kinds.viewerSecret, options.viewerSecret),
   };
 }
 

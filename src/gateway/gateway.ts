@@ -81,6 +81,7 @@ export async function startGatewayWithConfig(config: GatewayConfig, extras: Gate
     timeouts,
     keyRecheckMs: config.keyRecheckMs,
     archive,
+    viewerSecret: config.viewerSecret,
   });
   let url: string;
   try {
@@ -91,6 +92,10 @@ export async function startGatewayWithConfig(config: GatewayConfig, extras: Gate
     throw err;
   }
   archive.start();
+  if (config.viewerSecret === undefined) {
+    // docs/viewer.md "Through the gateway".
+    logger.info('no --viewer-secret: viewer links and cookies work only on this instance, until it restarts');
+  }
   logger.info({ url, storage: describeStorage(config.storage), schema_version: migration.version, archive: config.archive, instance: archive.keeper.instanceId }, 'listening');
 
   let closing: Promise<void> | undefined;

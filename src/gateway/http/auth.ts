@@ -1,4 +1,4 @@
-// Bearer authentication with API keys (SPEC §13, in the agent's style: src/http/auth.ts). The
+// Bearer authentication with API keys (docs/gateway.md, in the agent's style: src/http/auth.ts). The
 // presented key is digested, looked up by its digest and confirmed with timingSafeEqual; only
 // digests are ever stored. Missing, malformed, unknown, expired or deleted keys are all 401 with
 // `WWW-Authenticate: Bearer`. What a key may touch (org-wide or one project) is decided by the
@@ -46,10 +46,15 @@ export class KeyAuth {
     return { keyId: credential.id, keyName: credential.name, projectId: credential.projectId, expiresAt: credential.expiresAt };
   }
 
-  /** A fastify onRequest hook: authenticates and remembers the caller for principalOf(). */
-  hook(): (request: FastifyRequest) => Promise<void> {
+  /**
+   * A fastify onRequest hook: authenticates and remembers the caller for principalOf().
+   * `alternative` may name the caller of a request without an Authorization header (the viewer
+   * cookie: viewer-routes.ts); when it does not, the key is required as usual.
+   */
+  hook(alternative?: (request: FastifyRequest) => Promise<Principal | undefined>): (request: FastifyRequest) => Promise<void> {
     return async (request) => {
-      principals.set(request, await this.authenticate(request.headers.authorization));
+      const other = request.headers.authorization === undefined && alternative ? await alternative(request) : undefined;
+      principals.set(request, other ?? (await this.authenticate(request.headers.authorization)));
     };
   }
 }

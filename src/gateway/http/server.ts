@@ -1,7 +1,8 @@
 // The gateway's fastify server: the agent's error handling, validation settings and request
 // logging (src/http), the Host check in front of everything (src/http/host-policy.ts), API-key
-// authentication in front of every route but /healthz, the org routes, the browser registry,
-// the archive's reads (docs/gateway.md) and the forwarded browser paths.
+// authentication in front of every route but /healthz and the viewer's page, the org routes, the
+// browser registry, the archive's reads (docs/gateway.md), the forwarded browser paths, and the
+// live viewer (docs/viewer.md "Through the gateway"), whose cookie opens its session's reads.
 
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -19,6 +20,7 @@ import { registerBrowserRegistryRoutes } from './browser-registry-routes.ts';
 import { fromStoreError, misdirectedRequest } from './errors.ts';
 import { KeyWatch } from './key-watch.ts';
 import { registerProjectRoutes } from './project-routes.ts';
+import { GatewayViewer } from './viewer-routes.ts';
 
 export interface GatewayServerDeps {
   store: GatewayStore;
@@ -29,6 +31,8 @@ export interface GatewayServerDeps {
   /** Period of the re-check of open streams' keys. */
   keyRecheckMs: number;
   archive: Archive;
+  /** Signs viewer links and cookies (--viewer-secret); undefined: a random key for this process. */
+  viewerSecret?: string;
 }
 
 export interface GatewayServer {
@@ -67,6 +71,8 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
   const keys = new KeyWatch(deps.store, deps.keyRecheckMs, app.log);
   const proxy = new BrowserProxy({ store: deps.store, timeouts: deps.timeouts, keys, sessionEnds: deps.archive });
   const auth = new KeyAuth(deps.store);
+  const viewer = new GatewayViewer({ db: deps.store.db, store: deps.store, sessions: deps.archive.store, secret: deps.viewerSecret });
+  viewer.register(app, auth.hook());
   let archiveRoutes: ArchiveRoutes | undefined;
   void app.register(async (authenticated) => {
     // The store's domain failures (name taken, project not empty, ...) have their own statuses.
@@ -75,7 +81,8 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
       if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
       sendError(reply, apiError);
     });
-    authenticated.addHook('onRequest', auth.hook());
+    // A viewer cookie stands for the key that minted it, on its session's telemetry reads only.
+    authenticated.addHook('onRequest', auth.hook((request) => viewer.cookiePrincipal(request)));
     // A deleted project's sessions and their events go at once (archive/retention.ts).
     registerProjectRoutes(authenticated, deps.store, () => void deps.archive.retention.run());
     registerApiKeyRoutes(authenticated, deps.store, (keyId) => keys.revoked(keyId));

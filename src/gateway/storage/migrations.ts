@@ -136,6 +136,19 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX archive_events_ts ON archive_events (session_key, ts)`,
     ],
   },
+  {
+    version: 3,
+    name: 'viewer tickets',
+    statements: [
+      // docs/viewer.md "Through the gateway": the ids of the viewer tickets already redeemed, until
+      // they expire (Unix ms), so that a ticket opens one viewer across every instance.
+      `CREATE TABLE viewer_tickets (
+        jti TEXT PRIMARY KEY,
+        expires_at BIGINT NOT NULL
+      )`,
+      `CREATE INDEX viewer_tickets_expiry ON viewer_tickets (expires_at)`,
+    ],
+  },
 ];
 
 /** Any constant: the advisory lock that serialises migrations across gateway instances. */
