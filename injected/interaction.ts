@@ -1,4 +1,4 @@
-// Interaction listeners (SPEC §12): click, keydown and scroll on `window`, capture phase, passive,
+// Interaction listeners (docs/page-script.md): click, keydown and scroll on `window`, capture phase, passive,
 // installed before any page script runs, so the page can neither stop nor precede them. Only
 // trusted events count: anything the page dispatches itself has `isTrusted: false`.
 

@@ -1,4 +1,4 @@
-// The injected page script (SPEC §12), entry of the bundle build.mjs makes. The agent registers it
+// The injected page script (docs/page-script.md), entry of the bundle build.mjs makes. The agent registers it
 // in an isolated world of every frame, before any page script runs, and calls `install` with the
 // categories that are on: a category that is off installs nothing and costs nothing. When the
 // config changes the agent calls `install` again in the same world (or `configure` directly),

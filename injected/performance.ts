@@ -1,4 +1,4 @@
-// Layout shifts and largest contentful paints (SPEC §12) from buffered PerformanceObservers, so
+// Layout shifts and largest contentful paints (docs/page-script.md) from buffered PerformanceObservers, so
 // entries from before the script ran (a document that existed before the agent attached) are
 // reported too. The browser calls back only when there are new entries: nothing runs while the
 // page is idle.

@@ -1,4 +1,4 @@
-// Privacy rules (SPEC §12): keys typed into password, one-time-code and payment-card fields are
+// Privacy rules (docs/page-script.md): keys typed into password, one-time-code and payment-card fields are
 // never reported, and the click text of such fields is empty. A field is sensitive by its type
 // (`password`, also after a "show password" toggle turned it into text, through its autocomplete
 // token) or by an autocomplete token: `current-password`, `new-password`, `one-time-code`, `cc-*`.

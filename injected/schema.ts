@@ -1,10 +1,10 @@
-// The telemetry event schema (SPEC §6), shared by the agent (src/) and the page script (injected/)
+// The telemetry event schema (docs/events.md), shared by the agent (src/) and the page script (injected/)
 // so that the two sides cannot drift. Types only, plus the small constant tables both sides need.
 
 export const CATEGORIES = ['console', 'network', 'page', 'interaction'] as const;
 export type Category = (typeof CATEGORIES)[number];
 
-/** CDP target type, verbatim (SPEC §6.2). */
+/** CDP target type, verbatim (docs/events.md#the-event-context). */
 export type TargetType =
   | 'page'
   | 'iframe'
@@ -15,7 +15,7 @@ export type TargetType =
   | 'other'
   | (string & {});
 
-/** Event context composed into `data` (SPEC §6.2); each field only when known. */
+/** Event context composed into `data` (docs/events.md#the-event-context); each field only when known. */
 export interface EventContext {
   session_id?: string;
   target_id?: string;
@@ -26,7 +26,7 @@ export interface EventContext {
   nav_seq?: number;
 }
 
-/** CDP's Runtime.StackTrace shape, kept as is (SPEC §6.4). */
+/** CDP's Runtime.StackTrace shape, kept as is (docs/events.md#types). */
 export interface StackTrace {
   description?: string;
   callFrames: Array<{
@@ -78,7 +78,7 @@ export interface PageTabOpenedData {
   opener_id?: string;
 }
 
-/** page_layout_shift (SPEC §6.4): one PerformanceObserver `layout-shift` entry. */
+/** page_layout_shift (docs/events.md#types): one PerformanceObserver `layout-shift` entry. */
 export interface PageLayoutShiftData extends EventContext {
   /** The frame whose document shifted (the reporting frame). */
   source_frame_id: string;
@@ -89,7 +89,7 @@ export interface PageLayoutShiftData extends EventContext {
   layout_shift_details: { value: number; had_recent_input: boolean };
 }
 
-/** page_lcp (SPEC §6.4): one PerformanceObserver `largest-contentful-paint` entry. */
+/** page_lcp (docs/events.md#types): one PerformanceObserver `largest-contentful-paint` entry. */
 export interface PageLcpData extends EventContext {
   source_frame_id: string;
   /** Entry start time: ms since the document's time origin. */
@@ -140,7 +140,7 @@ export interface InteractionScrollSettledData extends EventContext {
 /** Header name → value, as CDP gives them (several values of one header joined by `\n`). */
 export type HeaderMap = Record<string, string>;
 
-/** `network_request` (SPEC §6.4): context taken at request time, `url` = the request URL. */
+/** `network_request` (docs/events.md#types): context taken at request time, `url` = the request URL. */
 export interface NetworkRequestData extends EventContext {
   request_id: string;
   method: string;
@@ -205,7 +205,7 @@ export interface NetworkRedirectResponse extends NetworkTransferData {
   headers: HeaderMap;
 }
 
-/** `network_response` (SPEC §6.4): sent when loading finished; context of the request. */
+/** `network_response` (docs/events.md#types): sent when loading finished; context of the request. */
 export interface NetworkResponseData extends EventContext, NetworkTransferData {
   request_id: string;
   /** Absent only when the request began before the agent attached. */
@@ -215,7 +215,7 @@ export interface NetworkResponseData extends EventContext, NetworkTransferData {
   headers: HeaderMap;
   mime_type: string;
   resource_type?: string;
-  /** Textual MIME types only (SPEC §6.6). */
+  /** Textual MIME types only (docs/events.md#truncation-limits). */
   body?: string;
   /** Extension: `base64` when `body` holds the bytes base64-encoded (a non-textual MIME type the body policy admits). */
   body_encoding?: 'base64';
@@ -225,7 +225,7 @@ export interface NetworkResponseData extends EventContext, NetworkTransferData {
   data_length?: number;
 }
 
-/** `network_loading_failed` (SPEC §6.4). */
+/** `network_loading_failed` (docs/events.md#types). */
 export interface NetworkLoadingFailedData extends EventContext {
   request_id: string;
   error_text: string;
@@ -317,7 +317,7 @@ export interface EventSource {
 }
 
 /**
- * One telemetry event (SPEC §6.1). On the wire it also carries `category` (written from
+ * One telemetry event (docs/events.md#common-fields). On the wire it also carries `category` (written from
  * EVENT_TYPE_CATEGORY when the frame is made; the agent's own objects need not hold it).
  */
 export interface TelemetryEvent<T extends EventType = EventType> {
@@ -335,7 +335,7 @@ export interface Envelope {
   event: TelemetryEvent;
 }
 
-// ---- the injected page script's reports (SPEC §12) --------------------------------------------
+// ---- the injected page script's reports (docs/page-script.md) --------------------------------------------
 // The page script runs in an isolated world and reports through a CDP binding. Each report is one
 // JSON object; the agent validates it against these shapes and limits before building an event,
 // and adds the context (target, frame, loader, url, nav_seq) itself.
@@ -364,7 +364,7 @@ export const PAGE_SCRIPT_LIMITS = {
   /** One serialized report. */
   payloadChars: 32_768,
   selectorChars: 8_192,
-  /** Click text (SPEC: at most 200 chars). */
+  /** Click text (docs/events.md: at most 200 chars). */
   textChars: 200,
   keyChars: 64,
   tagChars: 256,

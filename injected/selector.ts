@@ -1,4 +1,4 @@
-// Unique CSS selectors (SPEC §12): the shortest path that selects exactly one element. Within one
+// Unique CSS selectors (docs/page-script.md): the shortest path that selects exactly one element. Within one
 // tree scope (the document or an open shadow root) the path is built bottom-up, one step per
 // ancestor, and stops at the first suffix that is unique in the scope: a step is `#id` when the id
 // is unique in the scope (which also ends the path), else the tag with `:nth-of-type(k)` when a

@@ -1,4 +1,4 @@
-// The visible text of a clicked element (SPEC §6.4: trimmed, at most 200 chars). innerText would
+// The visible text of a clicked element (docs/events.md#types: trimmed, at most 200 chars). innerText would
 // be exact but costs the whole subtree and a layout; this walk is bounded instead: it visits at
 // most MAX_NODES nodes, skips hidden and non-rendered subtrees, separates block-level elements
 // with a space, collapses white space and stops once it has enough characters.

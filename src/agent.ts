@@ -223,7 +223,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
         await scope?.telemetry.setConfig(telemetryConfig);
         return telemetryConfig;
       },
-      // DELETE /browsers/{id}: in attached mode the browser itself is closed too (SPEC §10).
+      // DELETE /browsers/{id}: in attached mode the browser itself is closed too (docs/decisions.md).
       terminate: () => terminate(true),
     },
   });

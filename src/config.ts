@@ -1,4 +1,4 @@
-// Flags + environment → one validated, typed Config (SPEC §2). Flags win over env vars.
+// Flags + environment → one validated, typed Config (docs/configuration.md). Flags win over env vars.
 // Every bad value produces one clear line (ConfigError); main.ts prints it and exits 2.
 // The programmatic entry (startAgent) goes through resolveConfig: same defaults, same checks.
 

@@ -1,4 +1,4 @@
-// Truncation and size limits (SPEC §6.6). Byte limits count UTF-8 bytes; cuts never split a
+// Truncation and size limits (docs/events.md#truncation-limits). Byte limits count UTF-8 bytes; cuts never split a
 // character.
 
 export interface Limits {

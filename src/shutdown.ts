@@ -1,7 +1,7 @@
 // How both programs stop: on SIGTERM or SIGINT, close once and exit 0, when closed or at the
 // deadline, whatever the browser or the database does meanwhile.
 
-/** SPEC §2: exit 0 within 5 s of a signal. */
+/** docs/configuration.md: exit 0 within 5 s of a signal. */
 const SHUTDOWN_DEADLINE_MS = 4500;
 
 export function closeOnSignals(program: string, close: () => Promise<void>): void {

@@ -55,7 +55,7 @@ export interface BareClientOptions {
    * Diagnostic (section 3): also serve every raw CDP message it receives as an SSE frame to any
    * number of subscribers (`GET /` on an HTTP port of its own), the way the agent writes: the
    * frames of one tick joined, one plain socket write per subscriber per tick. No parse of its
-   * own, no translation, no log: the cheapest fan-out that SPEC §5 allows (no batching timer),
+   * own, no translation, no log: the cheapest fan-out that docs/events.md allows (no batching timer),
    * for what the agent costs beyond the floor and the kernel's socket writes.
    */
   relay?: boolean;
@@ -222,7 +222,7 @@ function onAttached(params: Protocol.Target.AttachedToTargetEvent): void {
   attached.add(targetInfo.targetId);
   const type = targetInfo.type;
   // Sent together, resume last, nothing awaited first (a paused service worker answers the enables
-  // only after its resume: CHROMIUM-NOTES "Deadlock").
+  // only after its resume: docs/chromium.md "Deadlock").
   const commands: Array<Promise<unknown>> = [];
   if (type === 'page' || type === 'iframe') commands.push(send('Page.enable', {}, sessionId));
   commands.push(send('Runtime.enable', {}, sessionId));

@@ -1,5 +1,5 @@
 // A headless Chromium for the bench, opened directly on a start URL (no CDP client needed to get
-// the first tab going), with the agent's own flags (CHROMIUM-NOTES "Launching").
+// the first tab going), with the agent's own flags (docs/chromium.md "Launching").
 
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';

@@ -18,7 +18,7 @@ import { errorBodySchema } from '../../src/http/schemas.ts';
 import { EventStore } from '../../src/store/event-store.ts';
 import { EventLog } from '../../src/stream/event-log.ts';
 import { HistoryReader } from '../../src/stream/history.ts';
-import type { HttpDeps } from '../../src/http/session-view.ts';
+import type { HttpDeps } from '../../src/http/http-deps.ts';
 
 export interface HarBenchResult {
   requests: number;

@@ -1,4 +1,4 @@
-// The agent's link to its browser (SPEC §11): the CDP connection, its health probe, the
+// The agent's link to its browser (docs/events.md#telemetry-config-lifecycle-and-monitor-events): the CDP connection, its health probe, the
 // embedded Chromium it owns, and reconnection when any of them is lost. It tells its listener when
 // a connection is up (to follow its targets) and when it is lost; the agent never exits because
 // the browser went away.
@@ -35,7 +35,7 @@ export interface BrowserLinkOptions {
    */
   probeIntervalMs?: number;
   probeTimeoutMs?: number;
-  /** Reconnect backoff; SPEC §11's 250 ms → 5 s unless a test shortens it. */
+  /** Reconnect backoff; docs/events.md#telemetry-config-lifecycle-and-monitor-events's 250 ms → 5 s unless a test shortens it. */
   backoff?: Backoff;
 }
 

@@ -1,4 +1,4 @@
-// Reconnect attempts after the CDP connection is lost (SPEC §11): capped exponential backoff
+// Reconnect attempts after the CDP connection is lost (docs/events.md#telemetry-config-lifecycle-and-monitor-events): capped exponential backoff
 // (250 ms doubling to 5 s); after 10 failures in a row the exhaustion is reported once, and
 // attempts go on at the cap, so a later success is still reported. Pure timing logic: the attempt
 // itself is a function given by the caller.

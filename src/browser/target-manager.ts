@@ -1,5 +1,5 @@
 // Follows every target of the browser: auto-attach with waitForDebuggerOnStart at the browser level
-// and again on every page and iframe session (SPEC §6.3), so out-of-process iframes and dedicated
+// and again on every page and iframe session (docs/chromium.md#attaching-to-every-target), so out-of-process iframes and dedicated
 // workers are caught before their first line runs. Each new target is set up by the observer and
 // only then resumed. Speaks CDP; knows nothing of telemetry events.
 
@@ -84,7 +84,7 @@ export interface TargetObserver {
   /**
    * Set up a freshly attached target before it runs: send every setup command now and return
    * their promises without awaiting them (a paused service worker answers `Runtime.enable` only
-   * after it is resumed, CHROMIUM-NOTES "Deadlock").
+   * after it is resumed, docs/chromium.md "Deadlock").
    */
   setUpTarget(target: AttachedTarget): Array<Promise<unknown>>;
   targetDetached(target: AttachedTarget): void;
@@ -106,7 +106,7 @@ export type TargetSetupHook = (target: AttachedTarget) => Array<Promise<unknown>
 type AutoAttachFilter = Protocol.Target.TargetFilter;
 
 // The custom filter must exclude `tab` and end with `{}`; the two headless WebUI targets are
-// `browser_ui` (CHROMIUM-NOTES "Attaching to every target").
+// `browser_ui` (docs/chromium.md "Attaching to every target").
 const BROWSER_FILTER: AutoAttachFilter = [{ type: 'browser_ui', exclude: true }, { type: 'tab', exclude: true }, {}];
 // Service and shared workers are attached once at the browser level; page sessions would attach
 // the same service worker again for every page in its scope.

@@ -1,4 +1,4 @@
-// The batch rules JSON schema cannot express (SPEC §8): key names, modifier names, a scroll that
+// The batch rules JSON schema cannot express (docs/computer-batch.md): key names, modifier names, a scroll that
 // moves, and the total waiting one batch may ask for. Run on the raw body next to the schema
 // check, so every problem of a batch is reported at once; anything of the wrong shape is left to
 // the schema's own report.

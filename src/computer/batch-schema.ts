@@ -1,4 +1,4 @@
-// The batch body of POST /browsers/{id}/computer/batch (SPEC §8): the action types, their JSON
+// The batch body of POST /browsers/{id}/computer/batch (docs/computer-batch.md): the action types, their JSON
 // schema (validated by fastify's ajv before anything runs, and published in the OpenAPI
 // document) and the limits. Cross-field rules that JSON schema cannot say live in batch-rules.ts.
 

@@ -1,4 +1,4 @@
-// set_cursor (SPEC §8): hides the mouse cursor in every document of the session, present and
+// set_cursor (docs/computer-batch.md): hides the mouse cursor in every document of the session, present and
 // future. A style `* { cursor: none !important }` is injected from an isolated world (page scripts
 // cannot see or call the injector) into every frame now, and registered with
 // Page.addScriptToEvaluateOnNewDocument on every tab and out-of-process iframe, including targets
@@ -112,7 +112,7 @@ export class CursorVisibility {
     const existing = this.registrations.get(target);
     if (existing) return existing;
     // New-document scripts apply only while the Page domain is enabled on the session
-    // (CHROMIUM-NOTES "Injection"); telemetry may have it off.
+    // (docs/chromium.md "Injection"); telemetry may have it off.
     const enable = target.send('Page.enable');
     const add = target.send('Page.addScriptToEvaluateOnNewDocument', { source: HIDE_SOURCE, worldName: WORLD, runImmediately: true });
     const registration = Promise.all([enable, add]).then(([, result]) => result.identifier);

@@ -1,4 +1,4 @@
-// Runs a validated batch (SPEC §8): actions in order on the active tab through CDP Input.*,
+// Runs a validated batch (docs/computer-batch.md): actions in order on the active tab through CDP Input.*,
 // stopping at the first failure; batches of the session run one at a time. A failure is a
 // BatchFailure carrying the index of the failed action and how many completed; the http layer
 // turns it into 422 action_failed or 500.
@@ -23,7 +23,7 @@ import { holdKey, keyForCharacter, parseCombo, type KeyDefinition } from './keys
 import { autoMotionMs, distance, linearSteps, pathLength, smoothPath, smoothSteps, type Point, type TimedPoint } from './motion.ts';
 import { CommandTimeout, withDeadline, type InputTarget, type TargetSource } from './targets.ts';
 
-/** One wheel unit, in CSS px (SPEC §8). */
+/** One wheel unit, in CSS px (docs/computer-batch.md). */
 export const WHEEL_UNIT_PX = 100;
 
 /** Why an action failed: a machine-readable reason and whether it is the caller's (422) or ours (500). */

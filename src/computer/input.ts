@@ -1,5 +1,5 @@
 // Mouse and keyboard of one tab over CDP Input.*: trusted pointer, mouse, click, wheel and key
-// events (CHROMIUM-NOTES "Input"). Keeps what a real device would: the pointer position, the
+// events (docs/chromium.md "Input"). Keeps what a real device would: the pointer position, the
 // buttons held, the modifiers held.
 
 import type { Protocol } from 'devtools-protocol';

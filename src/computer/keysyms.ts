@@ -131,7 +131,7 @@ for (const [n, ch] of Object.entries(CHAR_NAMES)) NAMED.set(n, BY_CHAR.get(ch)!)
 const NAMED_LOWER = new Map<string, KeyPress>();
 for (const [n, press] of NAMED) if (!NAMED_LOWER.has(n.toLowerCase())) NAMED_LOWER.set(n.toLowerCase(), press);
 
-/** `hold_keys` names (SPEC §8), case-insensitive. */
+/** `hold_keys` names (docs/computer-batch.md), case-insensitive. */
 const HOLD_KEY_NAMES: Record<string, KeyDefinition> = {
   shift: SHIFT_L,
   ctrl: CONTROL_L,

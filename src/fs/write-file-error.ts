@@ -1,4 +1,4 @@
-// The coded errors of write_file (SPEC §9). The http layer maps `code` and `status` to the error
+// The coded errors of write_file (docs/write-file.md). The http layer maps `code` and `status` to the error
 // body; `field` names the query parameter at fault.
 
 export type WriteFileErrorCode = 'invalid_input' | 'forbidden' | 'payload_too_large' | 'internal_error' | 'bad_request';

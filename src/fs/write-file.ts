@@ -1,4 +1,4 @@
-// writeFileAtomic (SPEC §9): stream a body into a temporary file beside the destination, give it
+// writeFileAtomic (docs/write-file.md): stream a body into a temporary file beside the destination, give it
 // exactly the requested mode (fchmod: the umask does not apply), flush it to disk and rename it
 // over the destination, so a reader sees the old content or the new, never a mix. Any failure,
 // abort or stall removes the temporary file and leaves the old file untouched. Where the file may

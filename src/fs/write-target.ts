@@ -1,4 +1,4 @@
-// The inputs of write_file (SPEC §9), checked before anything touches the disk: an absolute path
+// The inputs of write_file (docs/write-file.md), checked before anything touches the disk: an absolute path
 // naming a file (no NUL byte, not ending in "/", within Linux's name and path lengths) and an
 // octal mode of 3 or 4 digits.
 

@@ -1,4 +1,4 @@
-// Bearer-token authentication with scopes (SPEC §4). Tokens are compared in constant time:
+// Bearer-token authentication with scopes (docs/operations.md#threat-model). Tokens are compared in constant time:
 // the presented token is hashed and compared against every stored digest with timingSafeEqual,
 // without stopping at a match, so response time says nothing about which token was close.
 

@@ -21,7 +21,7 @@ export const browserParamsSchema = {
 export function browserGuard(deps: HttpDeps, auth: BearerAuth, scope: Scope): onRequestHookHandler[] {
   const requireSession = async (request: FastifyRequest): Promise<void> => {
     const { id } = request.params as BrowserParams;
-    // A terminated session is gone: every path with its id is 404 from then on (SPEC §10).
+    // A terminated session is gone: every path with its id is 404 from then on (docs/decisions.md).
     if (id !== deps.sessionId || deps.session.isTerminated()) throw notFound('browser session not found');
   };
   return [auth.require(scope), requireSession];

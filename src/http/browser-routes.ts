@@ -1,4 +1,4 @@
-// The browser object (SPEC §3): GET, PATCH (telemetry config, SPEC §7) and DELETE (SPEC §10)
+// The browser object (README.md#api): GET, PATCH (telemetry config, docs/events.md#telemetry-config-lifecycle-and-monitor-events) and DELETE (docs/decisions.md)
 // /browsers/{id}.
 
 import type { FastifyInstance } from 'fastify';

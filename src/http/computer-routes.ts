@@ -1,4 +1,4 @@
-// POST /browsers/{id}/computer/batch (SPEC §8). The whole body is checked before anything runs:
+// POST /browsers/{id}/computer/batch (docs/computer-batch.md). The whole body is checked before anything runs:
 // the JSON schema (ajv) and the cross-field rules together, one `details` entry per problem. A
 // failed batch is 422 action_failed or 500 with the failed action's index; every failure carries
 // `x-should-retry: false`, since a retry would replay the actions that already ran.

@@ -1,4 +1,4 @@
-// Turns every failure into the one error body (SPEC §4): ApiErrors, coded domain errors,
+// Turns every failure into the one error body (docs/operations.md#threat-model): ApiErrors, coded domain errors,
 // fastify's own errors (validation, body parsing, bad URLs, unknown routes, malformed HTTP) and
 // anything unexpected (500, logged, never a stack trace on the wire).
 

@@ -1,4 +1,4 @@
-// The API error model (SPEC §4): every failure is an ApiError with a stable code and an HTTP
+// The API error model (docs/operations.md#threat-model): every failure is an ApiError with a stable code and an HTTP
 // status, rendered as the one JSON error body. Domain layers throw their own coded errors
 // (`{ code, status }`); error-handler.ts maps those and framework errors here.
 //

@@ -1,4 +1,4 @@
-// PUT /browsers/{id}/fs/write_file (SPEC §9): the body streams into writeFileAtomic; path and mode
+// PUT /browsers/{id}/fs/write_file (docs/write-file.md): the body streams into writeFileAtomic; path and mode
 // are checked before anything touches the disk. Every failure carries `x-should-retry: false`, and
 // one that leaves part of the body unread closes the connection.
 

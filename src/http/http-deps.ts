@@ -27,7 +27,7 @@ export interface SessionView {
    * with the new config once it is in effect.
    */
   updateTelemetry(patch: TelemetryConfigPatch): Promise<TelemetryConfig>;
-  /** End the session (SPEC §10): flush and end streams, close CDP and the browser. */
+  /** End the session (docs/decisions.md): flush and end streams, close CDP and the browser. */
   terminate(): Promise<void>;
 }
 
@@ -49,9 +49,9 @@ export interface HttpDeps {
   hosts?: HostPolicy;
   /** Request logging goes here; none when absent. */
   logger?: Logger;
-  /** Runs computer batches (SPEC §8); the batch route answers 503 without it. */
+  /** Runs computer batches (docs/computer-batch.md); the batch route answers 503 without it. */
   computer?: BatchRunner;
-  /** write_file body limit (SPEC §9); DEFAULT_LIMITS.maxUploadBytes when absent. */
+  /** write_file body limit (docs/write-file.md); DEFAULT_LIMITS.maxUploadBytes when absent. */
   maxUploadBytes?: number;
   /** Directories write_file may write under (--fs-allow); anywhere when absent. */
   fsAllow?: readonly string[];

@@ -1,4 +1,4 @@
-// GET /metrics: Prometheus text format, behind its own scope `metrics:read` (SPEC §3).
+// GET /metrics: Prometheus text format, behind its own scope `metrics:read` (README.md#api).
 
 import type { FastifyInstance } from 'fastify';
 import type { BearerAuth } from './auth.ts';

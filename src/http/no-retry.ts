@@ -1,5 +1,5 @@
 // Non-idempotent operations (batch, write_file, delete) mark every failure with
-// `x-should-retry: false` (SPEC §4): the official SDK retries 5xx and 409 by default and would
+// `x-should-retry: false` (docs/operations.md#threat-model): the official SDK retries 5xx and 409 by default and would
 // replay a half-executed operation.
 
 import type { FastifyReply, FastifyRequest } from 'fastify';

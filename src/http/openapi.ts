@@ -14,7 +14,7 @@ export function registerOpenApi(app: FastifyInstance, version: string): void {
       info: {
         title: 'browser-telemetry-agent',
         version,
-        description: 'Telemetry stream and browser operations of one browser session (see SPEC.md).',
+        description: 'Telemetry stream and browser operations of one browser session (see docs/).',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],

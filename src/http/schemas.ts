@@ -1,4 +1,4 @@
-// JSON schemas shared by the routes: the error body (SPEC §4) and the response sets that the
+// JSON schemas shared by the routes: the error body (docs/operations.md#threat-model) and the response sets that the
 // OpenAPI document (GET /openapi.json) is generated from. Response schemas also drive fastify's
 // serializer, so each lists every field the body can carry.
 

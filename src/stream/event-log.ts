@@ -1,4 +1,4 @@
-// The event log (SPEC §5): the single producer of sequence numbers. Each admitted event is
+// The event log (docs/events.md): the single producer of sequence numbers. Each admitted event is
 // serialized once into its SSE frame; subscribers write those very bytes, so fan-out costs no
 // serialization. Retention keeps the newest events within a count and a byte budget.
 //

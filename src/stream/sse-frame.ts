@@ -1,4 +1,4 @@
-// SSE wire framing (SPEC §5). Only two frame shapes ever reach the wire: an event frame and a
+// SSE wire framing (docs/events.md). Only two frame shapes ever reach the wire: an event frame and a
 // keepalive comment. There is never an `event:` field: clients dispatch on the envelope's `type`.
 
 import { EVENT_TYPE_CATEGORY, type EventSource, type TelemetryEvent } from '../../injected/schema.ts';

@@ -1,4 +1,4 @@
-// Where a new stream starts (SPEC §5): resume after Last-Event-ID, replay the retained history,
+// Where a new stream starts (docs/events.md): resume after Last-Event-ID, replay the retained history,
 // or only new events.
 
 import type { EventLog } from './event-log.ts';

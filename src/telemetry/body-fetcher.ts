@@ -1,4 +1,4 @@
-// Fetches response bodies and request bodies from Chromium with bounded concurrency (SPEC §6.6):
+// Fetches response bodies and request bodies from Chromium with bounded concurrency (docs/events.md#truncation-limits):
 // a page that finishes hundreds of requests at once gets its bodies a few at a time, in order,
 // and no other event waits for them. When they are asked is decided before (body-schedule.ts); an
 // urgent fetch (a body about to be dropped by a navigation) is sent at once, past the limit. A

@@ -1,7 +1,7 @@
-// Event timestamps (SPEC §6.1). Runtime events carry epoch milliseconds; Page and Network events
+// Event timestamps (docs/events.md#common-fields). Runtime events carry epoch milliseconds; Page and Network events
 // carry seconds on the browser's monotonic clock. On Linux that clock is CLOCK_MONOTONIC, the
 // same one behind Node's process.hrtime, so `epoch - monotonic` measured here converts them
-// (agrees within ~1 ms, CHROMIUM-NOTES "Network"). Network's `wallTime`/`timestamp` pairs refine
+// (agrees within ~1 ms, docs/chromium.md "Network"). Network's `wallTime`/`timestamp` pairs refine
 // the offset when they arrive, which also covers a browser whose monotonic clock differs.
 
 /** A converted timestamp further than this from the agent's own clock is not trusted. */

@@ -1,4 +1,4 @@
-// Console family (SPEC §6.4): console API calls and uncaught exceptions.
+// Console family (docs/events.md#types): console API calls and uncaught exceptions.
 
 import type { Protocol } from 'devtools-protocol';
 import { mayFail } from '../browser/cdp-errors.ts';
@@ -67,7 +67,7 @@ export class ConsoleFamily implements TelemetryFamily {
     return false;
   }
 
-  /** Console arguments pin their objects in the page until released (CHROMIUM-NOTES). */
+  /** Console arguments pin their objects in the page until released (docs/chromium.md). */
   private scheduleObjectRelease(sessionId: string): void {
     this.sessionsWithObjects.add(sessionId);
     if (this.releaseTimer) return;

@@ -1,5 +1,5 @@
-// Console category translators (SPEC §6.4): Runtime.consoleAPICalled and Runtime.exceptionThrown
-// params in, console_log / console_error data out, with the field caps of SPEC §6.6 applied.
+// Console category translators (docs/events.md#types): Runtime.consoleAPICalled and Runtime.exceptionThrown
+// params in, console_log / console_error data out, with the field caps of docs/events.md#truncation-limits applied.
 // Hot path: a busy tab logs 10k+ messages per second, so the common case allocates only the
 // output and never serializes. The output shares stack frames with `params`, and the rare cut to
 // fit maxEventDataBytes edits them in place: treat `params` as consumed.

@@ -1,4 +1,4 @@
-// The event context (SPEC §6.2): which target, frame, document and navigation epoch an event
+// The event context (docs/events.md#the-event-context): which target, frame, document and navigation epoch an event
 // belongs to. Fed by Page and Runtime events of each target's own session.
 
 import type { Protocol } from 'devtools-protocol';
@@ -48,7 +48,7 @@ export class TargetState {
 }
 
 /**
- * A copy of the context with only its known fields, in SPEC order: the first fields of an event's
+ * A copy of the context with only its known fields, in the documented order (docs/events.md): the first fields of an event's
  * `data`, never an undefined value.
  */
 export function withContext(ctx: EventContext): EventContext {

@@ -1,4 +1,4 @@
-// page_layout_settled (SPEC §6.5) as a pure state machine over an injected scheduler: armed 1 s
+// page_layout_settled (docs/events.md#computed-events) as a pure state machine over an injected scheduler: armed 1 s
 // after the tab's page_load, re-armed to 1 s by every layout shift after load, fires once per
 // navigation. Every input names the navigation (the tab's nav_seq) it belongs to; inputs and
 // timers of another navigation are ignored, so a timer that fires after a reset does nothing.

@@ -1,4 +1,4 @@
-// monitor_* events (SPEC §11): emitted by the agent whenever telemetry is enabled, whatever the
+// monitor_* events (docs/events.md#telemetry-config-lifecycle-and-monitor-events): emitted by the agent whenever telemetry is enabled, whatever the
 // categories, also while no CDP connection exists (so they outlive any one Telemetry instance).
 
 import type { EventSource, MonitorData, TelemetryEvent } from '../../injected/schema.ts';

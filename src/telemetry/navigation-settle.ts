@@ -1,4 +1,4 @@
-// page_navigation_settled (SPEC §6.5) as a pure state machine: fires once per navigation, as soon
+// page_navigation_settled (docs/events.md#computed-events) as a pure state machine: fires once per navigation, as soon
 // as both page_dom_content_loaded and page_layout_settled of that navigation have fired, in either
 // order. Independent of network_idle. Inputs of another navigation are ignored.
 

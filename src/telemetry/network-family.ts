@@ -1,12 +1,12 @@
-// Network family (SPEC §6.4–6.6): network_request, network_response (with bodies),
+// Network family (docs/events.md#types–6.6): network_request, network_response (with bodies),
 // network_loading_failed and the per-tab network_idle.
 //
 // Requests are keyed by requestId alone, not by session: Chromium reports some requests on two
-// sessions (CHROMIUM-NOTES "Network"). A cross-site iframe's document request starts on the
+// sessions (docs/chromium.md "Network"). A cross-site iframe's document request starts on the
 // parent's session and finishes on the iframe's; a dedicated or shared worker's script starts on
 // the page's and finishes on the worker's. Request ids are unique browser-wide (document requests
 // use the loader token, others the renderer process id and a counter). The context of a request
-// (target, frame, loader, nav_seq) is fixed when it starts (SPEC §6.2), whatever session ends it.
+// (target, frame, loader, nav_seq) is fixed when it starts (docs/events.md#the-event-context), whatever session ends it.
 
 import type { Protocol } from 'devtools-protocol';
 import type { EventContext } from '../../injected/schema.ts';
@@ -36,7 +36,7 @@ import { NetworkIdleMachine, type IdleTimers } from './network-idle.ts';
 const DEFERRING_TARGET_TYPES: ReadonlySet<string> = new Set(['page', 'iframe']);
 /** Targets whose requests are reported (each has its own Network domain). */
 const NETWORK_TARGET_TYPES: ReadonlySet<string> = new Set(['page', 'iframe', 'worker', 'service_worker', 'shared_worker']);
-/** Requests that stay open by design and never count toward network_idle (SPEC §6.5). */
+/** Requests that stay open by design and never count toward network_idle (docs/events.md#computed-events). */
 const LONG_LIVED_TYPES: ReadonlySet<string> = new Set(['EventSource', 'WebSocket']);
 /** Requests tracked at most; beyond that the oldest is forgotten (a runaway page cannot grow us). */
 const MAX_TRACKED_REQUESTS = 10_000;
@@ -193,7 +193,7 @@ export class NetworkFamily implements TelemetryFamily {
     if (this.host.isOn('network')) this.machineFor(tab)?.reset(state.navSeq, frame.loaderId);
     // Once a new document commits, Chromium reports nothing more about the requests the old one
     // left in flight: not even the end of its own document when the user navigated on before the
-    // HTML was complete (CHROMIUM-NOTES "Network"). A request that already has its response is
+    // HTML was complete (docs/chromium.md "Network"). A request that already has its response is
     // reported now, without a body (it can no longer be fetched). One still waiting for its
     // response keeps its record for one more navigation, in case its end is reported after all.
     for (const [id, record] of this.requests) {
@@ -387,7 +387,7 @@ export class NetworkFamily implements TelemetryFamily {
 
   private emitFailed(params: Protocol.Network.LoadingFailedEvent, state: TargetState, record: RequestRecord | undefined): void {
     try {
-      // A request never seen starting: partial context, no resource_type (SPEC §6.4).
+      // A request never seen starting: partial context, no resource_type (docs/events.md#types).
       const ctx = record !== undefined ? record.ctx : partialContext(state.target, this.host.tracker.navSeqOf(state.target));
       const resourceType = record !== undefined ? (record.resourceType ?? params.type) : undefined;
       const t = translateLoadingFailed(params, ctx, resourceType, this.host.limits);

@@ -1,4 +1,4 @@
-// network_idle (SPEC §6.5) as a pure state machine over an injected timer: one per tab, fed with
+// network_idle (docs/events.md#computed-events) as a pure state machine over an injected timer: one per tab, fed with
 // the starts and ends of the requests that count (the tab's own, its out-of-process iframes' and
 // its dedicated workers'; EventSource and WebSocket are left out by the caller).
 

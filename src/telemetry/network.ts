@@ -1,4 +1,4 @@
-// Network category translators (SPEC §6.4, §6.6): CDP Network params in, event data out, with the
+// Network category translators (docs/events.md#types, §6.6): CDP Network params in, event data out, with the
 // field caps applied. Pure: the family (network-family.ts) keeps the per-request state and
 // decides when to call them. Hot path (a fetch-heavy page gives ~2k events/s): headers are
 // passed through as CDP gave them unless a value must be cut, nothing is serialized, and `data`
@@ -51,7 +51,7 @@ export interface BodyOutcome {
 // ---- context --------------------------------------------------------------------------------
 
 /**
- * The context of a request, fixed when it starts (SPEC §6.2): the reporting target, the frame
+ * The context of a request, fixed when it starts (docs/events.md#the-event-context): the reporting target, the frame
  * and loader of the request, the request URL and the tab's nav_seq at that moment.
  */
 export function requestContext(
@@ -90,7 +90,7 @@ function networkContext(
   return ctx;
 }
 
-/** The partial context of a failure of a request never seen before (SPEC §6.4). */
+/** The partial context of a failure of a request never seen before (docs/events.md#types). */
 export function partialContext(target: NetworkTarget, navSeq: number | undefined): EventContext {
   const ctx: EventContext = { session_id: target.sessionId, target_id: target.targetId, target_type: target.type };
   if (navSeq !== undefined) ctx.nav_seq = navSeq;
@@ -260,7 +260,7 @@ export function translateLoadingFailed(
   return { data, truncated };
 }
 
-// ---- bodies (SPEC §6.6) -----------------------------------------------------------------------
+// ---- bodies (docs/events.md#truncation-limits) -----------------------------------------------------------------------
 
 const TEXTUAL = new BodyMatcher(defaultBodyPolicy());
 

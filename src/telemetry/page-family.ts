@@ -1,5 +1,5 @@
-// Page family (SPEC §6.4): navigations, DOMContentLoaded, load, tabs opened, and the per-tab
-// settle machines (SPEC §6.5) that turn DOMContentLoaded, load and the page script's layout
+// Page family (docs/events.md#types): navigations, DOMContentLoaded, load, tabs opened, and the per-tab
+// settle machines (docs/events.md#computed-events) that turn DOMContentLoaded, load and the page script's layout
 // shifts into page_layout_settled and page_navigation_settled.
 
 import type { Protocol } from 'devtools-protocol';

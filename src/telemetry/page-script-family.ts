@@ -1,8 +1,8 @@
-// Page script family (SPEC §12): injects the page script (injected/, bundled by build.mjs) into an
+// Page script family (docs/page-script.md): injects the page script (injected/, bundled by build.mjs) into an
 // isolated world of every page and out-of-process iframe, and turns its reports into
 // interaction_click, interaction_key, interaction_scroll_settled, page_layout_shift and page_lcp.
 //
-// Injection (CHROMIUM-NOTES "Injection"): `Runtime.addBinding` with `executionContextName` exposes
+// Injection (docs/chromium.md "Injection"): `Runtime.addBinding` with `executionContextName` exposes
 // the report binding only in the world named `worldName`; `Page.addScriptToEvaluateOnNewDocument`
 // with that `worldName` and `runImmediately: true` runs the script in every later document before
 // its first script, and right away in the documents that exist already (measured: the world it
@@ -50,7 +50,7 @@ import type { TelemetryConfig } from './telemetry-config.ts';
 import { parsePageScriptReport } from './page-script-report.ts';
 import { TokenBucket } from './token-bucket.ts';
 
-/** Rate limit per target (SPEC §12): bursts of 100 reports, 1000 per second sustained. */
+/** Rate limit per target (docs/page-script.md): bursts of 100 reports, 1000 per second sustained. */
 export const REPORT_BURST = 100;
 export const REPORTS_PER_SECOND = 1000;
 

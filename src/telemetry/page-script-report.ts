@@ -1,4 +1,4 @@
-// Validation of the page script's reports (SPEC §12). A report arrives as the payload string of a
+// Validation of the page script's reports (docs/page-script.md). A report arrives as the payload string of a
 // `Runtime.bindingCalled`; nothing in it is trusted until it has the exact shape of one of the
 // report types in injected/schema.ts: known type, no unknown field, every field of the right type
 // and within PAGE_SCRIPT_LIMITS.

@@ -1,4 +1,4 @@
-// Page category translators (SPEC §6.4): CDP params in, event data out.
+// Page category translators (docs/events.md#types): CDP params in, event data out.
 
 import type { Protocol } from 'devtools-protocol';
 import type { EventContext, PageNavigationData, PageTabOpenedData, PageTimingData } from '../../injected/schema.ts';

@@ -1,4 +1,4 @@
-// Console arguments as strings (SPEC §6.4): a CDP RemoteObject rendered the way the DevTools
+// Console arguments as strings (docs/events.md#types): a CDP RemoteObject rendered the way the DevTools
 // console shows it collapsed, from what the message already carries (`value`,
 // `unserializableValue`, `description`, `preview`). Never calls back into the page.
 

@@ -1,4 +1,4 @@
-// monitor_screenshot (SPEC §11): a PNG of the active tab after its load event and after an
+// monitor_screenshot (docs/events.md#telemetry-config-lifecycle-and-monitor-events): a PNG of the active tab after its load event and after an
 // uncaught exception in it, at most one every 2 s, downscaled until it is under 750 KiB. The
 // `screenshot` category of the telemetry config switches it at any time (`--screenshots` is its
 // start value).

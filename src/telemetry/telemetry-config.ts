@@ -1,4 +1,4 @@
-// Telemetry configuration (SPEC §7): which categories produce events, and which response bodies
+// Telemetry configuration (docs/events.md#telemetry-config-lifecycle-and-monitor-events): which categories produce events, and which response bodies
 // the network category captures.
 //
 // The categories are the ones the official client names (`@onkernel/sdk`

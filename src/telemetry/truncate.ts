@@ -1,4 +1,4 @@
-// Truncation (SPEC §6.6): byte limits count UTF-8 bytes, cuts land on a character (code point)
+// Truncation (docs/events.md#truncation-limits): byte limits count UTF-8 bytes, cuts land on a character (code point)
 // boundary and add no marker text; every cut is reported so the event gets `truncated: true`.
 
 import type { Protocol } from 'devtools-protocol';
@@ -97,7 +97,7 @@ function fitsAsIs(st: Protocol.Runtime.StackTrace, maxFrames: number): boolean {
 }
 
 /**
- * SPEC §6.6: if `data` serialized as JSON is over `maxBytes` UTF-8 bytes, cut its largest string
+ * docs/events.md#truncation-limits: if `data` serialized as JSON is over `maxBytes` UTF-8 bytes, cut its largest string
  * values (nested ones in arrays and objects too; keys are never touched) until it fits. Strings
  * are cut to a common length, largest first, so small fields such as ids survive a flood in one
  * big field. Mutates `data` in place and returns whether it cut. If even empty strings cannot

@@ -1,4 +1,4 @@
-// The command line end to end (SPEC §2): `node dist/main.js` as a user runs it: flag errors,
+// The command line end to end (docs/configuration.md): `node dist/main.js` as a user runs it: flag errors,
 // --help/--version, the start-up banner and log line, signals, embedded and attached mode.
 
 import { execFileSync, spawnSync } from 'node:child_process';

@@ -41,7 +41,7 @@ addEventListener('load', async () => {
 </script>`;
 }
 
-/** SPEC §6.4 + §6.2: the only keys each event's data may have. */
+/** docs/events.md#types + §6.2: the only keys each event's data may have. */
 const CONTEXT_KEYS = ['session_id', 'target_id', 'target_type', 'frame_id', 'loader_id', 'url', 'nav_seq'];
 /** The transfer extension fields (docs/export.md "HAR"). */
 const TRANSFER_KEYS = ['remote_ip_address', 'remote_port', 'protocol', 'connection_id', 'from_disk_cache', 'from_service_worker', 'timing'];

@@ -1,4 +1,4 @@
-// The telemetry stream end to end (SPEC §3-5): wire format, headers, start positions, retention,
+// The telemetry stream end to end (README.md#api-5): wire format, headers, start positions, retention,
 // errors before the stream, keepalives, backpressure and the end of the stream.
 
 import net from 'node:net';

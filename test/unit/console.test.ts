@@ -114,7 +114,7 @@ describe('translateConsoleApiCalled', () => {
     expect(logConsole(name)).toMatchObject({ type: 'console_log', data: { level } });
   });
 
-  test('puts the context fields first in data, in SPEC order', () => {
+  test('puts the context fields first in data, in the documented order', () => {
     expect(Object.keys(logConsole('log_string').data)).toEqual([
       'session_id',
       'target_id',

@@ -1,4 +1,4 @@
-// The network_idle state machine (SPEC §6.5) on fake timers.
+// The network_idle state machine (docs/events.md#computed-events) on fake timers.
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { NetworkIdleMachine, type IdleTimers } from '../../src/telemetry/network-idle.ts';

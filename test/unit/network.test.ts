@@ -296,7 +296,7 @@ describe('translateLoadingFailed', () => {
   });
 });
 
-describe('response bodies (SPEC §6.6)', () => {
+describe('response bodies (docs/events.md#truncation-limits)', () => {
   it.each([
     'text/html',
     'text/plain',
