@@ -45,7 +45,8 @@ describe('console telemetry', () => {
       nav_seq: 1,
     });
     expect(data.stack_trace!.callFrames[0]).toMatchObject({ url: pageUrl, lineNumber: 1 });
-    expect(Object.keys(event).sort()).toEqual(['data', 'source', 'ts', 'type']);
+    expect(Object.keys(event).sort()).toEqual(['category', 'data', 'source', 'ts', 'type']);
+    expect(event.category).toBe('console');
     expect(event.source).toEqual({
       kind: 'cdp',
       event: 'Runtime.consoleAPICalled',
