@@ -29,6 +29,7 @@ import { findProfiles, renderProfile, summarizeProfile, type ProfileSummary } fr
 import { runReconnect } from './sections/reconnect.ts';
 import { evaluateBudget, renderBudget, renderReport, type Results } from './lib/report.ts';
 import { runSoak } from './sections/soak.ts';
+import { OtlpSink } from './lib/otlp-sink.ts';
 import { runStore } from './sections/store.ts';
 import { runThroughput } from './sections/throughput.ts';
 
@@ -117,6 +118,9 @@ async function main(): Promise<void> {
   const benchDataDir = mkdtempSync(join(os.tmpdir(), 'bta-bench-data-'));
   process.env.BENCH_DATA_DIR = benchDataDir;
   process.on('exit', () => rmSync(benchDataDir, { recursive: true, force: true }));
+  // The OTLP arms export to this sink (bench/lib/otlp-sink.ts).
+  const otlpSink = await OtlpSink.start();
+  process.env.BENCH_OTLP_URL = otlpSink.baseUrl;
   const pages = await new PageServer().start();
   const subscribers = await Subscribers.start();
   const profileWindows = new Map<string, Map<string, Array<[number, number]>>>();
@@ -136,7 +140,7 @@ async function main(): Promise<void> {
   const results: Results = {};
   const errors: Record<string, string> = {};
 
-  const modes: LoadMode[] = flags.modes ?? ['none', 'bare', 'agent', 'network', 'nostore'];
+  const modes: LoadMode[] = flags.modes ?? ['none', 'bare', 'agent', 'network', 'nostore', 'otlp'];
   if (flags.diagnose) modes.push('noshots', 'nobody', 'noscript', 'barebodies', 'barescript', 'baredurable');
   const plan: Record<Section, () => Promise<void>> = {
     load: async () => {
@@ -175,6 +179,7 @@ async function main(): Promise<void> {
   } finally {
     await subscribers.stop();
     await pages.close();
+    await otlpSink.close();
     await stopAll();
   }
 

@@ -213,8 +213,18 @@ export function evaluateBudget(results: Results): BudgetLine[] {
     ['p90', 1.06],
   ]);
   pageLines('(d)/(b), network only,', load?.ratios['(d)/(b)'], [['p50', 1.02]]);
-  const ten = latency?.configs.find((c) => c.config.readers === 10 && c.config.stalled === 0 && !c.config.noStore);
+  const ten = latency?.configs.find((c) => c.config.readers === 10 && c.config.stalled === 0 && !c.config.noStore && !c.config.otlp);
   const tenNoStore = latency?.configs.find((c) => c.config.noStore);
+  const tenOtlp = latency?.configs.find((c) => c.config.otlp);
+  if (ten && tenOtlp) {
+    const extra = tenOtlp.median.cpuPercent - ten.median.cpuPercent;
+    lines.push({
+      line: 'OTLP export on: agent CPU at 1k events/s, 10 subscribers, over off',
+      limit: '≤ +2 points',
+      measured: `${extra >= 0 ? '+' : ''}${f(extra, 2)} points (${f(tenOtlp.median.cpuPercent)}% vs ${f(ten.median.cpuPercent)}%)`,
+      pass: extra <= 2,
+    });
+  }
   if (ten && tenNoStore) {
     const extra = ten.median.cpuPercent - tenNoStore.median.cpuPercent;
     lines.push({
@@ -222,6 +232,19 @@ export function evaluateBudget(results: Results): BudgetLine[] {
       limit: '≤ +1 point',
       measured: `${extra >= 0 ? '+' : ''}${f(extra, 2)} points (${f(ten.median.cpuPercent)}% vs ${f(tenNoStore.median.cpuPercent)}%)`,
       pass: extra <= 1,
+    });
+  }
+  for (const [label, other] of [['the durable store', '(c-nostore)/(b)'], ['OTLP export on', '(c-otlp)/(b)']] as const) {
+    const base = load?.ratios['(c)/(b)'];
+    const arm = load?.ratios[other];
+    if (!base || !arm || label === 'the durable store') continue;
+    const pairs = base.map((r) => [r, arm.find((n) => n.page === r.page)] as const).filter((p) => p[1] !== undefined);
+    const overlap = pairs.every(([a, b]) => a.p50Ci[0] <= b!.p50Ci[1] && b!.p50Ci[0] <= a.p50Ci[1]);
+    lines.push({
+      line: `${label}: page load ${other} p50 vs (c)/(b)`,
+      limit: 'within the noise (95% intervals overlap on every page)',
+      measured: pairs.map(([a, b]) => `${a.page} ${f(b!.p50, 3)} vs ${f(a.p50, 3)}`).join(', '),
+      pass: overlap,
     });
   }
   const withStore = load?.ratios['(c)/(b)'];

@@ -6,6 +6,7 @@
 // delivery included. Agent CPU is utime+stime of the host process over the window.
 
 import { BenchBrowser } from '../clients/chromium.ts';
+import type { StartAgentOptions } from '../../src/agent.ts';
 import { AgentHost, BareClient } from '../clients/consumers.ts';
 import { rotate, type BenchContext } from '../lib/context.ts';
 import { LATENCY_MARKER } from '../lib/pages.ts';
@@ -30,12 +31,15 @@ export interface FanOut {
   stalled: number;
   /** Run this window on an agent without the durable store (--data-dir none). */
   noStore?: boolean;
+  /** Run this window on an agent exporting every event over OTLP (to bench/lib/otlp-sink.ts). */
+  otlp?: boolean;
 }
 
 export const FAN_OUTS: FanOut[] = [
   { name: '1 subscriber', readers: 1, stalled: 0 },
   { name: '10 subscribers', readers: 10, stalled: 0 },
   { name: '10 subscribers, no store', readers: 10, stalled: 0, noStore: true },
+  { name: '10 subscribers, OTLP on', readers: 10, stalled: 0, otlp: true },
   { name: '10 + 1 stalled', readers: 10, stalled: 1 },
   { name: '50 (1 stalled)', readers: 49, stalled: 1 },
 ];
@@ -107,10 +111,10 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
   const relayWindows: RelayWindow[] = [];
   let base = 1_000_000;
 
-  /** Replace the agent by one with (false) or without (true) the durable store. */
-  const swapHost = async (noStore: boolean): Promise<true> => {
+  /** Replace the agent by one started with `options` (none: the usual one). */
+  const swapHost = async (options: StartAgentOptions): Promise<true> => {
     await host.stop();
-    host = await AgentHost.start({ cdpUrl: browser.httpUrl, ...(noStore ? { dataDir: 'none' } : {}) }, profileDir);
+    host = await AgentHost.start({ cdpUrl: browser.httpUrl, ...options }, profileDir);
     await pages.waitIdle();
     return true;
   };
@@ -176,7 +180,7 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
       }
       for (const config of rotate(options.configs, rep)) {
         // The store's cost: the same window on an agent without it, the other agent stopped meanwhile.
-        const storeless = config.noStore ? await swapHost(true) : undefined;
+        const storeless = config.noStore || config.otlp ? await swapHost(config.noStore ? { dataDir: 'none' } : { otlp: { url: `${process.env.BENCH_OTLP_URL}/v1/logs` } }) : undefined;
         base += 1_000_000;
         const count = options.windowMs + 2000;
         await subscribers.open({
@@ -217,7 +221,7 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
           messagesPerIteration: taken.iterations > 0 ? taken.marks.length / taken.iterations : NaN,
         };
         windows.get(config.name)!.push(window);
-        if (storeless) await swapHost(false);
+        if (storeless) await swapHost({});
         ctx.log(
           `[latency] rep ${rep + 1}/${options.reps} ${config.name}: p50 ${window.pooled.p50.toFixed(2)} ms, p99 ${window.pooled.p99.toFixed(2)} ms, ` +
             `cpu ${window.cpuPercent.toFixed(1)}% (sys ${window.systemPercent.toFixed(1)}%, whole window ${window.cpuPercentWindow.toFixed(1)}%), ${Math.round(window.eventsPerSecond)} ev/s, ${window.messagesPerTick.toFixed(1)} msgs/tick, ${window.messagesPerIteration.toFixed(1)} msgs/iteration, gaps ${window.readerGaps}, lost ${window.lost}`,

@@ -23,6 +23,7 @@ export const LOAD_MODES = {
   network: '(d) agent, network only',
   // Diagnostics (--diagnose): the agent with every category minus one of its costs.
   nostore: '(c-nostore) agent, all, --data-dir none',
+  otlp: '(c-otlp) agent, all, OTLP export on',
   noshots: '(c-shots) agent, all, --screenshots off',
   nobody: '(c-bodies) agent, all, network.bodies off',
   noscript: '(c-script) agent, console+network, no page script',
@@ -44,6 +45,8 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   agent: [],
   network: ['--telemetry', NETWORK_ONLY],
   nostore: ['--data-dir', 'none'],
+  // The sink's address is known at run time (bench/run.ts sets BENCH_OTLP_URL).
+  otlp: [],
   noshots: ['--screenshots', 'off'],
   nobody: ['--telemetry', NO_BODIES],
   noscript: ['--telemetry', NO_PAGE_SCRIPT],
@@ -174,7 +177,8 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
       const client = await BareClient.start({ wsUrl: browser.wsUrl, fetchBodies: true });
       return { pid: client.pid, stop: () => client.stop(), counts: async () => ({ bodies: (await client.stats()).bodyFetches! }) };
     }
-    const agent = await AgentCli.start(browser.httpUrl, AGENT_FLAGS[mode], profileDirOf(mode), AGENT_PREFIX[mode]);
+    const flags = mode === 'otlp' ? ['--otlp-endpoint', process.env.BENCH_OTLP_URL ?? ''] : AGENT_FLAGS[mode];
+    const agent = await AgentCli.start(browser.httpUrl, flags, profileDirOf(mode), AGENT_PREFIX[mode]);
     // One subscriber, as in production (the gateway). It only counts frames: its CPU competes with
     // the browser's too, and is reported apart (subscriberCpuMsPerLoad).
     await subscribers.open({ url: agent.streamUrl, readers: 1, stalled: 0, countOnly: true });
