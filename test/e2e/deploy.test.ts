@@ -4,7 +4,7 @@
 // Chromium, with the agent bundled into a world-readable directory so the unprivileged user it
 // drops to can read it wherever the repository was cloned.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -42,6 +42,9 @@ describe('container entrypoint', () => {
   beforeAll(async () => {
     appDir = mkdtempSync(join(tmpdir(), 'bta-image-'));
     mkdirSync(join(appDir, 'dist'));
+    // As the image has it (deploy/Dockerfile): dist/ bundled like build.mjs (dependencies external)
+    // beside node_modules. Hard links when the temp directory shares the checkout's file system
+    // (instant), else a copy; either way readable by the unprivileged user wherever the checkout is.
     await build({
       entryPoints: [join(root, 'src/main.ts')],
       outfile: join(appDir, 'dist/main.js'),
@@ -49,13 +52,15 @@ describe('container entrypoint', () => {
       platform: 'node',
       target: 'node20',
       format: 'esm',
-      banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+      packages: 'external',
       logLevel: 'warning',
     });
     copyFileSync(join(root, 'package.json'), join(appDir, 'package.json'));
-    // The image's `npm ci --omit=dev` installs the browser package (used when the image has no
-    // Chromium of its own); a copy stands in for it, readable by the unprivileged user.
-    cpSync(join(root, 'node_modules/@sparticuz/chromium'), join(appDir, 'node_modules/@sparticuz/chromium'), { recursive: true });
+    try {
+      execFileSync('cp', ['-al', join(root, 'node_modules'), join(appDir, 'node_modules')]);
+    } catch {
+      execFileSync('cp', ['-a', join(root, 'node_modules'), join(appDir, 'node_modules')]);
+    }
     execFileSync('chmod', ['-R', 'a+rX', join(appDir, 'node_modules')]);
     copyFileSync(join(root, 'deploy/entrypoint.sh'), join(appDir, 'entrypoint.sh'));
     chmodSync(appDir, 0o755);

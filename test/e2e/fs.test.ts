@@ -284,10 +284,10 @@ describe('PUT /browsers/{id}/fs/write_file', () => {
     expect(seen.old).toBeGreaterThan(0);
   });
 
-  it('answers another content type with 400 bad_request', async () => {
+  it('answers another content type with 415 bad_request', async () => {
     const file = path.join(dir, 'wrong-type.txt');
     const res = await put({ path: file }, 'x', { 'content-type': 'text/plain' });
-    expect([res.status, res.body.code]).toEqual([400, 'bad_request']);
+    expect([res.status, res.body.code]).toEqual([415, 'bad_request']);
     expect(existsSync(file)).toBe(false);
   });
 
