@@ -74,7 +74,14 @@ function syntheticEventJson(i: number, tsUs: number): string {
   const roll = i % 10;
   const type = roll < 5 ? 'console_log' : roll === 5 ? 'console_error' : roll < 8 ? 'network_request' : 'network_response';
   const category = type.startsWith('console') ? 'console' : 'network';
-  const context = { target_id: targetId, target_type: 'page', frame_id: 'F1', loader_id: 'L1', url: 'http://127.0.0.1:8080/page.html', nav_seq: Math.floor(i / 1000) };
+  const context = {
+    target_id: targetId,
+    target_type: 'page',
+    frame_id: 'F1',
+    loader_id: 'L1',
+    url: 'http://127.0.0.1:8080/page.html',
+    nav_seq: Math.floor(i / 1000),
+  };
   const data =
     category === 'console'
       ? { ...context, level: type === 'console_error' ? 'error' : 'log', text: `line ${i} ${'x'.repeat(120)}`, args: [`line ${i}`] }
@@ -215,7 +222,10 @@ interface IngestResult {
   bytesPerEvent: number;
 }
 
-async function storageFor(backend: Backend, pg: () => Promise<TestPostgres>): Promise<{ options: { dataDir: string } | { databaseUrl: string }; cleanup: () => Promise<void> }> {
+async function storageFor(
+  backend: Backend,
+  pg: () => Promise<TestPostgres>,
+): Promise<{ options: { dataDir: string } | { databaseUrl: string }; cleanup: () => Promise<void> }> {
   if (backend === 'sqlite') {
     const dataDir = mkdtempSync(join(tmpdir(), 'bench-archive-'));
     return { options: { dataDir }, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };

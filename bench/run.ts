@@ -111,8 +111,20 @@ async function main(): Promise<void> {
   if (profileDir) rmSync(profileDir, { recursive: true, force: true });
   if (profileDir) mkdirSync(profileDir, { recursive: true });
 
-  const meta = { date: new Date().toISOString(), quick: q, flags, machine: await machine(), loadAverageStart: os.loadavg(), typicalSubresources: TYPICAL_SUBRESOURCES };
-  log(`bench ${q ? '--quick' : 'full'} on ${meta.machine.cpu} ×${meta.machine.cores}, ${meta.machine.chromium}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  const meta = {
+    date: new Date().toISOString(),
+    quick: q,
+    flags,
+    machine: await machine(),
+    loadAverageStart: os.loadavg(),
+    typicalSubresources: TYPICAL_SUBRESOURCES,
+  };
+  log(
+    `bench ${q ? '--quick' : 'full'} on ${meta.machine.cpu} ×${meta.machine.cores}, ${meta.machine.chromium}, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
 
   // Agents keep their durable store here, as deployed agents do in /var/lib (bench/lib/experiment-list.ts).
   const benchDataDir = mkdtempSync(join(os.tmpdir(), 'bta-bench-data-'));
@@ -144,10 +156,22 @@ async function main(): Promise<void> {
   if (flags.diagnose) modes.push('noshots', 'nobody', 'noscript', 'barebodies', 'barescript', 'baredurable');
   const plan: Record<Section, () => Promise<void>> = {
     load: async () => {
-      results.load = await runPageLoad(ctx, { rounds: flags.rounds ?? (q ? 2 : 6), loadsPerBlock: q ? 2 : 5, warmupLoads: q ? 1 : 2, modes, pages: flags.pages ?? [...LOAD_PAGES], pin: flags.pin });
+      results.load = await runPageLoad(ctx, {
+        rounds: flags.rounds ?? (q ? 2 : 6),
+        loadsPerBlock: q ? 2 : 5,
+        warmupLoads: q ? 1 : 2,
+        modes,
+        pages: flags.pages ?? [...LOAD_PAGES],
+        pin: flags.pin,
+      });
     },
     throughput: async () => {
-      results.throughput = await runThroughput(ctx, { reps: flags.reps ?? (q ? 1 : 3), floodLines: q ? 20_000 : 50_000, fetches: 2000, diagnose: flags.diagnose });
+      results.throughput = await runThroughput(ctx, {
+        reps: flags.reps ?? (q ? 1 : 3),
+        floodLines: q ? 20_000 : 50_000,
+        fetches: 2000,
+        diagnose: flags.diagnose,
+      });
     },
     latency: async () => {
       results.latency = await runLatency(ctx, { reps: flags.reps ?? (q ? 1 : 3), windowMs: q ? 3000 : 15_000, configs: FAN_OUTS, diagnose: flags.diagnose });
@@ -184,7 +208,7 @@ async function main(): Promise<void> {
   }
 
   const budget = evaluateBudget(results);
-  let profiles: ProfileSummary[] = [];
+  const profiles: ProfileSummary[] = [];
   if (profileDir) {
     for (const file of findProfiles(profileDir)) {
       const byLabel = profileWindows.get(dirname(file)) ?? new Map([['', []]]);
@@ -197,8 +221,15 @@ async function main(): Promise<void> {
 
   const report = renderReport(results);
   process.stdout.write(`\n## Benchmark results (${q ? 'quick' : 'full'} run, ${meta.date})\n\n`);
-  process.stdout.write(`Machine: ${meta.machine.cpu}, ${meta.machine.cores} cores, ${meta.machine.memoryGiB} GiB; ${meta.machine.node}; ${meta.machine.chromium}. `);
-  process.stdout.write(`Load average at start ${meta.loadAverageStart.map((l) => l.toFixed(1)).join(' ')}, at end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}.\n\n`);
+  process.stdout.write(
+    `Machine: ${meta.machine.cpu}, ${meta.machine.cores} cores, ${meta.machine.memoryGiB} GiB; ${meta.machine.node}; ${meta.machine.chromium}. `,
+  );
+  process.stdout.write(
+    `Load average at start ${meta.loadAverageStart.map((l) => l.toFixed(1)).join(' ')}, at end ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}.\n\n`,
+  );
   for (const e of flags.experiments) process.stdout.write(`EXPERIMENT ${e}: ${EXPERIMENTS[e]!.about}. These numbers are not the agent as it is.\n\n`);
   process.stdout.write(`${report}\n### Budget\n${renderBudget(budget)}\n`);
   if (flags.profile) {
@@ -208,7 +239,10 @@ async function main(): Promise<void> {
   for (const [section, error] of Object.entries(errors)) process.stdout.write(`\n${section} FAILED: ${error}\n`);
 
   const file = join(process.cwd(), 'bench/results.json');
-  writeFileSync(file, `${JSON.stringify({ meta: { ...meta, loadAverageEnd: os.loadavg(), durationS: (Date.now() - started) / 1000 }, results, budget, profiles, errors }, null, 1)}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ meta: { ...meta, loadAverageEnd: os.loadavg(), durationS: (Date.now() - started) / 1000 }, results, budget, profiles, errors }, null, 1)}\n`,
+  );
   log(`wrote ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
   process.exitCode = Object.keys(errors).length > 0 ? 1 : 0;
 }

@@ -5,15 +5,7 @@ export const CATEGORIES = ['console', 'network', 'page', 'interaction'] as const
 export type Category = (typeof CATEGORIES)[number];
 
 /** CDP target type, verbatim (docs/events.md#the-event-context). */
-export type TargetType =
-  | 'page'
-  | 'iframe'
-  | 'worker'
-  | 'service_worker'
-  | 'shared_worker'
-  | 'background_page'
-  | 'other'
-  | (string & {});
+export type TargetType = 'page' | 'iframe' | 'worker' | 'service_worker' | 'shared_worker' | 'background_page' | 'other' | (string & {});
 
 /** Event context composed into `data` (docs/events.md#the-event-context); each field only when known. */
 export interface EventContext {

@@ -9,10 +9,45 @@ import { isFormField, isSensitiveField } from './privacy.ts';
 const MAX_NODES = 1000;
 const NOT_RENDERED = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'TITLE', 'META', 'LINK']);
 const BLOCKS = new Set([
-  'ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BR', 'DD', 'DETAILS', 'DIALOG', 'DIV', 'DL', 'DT',
-  'FIELDSET', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'FORM', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER',
-  'HR', 'LI', 'MAIN', 'NAV', 'OL', 'P', 'PRE', 'SECTION', 'SUMMARY', 'TABLE', 'TD', 'TH', 'TR', 'UL',
-  'OPTION', 'BUTTON',
+  'ADDRESS',
+  'ARTICLE',
+  'ASIDE',
+  'BLOCKQUOTE',
+  'BR',
+  'DD',
+  'DETAILS',
+  'DIALOG',
+  'DIV',
+  'DL',
+  'DT',
+  'FIELDSET',
+  'FIGCAPTION',
+  'FIGURE',
+  'FOOTER',
+  'FORM',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'HEADER',
+  'HR',
+  'LI',
+  'MAIN',
+  'NAV',
+  'OL',
+  'P',
+  'PRE',
+  'SECTION',
+  'SUMMARY',
+  'TABLE',
+  'TD',
+  'TH',
+  'TR',
+  'UL',
+  'OPTION',
+  'BUTTON',
 ]);
 
 export function visibleText(element: Element, max: number = PAGE_SCRIPT_LIMITS.textChars): string {
@@ -21,7 +56,7 @@ export function visibleText(element: Element, max: number = PAGE_SCRIPT_LIMITS.t
   let out = '';
   let visited = 0;
   const walker = element.ownerDocument.createTreeWalker(element, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
-  for (let node: Node | null = walker.currentNode; node; ) {
+  for (let node: Node | null = walker.currentNode; node;) {
     if (++visited > MAX_NODES || out.length > max * 2) break;
     if (node.nodeType === Node.TEXT_NODE) {
       out += (node as Text).data;

@@ -24,7 +24,10 @@ await build({
   logLevel: 'warning',
 });
 const { configurationDoc, computerDoc } = await import(pathToFileURL(outfile).href);
-for (const [file, text] of [['docs/configuration.md', configurationDoc()], ['docs/computer.md', computerDoc()]]) {
+for (const [file, text] of [
+  ['docs/configuration.md', configurationDoc()],
+  ['docs/computer.md', computerDoc()],
+]) {
   writeFileSync(join(root, file), text);
   process.stdout.write(`wrote ${file}\n`);
 }

@@ -28,7 +28,10 @@ function run(tool, debianPackage, args) {
 
 const dir = mkdtempSync(join(tmpdir(), 'bta-unit-'));
 const unit = readFileSync(join(root, 'deploy/browser-telemetry-agent.service'), 'utf8')
-  .replaceAll('/usr/bin/node --max-semi-space-size=4 /opt/browser-telemetry-agent/dist/main.js', `${process.execPath} --max-semi-space-size=4 ${root}/dist/main.js`)
+  .replaceAll(
+    '/usr/bin/node --max-semi-space-size=4 /opt/browser-telemetry-agent/dist/main.js',
+    `${process.execPath} --max-semi-space-size=4 ${root}/dist/main.js`,
+  )
   .replaceAll('/opt/browser-telemetry-agent/deploy/wait-healthy.sh', `${root}/deploy/wait-healthy.sh`)
   .replaceAll('WorkingDirectory=/opt/browser-telemetry-agent', `WorkingDirectory=${root}`);
 writeFileSync(join(dir, 'browser-telemetry-agent.service'), unit);

@@ -27,8 +27,7 @@ const { url, expires_at: expiresAt } = await minted.json();
 process.stdout.write(`${url}\n`);
 process.stderr.write(`One-time viewer link, valid until ${expiresAt}; opening it in the default browser.\n`);
 
-const [command, ...args] =
-  process.platform === 'darwin' ? ['open', url] : process.platform === 'win32' ? ['cmd', '/c', 'start', '', url] : ['xdg-open', url];
+const [command, ...args] = process.platform === 'darwin' ? ['open', url] : process.platform === 'win32' ? ['cmd', '/c', 'start', '', url] : ['xdg-open', url];
 const opener = spawn(command, args, { stdio: 'ignore', detached: true });
 opener.on('error', () => process.stderr.write(`Could not run ${command}: open the link above yourself.\n`));
 opener.unref();

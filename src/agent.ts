@@ -132,7 +132,11 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       }
       scope = { connection, telemetry, targets };
       // May fail (the browser went away): records then lack user_agent.original until the next connection.
-      if (otlp) void connection.send('Browser.getVersion').then((version) => otlp.setUserAgent(version.userAgent), () => undefined);
+      if (otlp)
+        void connection.send('Browser.getVersion').then(
+          (version) => otlp.setUserAgent(version.userAgent),
+          () => undefined,
+        );
       // A hidden cursor stays hidden in the tabs of a new connection too.
       void computer.cursor.sync(targets).catch((err: Error) => logger.warn({ err: err.message }, 'cursor state sync failed'));
     },
@@ -192,22 +196,24 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     hosts: new HostPolicy(config.host, config.allowedHosts),
     logId: store?.logId,
     logger,
-    metrics: withStoreMetrics(new AgentMetrics({
-      stats,
-      stream: hub,
-      otlp,
-      cdp: {
-        get isConnected() {
-          return link.isConnected;
+    metrics: withStoreMetrics(
+      new AgentMetrics({
+        stats,
+        stream: hub,
+        otlp,
+        cdp: {
+          get isConnected() {
+            return link.isConnected;
+          },
+          get reconnects() {
+            return reconnects;
+          },
         },
-        get reconnects() {
-          return reconnects;
+        attachedTargetTypes: function* () {
+          if (scope) for (const target of scope.targets.all()) yield target.type;
         },
-      },
-      attachedTargetTypes: function* () {
-        if (scope) for (const target of scope.targets.all()) yield target.type;
-      },
-    })),
+      }),
+    ),
     computer,
     maxUploadBytes: config.limits.maxUploadBytes,
     fsAllow: config.fsAllow,

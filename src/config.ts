@@ -211,102 +211,166 @@ function formatBytes(n: number): string {
 
 const SETTINGS = {
   cdpUrl: {
-    flag: 'cdp-url', env: 'CDP_URL', arg: '<url>', default: 'none (embedded mode)',
-    meaning: 'Existing Chromium: http(s)://host:port (resolved through /json/version at every connect) or a ws(s):// browser URL. Absent: the agent launches and owns a headless Chromium.',
+    flag: 'cdp-url',
+    env: 'CDP_URL',
+    arg: '<url>',
+    default: 'none (embedded mode)',
+    meaning:
+      'Existing Chromium: http(s)://host:port (resolved through /json/version at every connect) or a ws(s):// browser URL. Absent: the agent launches and owns a headless Chromium.',
     kind: kinds.cdpUrl,
   },
   chromePath: {
-    flag: 'chrome-path', env: 'CHROME_PATH', arg: '<path>', default: 'search PATH',
+    flag: 'chrome-path',
+    env: 'CHROME_PATH',
+    arg: '<path>',
+    default: 'search PATH',
     meaning: 'Chromium binary for embedded mode; by default the first of chromium, chromium-browser, google-chrome on PATH.',
     kind: kinds.nonEmpty,
   },
   host: {
-    flag: 'host', env: 'HOST', arg: '<address>', defaultValue: DEFAULT_HOST,
+    flag: 'host',
+    env: 'HOST',
+    arg: '<address>',
+    defaultValue: DEFAULT_HOST,
     meaning: 'Listen address.',
     kind: kinds.host,
   },
   port: {
-    flag: 'port', env: 'PORT', arg: '<port>', defaultValue: DEFAULT_PORT,
+    flag: 'port',
+    env: 'PORT',
+    arg: '<port>',
+    defaultValue: DEFAULT_PORT,
     meaning: 'Listen port, 0 to 65535; 0 picks a free one.',
     kind: kinds.port,
   },
   sessionId: {
-    flag: 'session-id', env: 'SESSION_ID', arg: '<id>', default: 'random, 16 URL-safe characters',
+    flag: 'session-id',
+    env: 'SESSION_ID',
+    arg: '<id>',
+    default: 'random, 16 URL-safe characters',
     // 12 random bytes → 16 base64url characters.
     makeDefault: () => randomBytes(12).toString('base64url'),
     meaning: 'The {id} this agent answers to (1 to 128 of A-Z a-z 0-9 _ -); any other id is 404.',
     kind: kinds.sessionId,
   },
   token: {
-    flag: 'token', env: 'AGENT_TOKEN', arg: '<token>', default: 'generated, printed',
-    meaning: 'Bearer token with every scope (printable ASCII, no spaces). Combines with --tokens-file; when neither is set a random token is generated and printed.',
+    flag: 'token',
+    env: 'AGENT_TOKEN',
+    arg: '<token>',
+    default: 'generated, printed',
+    meaning:
+      'Bearer token with every scope (printable ASCII, no spaces). Combines with --tokens-file; when neither is set a random token is generated and printed.',
     kind: kinds.token,
     custom: true,
   },
   tokensFile: {
-    flag: 'tokens-file', env: 'AGENT_TOKENS_FILE', arg: '<path>', default: 'none',
+    flag: 'tokens-file',
+    env: 'AGENT_TOKENS_FILE',
+    arg: '<path>',
+    default: 'none',
     meaning: `JSON array of {"token": "...", "scopes": [...]}; scopes: ${SCOPES.join(', ')} (* is all). Tokens must be unique.`,
     kind: kinds.nonEmpty,
     custom: true,
   },
   telemetry: {
-    flag: 'telemetry', env: 'TELEMETRY', arg: '<json|off>', default: '{"enabled":true}',
-    meaning: 'Initial telemetry config as JSON, e.g. {"browser":{"network":{"enabled":false}}}; omitted categories are on. "off" disables telemetry, "on" is the default.',
+    flag: 'telemetry',
+    env: 'TELEMETRY',
+    arg: '<json|off>',
+    default: '{"enabled":true}',
+    meaning:
+      'Initial telemetry config as JSON, e.g. {"browser":{"network":{"enabled":false}}}; omitted categories are on. "off" disables telemetry, "on" is the default.',
     kind: kinds.nonEmpty,
     custom: true,
   },
   ringEvents: {
-    flag: 'ring-events', env: 'RING_EVENTS', arg: '<count>', defaultValue: DEFAULT_RING_EVENTS,
+    flag: 'ring-events',
+    env: 'RING_EVENTS',
+    arg: '<count>',
+    defaultValue: DEFAULT_RING_EVENTS,
     meaning: 'Most events kept in the event log.',
     kind: positiveInteger,
   },
   ringBytes: {
-    flag: 'ring-bytes', env: 'RING_BYTES', arg: '<size>', defaultValue: DEFAULT_RING_BYTES,
+    flag: 'ring-bytes',
+    env: 'RING_BYTES',
+    arg: '<size>',
+    defaultValue: DEFAULT_RING_BYTES,
     meaning: 'Most serialized bytes kept in the event log.',
     kind: byteSize,
   },
   keepaliveMs: {
-    flag: 'keepalive-ms', env: 'KEEPALIVE_MS', arg: '<ms>', defaultValue: DEFAULT_KEEPALIVE_MS,
+    flag: 'keepalive-ms',
+    env: 'KEEPALIVE_MS',
+    arg: '<ms>',
+    defaultValue: DEFAULT_KEEPALIVE_MS,
     meaning: `SSE keepalive interval in milliseconds, ${KEEPALIVE_MS_MIN} to ${KEEPALIVE_MS_MAX}.`,
     kind: kinds.keepaliveMs,
   },
   logLevel: {
-    flag: 'log-level', env: 'LOG_LEVEL', arg: '<level>', defaultValue: 'info' as LogLevel,
+    flag: 'log-level',
+    env: 'LOG_LEVEL',
+    arg: '<level>',
+    defaultValue: 'info',
     meaning: `pino level: ${LOG_LEVELS.join(', ')}. Logs are JSON lines on stdout.`,
     kind: kinds.logLevel,
   },
   screenshots: {
-    flag: 'screenshots', env: 'SCREENSHOTS', arg: '<on|off>', defaultValue: true,
+    flag: 'screenshots',
+    env: 'SCREENSHOTS',
+    arg: '<on|off>',
+    defaultValue: true,
     meaning: 'off stops monitor_screenshot capture (true and false are accepted too).',
     kind: kinds.onOff,
   },
   fsAllow: {
-    flag: 'fs-allow', env: 'FS_ALLOW', arg: '<dirs>', default: 'anywhere',
-    meaning: 'Directories write_file may write under, separated by colons (/var/lib/bta:/tmp); symlinks are resolved before the check. /proc, /sys and /dev are refused regardless.',
+    flag: 'fs-allow',
+    env: 'FS_ALLOW',
+    arg: '<dirs>',
+    default: 'anywhere',
+    meaning:
+      'Directories write_file may write under, separated by colons (/var/lib/bta:/tmp); symlinks are resolved before the check. /proc, /sys and /dev are refused regardless.',
     kind: kinds.directoryList,
   },
   allowedHosts: {
-    flag: 'allowed-hosts', env: 'ALLOWED_HOSTS', arg: '<names>', defaultValue: [] as string[], default: 'none',
-    meaning: 'Comma-separated host names (or IP addresses) the agent answers to in the Host header, besides its listen address: on loopback the loopback addresses and localhost, on 0.0.0.0 or :: any IP address and localhost. Other Host headers get 421 (DNS rebinding).',
+    flag: 'allowed-hosts',
+    env: 'ALLOWED_HOSTS',
+    arg: '<names>',
+    defaultValue: [] as string[],
+    default: 'none',
+    meaning:
+      'Comma-separated host names (or IP addresses) the agent answers to in the Host header, besides its listen address: on loopback the loopback addresses and localhost, on 0.0.0.0 or :: any IP address and localhost. Other Host headers get 421 (DNS rebinding).',
     kind: kinds.hostList,
   },
   dataDir: {
-    flag: 'data-dir', env: 'DATA_DIR', arg: '<dir|none>', default: `${SYSTEM_DATA_DIR} when writable, else ~/.local/state/browser-telemetry-agent`,
-    meaning: 'Directory of the durable event store (seq survives restarts, history outlives the RAM ring); none keeps events in RAM only. startAgent() without it is RAM only.',
+    flag: 'data-dir',
+    env: 'DATA_DIR',
+    arg: '<dir|none>',
+    default: `${SYSTEM_DATA_DIR} when writable, else ~/.local/state/browser-telemetry-agent`,
+    meaning:
+      'Directory of the durable event store (seq survives restarts, history outlives the RAM ring); none keeps events in RAM only. startAgent() without it is RAM only.',
     kind: kinds.dataDir,
   },
   retainBytes: {
-    flag: 'retain-bytes', env: 'RETAIN_BYTES', arg: '<size>', defaultValue: DEFAULT_RETAIN_BYTES,
+    flag: 'retain-bytes',
+    env: 'RETAIN_BYTES',
+    arg: '<size>',
+    defaultValue: DEFAULT_RETAIN_BYTES,
     meaning: 'Most bytes of events the store keeps, over every session in the data directory; oldest go first.',
     kind: byteSize,
   },
   retainHours: {
-    flag: 'retain-hours', env: 'RETAIN_HOURS', arg: '<hours>', defaultValue: DEFAULT_RETAIN_HOURS,
+    flag: 'retain-hours',
+    env: 'RETAIN_HOURS',
+    arg: '<hours>',
+    defaultValue: DEFAULT_RETAIN_HOURS,
     meaning: 'Hours an event is kept in the store.',
     kind: positiveInteger,
   },
   uploadIdleMs: {
-    flag: 'upload-idle-ms', env: 'UPLOAD_IDLE_MS', arg: '<ms>', defaultValue: DEFAULT_UPLOAD_IDLE_MS,
+    flag: 'upload-idle-ms',
+    env: 'UPLOAD_IDLE_MS',
+    arg: '<ms>',
+    defaultValue: DEFAULT_UPLOAD_IDLE_MS,
     meaning: `write_file: an upload that sends nothing for this long is dropped (408) and its temporary file removed; 1 to ${UPLOAD_IDLE_MS_MAX}.`,
     kind: kinds.uploadIdleMs,
   },
@@ -349,27 +413,43 @@ const LIMIT_SETTINGS = Object.fromEntries(
  */
 const OTLP_SETTINGS = {
   otlpEndpoint: {
-    flag: 'otlp-endpoint', env: 'OTEL_EXPORTER_OTLP_ENDPOINT', arg: '<url>', default: 'none (export off)',
-    meaning: 'Export events as OTLP log records to this OTLP/HTTP receiver: a base URL, /v1/logs is appended (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT gives the full URL instead). Request headers come from OTEL_EXPORTER_OTLP_HEADERS and OTEL_EXPORTER_OTLP_LOGS_HEADERS (key=value,key2=value2).',
+    flag: 'otlp-endpoint',
+    env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    arg: '<url>',
+    default: 'none (export off)',
+    meaning:
+      'Export events as OTLP log records to this OTLP/HTTP receiver: a base URL, /v1/logs is appended (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT gives the full URL instead). Request headers come from OTEL_EXPORTER_OTLP_HEADERS and OTEL_EXPORTER_OTLP_LOGS_HEADERS (key=value,key2=value2).',
     kind: otlpKinds.endpoint,
   },
   otlpProtocol: {
-    flag: 'otlp-protocol', env: 'OTEL_EXPORTER_OTLP_PROTOCOL', arg: '<protocol>', default: DEFAULT_OTLP_PROTOCOL,
+    flag: 'otlp-protocol',
+    env: 'OTEL_EXPORTER_OTLP_PROTOCOL',
+    arg: '<protocol>',
+    default: DEFAULT_OTLP_PROTOCOL,
     meaning: 'http/protobuf or http/json; OTEL_EXPORTER_OTLP_LOGS_PROTOCOL wins over the generic variable.',
     kind: otlpKinds.protocol,
   },
   otlpCategories: {
-    flag: 'otlp-categories', env: 'OTLP_CATEGORIES', arg: '<list>', default: DEFAULT_OTLP_CATEGORIES.join(','),
+    flag: 'otlp-categories',
+    env: 'OTLP_CATEGORIES',
+    arg: '<list>',
+    default: DEFAULT_OTLP_CATEGORIES.join(','),
     meaning: 'Categories exported, comma-separated (console, network, page, interaction, monitor, screenshot), or all.',
     kind: otlpKinds.categories,
   },
   otlpQueueEvents: {
-    flag: 'otlp-queue-events', env: 'OTLP_QUEUE_EVENTS', arg: '<count>', defaultValue: DEFAULT_OTLP_QUEUE_EVENTS,
+    flag: 'otlp-queue-events',
+    env: 'OTLP_QUEUE_EVENTS',
+    arg: '<count>',
+    defaultValue: DEFAULT_OTLP_QUEUE_EVENTS,
     meaning: 'Events waiting for the receiver at most (while it is slow or down); newer ones are dropped and counted in bta_otlp_events_dropped_total.',
     kind: positiveInteger,
   },
   otlpQueueBytes: {
-    flag: 'otlp-queue-bytes', env: 'OTLP_QUEUE_BYTES', arg: '<size>', defaultValue: DEFAULT_OTLP_QUEUE_BYTES,
+    flag: 'otlp-queue-bytes',
+    env: 'OTLP_QUEUE_BYTES',
+    arg: '<size>',
+    defaultValue: DEFAULT_OTLP_QUEUE_BYTES,
     meaning: 'Serialized bytes of the waiting events at most.',
     kind: byteSize,
   },
@@ -512,11 +592,7 @@ function parseTelemetryText(text: string): TelemetryConfig {
 function telemetryFromPatch(value: unknown, prefix: string): TelemetryConfig {
   const problems = validateTelemetryPatch(value, prefix);
   if (problems.length > 0) {
-    throw new BadValue(
-      problems
-        .map((p) => (p.field === '$' ? `expected a JSON object, got ${show(value)}` : `${p.field}: ${p.message}`))
-        .join('; '),
-    );
+    throw new BadValue(problems.map((p) => (p.field === '$' ? `expected a JSON object, got ${show(value)}` : `${p.field}: ${p.message}`)).join('; '));
   }
   return mergeTelemetryConfig(defaultTelemetryConfig(), value as TelemetryConfigPatch);
 }
@@ -589,7 +665,8 @@ function resolveOtlpOptions(options: unknown): OtlpConfig {
   }
   const checked: Partial<Record<keyof OtlpConfig, unknown>> = {};
   for (const [key, value] of Object.entries(options)) {
-    if (!Object.hasOwn(OTLP_OPTION_KINDS, key)) throw new ConfigError(`otlp.${key}: unknown option (expected one of ${Object.keys(OTLP_OPTION_KINDS).join(', ')})`);
+    if (!Object.hasOwn(OTLP_OPTION_KINDS, key))
+      throw new ConfigError(`otlp.${key}: unknown option (expected one of ${Object.keys(OTLP_OPTION_KINDS).join(', ')})`);
     if (value === undefined) continue;
     const kind: ValueKind<unknown> = OTLP_OPTION_KINDS[key as keyof OtlpConfig];
     const accepted = kind.fromValue(value);
@@ -614,10 +691,7 @@ function completeOtlp(values: Partial<OtlpConfig> & { url: string }): OtlpConfig
 // ---------------------------------------------------------------------------------------------
 // Programmatic entry
 
-const OPTION_KEYS = new Set<string>([
-  ...Object.keys(SETTINGS).filter((k) => k !== 'tokensFile'),
-  'tokens', 'tokenGenerated', 'limits', 'otlp',
-]);
+const OPTION_KEYS = new Set<string>([...Object.keys(SETTINGS).filter((k) => k !== 'tokensFile'), 'tokens', 'tokenGenerated', 'limits', 'otlp']);
 
 /**
  * Apply the defaults and checks of the command line to options passed in code (startAgent).

@@ -53,10 +53,7 @@ export function stringKind(expected: string, valid: (s: string) => boolean, secr
 
 export const hostKind = stringKind('a host name or IP address without spaces', (s) => /^[^\s]+$/.test(s));
 export const portKind = integerKind(0, 65535, 'an integer from 0 to 65535');
-export const logLevelKind = choiceKind(
-  Object.fromEntries(LOG_LEVELS.map((l) => [l, l])) as Record<string, LogLevel>,
-  `one of ${LOG_LEVELS.join(', ')}`,
-);
+export const logLevelKind = choiceKind(Object.fromEntries(LOG_LEVELS.map((l) => [l, l])) as Record<string, LogLevel>, `one of ${LOG_LEVELS.join(', ')}`);
 
 /** Error text for a value that failed its kind; secrets are described, never shown. */
 export function rejection(kind: ValueKind<unknown>, shown: unknown): string {

@@ -99,7 +99,11 @@ export class ViewerApp {
     });
     this.filmstrip = new Filmstrip(this.model, (shot) => this.timeline.highlight(shot.ts));
     this.network = new NetworkPanel(this.model, filter, () => this.timeline.range);
-    this.targets = new TargetsPanel(this.model, () => this.targetId, (id) => this.setTarget(id));
+    this.targets = new TargetsPanel(
+      this.model,
+      () => this.targetId,
+      (id) => this.setTarget(id),
+    );
     this.panels = [
       new ConsolePanel(this.model, filter),
       this.network,
@@ -154,11 +158,17 @@ export class ViewerApp {
     const tablist = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Panels' });
     const panelStack = h('div', { class: 'panel-stack' });
     for (const panel of this.panels) {
-      const tab = h('button', { type: 'button', role: 'tab', id: `tab-${panel.id}`, 'aria-controls': `panel-${panel.id}`, 'aria-selected': 'false', tabindex: -1 }, panel.title);
+      const tab = h(
+        'button',
+        { type: 'button', role: 'tab', id: `tab-${panel.id}`, 'aria-controls': `panel-${panel.id}`, 'aria-selected': 'false', tabindex: -1 },
+        panel.title,
+      );
       tab.addEventListener('click', () => this.activate(panel));
       this.tabs.set(panel, tab);
       tablist.append(tab);
-      panelStack.append(h('div', { role: 'tabpanel', id: `panel-${panel.id}`, 'aria-labelledby': `tab-${panel.id}`, 'data-panel': panel.id, hidden: true }, panel.element));
+      panelStack.append(
+        h('div', { role: 'tabpanel', id: `panel-${panel.id}`, 'aria-labelledby': `tab-${panel.id}`, 'data-panel': panel.id, hidden: true }, panel.element),
+      );
     }
     tablist.addEventListener('keydown', (event) => {
       const index = this.panels.indexOf(this.active);
@@ -278,7 +288,11 @@ export class ViewerApp {
       // Another log (an agent restarted without its data): its seqs number other events.
       this.model.reset();
       this.liveEdge = undefined;
-      this.noteMark({ kind: 'agent_restarted', label: 'the agent restarted without its event log: seq numbering began again, earlier events are gone', severity: 'warn' });
+      this.noteMark({
+        kind: 'agent_restarted',
+        label: 'the agent restarted without its event log: seq numbering began again, earlier events are gone',
+        severity: 'warn',
+      });
       if (connection.resume !== 'reset') {
         // It resumed after our old seq in the new log: start again from its oldest event.
         this.feed.restartNumbering();
@@ -292,12 +306,17 @@ export class ViewerApp {
     if (connection.resume === 'gap' && firstSeq !== undefined && resumedAfter !== undefined && firstSeq > resumedAfter + 1) {
       const lost = firstSeq - resumedAfter - 1;
       const filtered = connection.filtered ? ' (some may not have matched the filter)' : '';
-      this.noteMark({ kind: 'gap', label: `${lost} events lost while the viewer was away (seq ${resumedAfter + 1}–${firstSeq - 1}): the agent no longer had them${filtered}`, severity: 'error' });
+      this.noteMark({
+        kind: 'gap',
+        label: `${lost} events lost while the viewer was away (seq ${resumedAfter + 1}–${firstSeq - 1}): the agent no longer had them${filtered}`,
+        severity: 'error',
+      });
       // The seq check of the next event must not count them again.
       if (this.liveEdge === undefined || firstSeq - 1 > this.liveEdge) this.liveEdge = firstSeq - 1;
     }
     if (connection.replay && this.liveEdge === undefined && firstSeq !== undefined) {
-      if (firstSeq > 1) this.noteMark({ kind: 'gap', label: `${firstSeq - 1} earlier events were no longer retained by the agent (seq 1–${firstSeq - 1})`, severity: 'warn' });
+      if (firstSeq > 1)
+        this.noteMark({ kind: 'gap', label: `${firstSeq - 1} earlier events were no longer retained by the agent (seq 1–${firstSeq - 1})`, severity: 'warn' });
       this.liveEdge = firstSeq - 1;
     }
   }
@@ -332,10 +351,22 @@ export class ViewerApp {
     // (a subscriber that fell behind the agent's retention skips what it lost).
     if (connection !== undefined && !connection.filtered) {
       if (this.liveEdge === undefined && connection.replay && seq > 1) {
-        this.model.addMark({ seq, ts: envelope.event.ts, kind: 'gap', label: `${seq - 1} earlier events were no longer retained by the agent (seq 1–${seq - 1})`, severity: 'warn' });
+        this.model.addMark({
+          seq,
+          ts: envelope.event.ts,
+          kind: 'gap',
+          label: `${seq - 1} earlier events were no longer retained by the agent (seq 1–${seq - 1})`,
+          severity: 'warn',
+        });
       } else if (this.liveEdge !== undefined && seq > this.liveEdge + 1) {
         const lost = seq - this.liveEdge - 1;
-        this.model.addMark({ seq, ts: envelope.event.ts, kind: 'gap', label: `${lost} event${lost === 1 ? '' : 's'} lost (seq ${this.liveEdge + 1}–${seq - 1}): the agent no longer had them`, severity: 'error' });
+        this.model.addMark({
+          seq,
+          ts: envelope.event.ts,
+          kind: 'gap',
+          label: `${lost} event${lost === 1 ? '' : 's'} lost (seq ${this.liveEdge + 1}–${seq - 1}): the agent no longer had them`,
+          severity: 'error',
+        });
       }
     }
     if (this.liveEdge === undefined || seq > this.liveEdge) this.liveEdge = seq;
@@ -432,11 +463,18 @@ export class ViewerApp {
     replaceChildren(
       this.notices,
       // Newest first: the one that just happened is the one in view.
-      ...notices.slice(-20).reverse().map((mark) => {
-        const button = h('button', { type: 'button', class: `notice ${mark.severity}`, 'data-kind': mark.kind, title: mark.label }, `${mark.severity === 'info' ? 'ℹ' : '⚠'} ${clock(mark.ts)} ${mark.label}`);
-        button.addEventListener('click', () => this.timeline.highlight(mark.ts));
-        return h('li', {}, button);
-      }),
+      ...notices
+        .slice(-20)
+        .reverse()
+        .map((mark) => {
+          const button = h(
+            'button',
+            { type: 'button', class: `notice ${mark.severity}`, 'data-kind': mark.kind, title: mark.label },
+            `${mark.severity === 'info' ? 'ℹ' : '⚠'} ${clock(mark.ts)} ${mark.label}`,
+          );
+          button.addEventListener('click', () => this.timeline.highlight(mark.ts));
+          return h('li', {}, button);
+        }),
     );
   }
 

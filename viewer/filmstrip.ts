@@ -23,7 +23,13 @@ export class Filmstrip {
     this.image = h('img', { class: 'shot', alt: 'No screenshot yet' });
     this.caption = h('p', { class: 'caption', 'aria-live': 'polite' }, 'No screenshot yet');
     this.strip = h('div', { class: 'strip', role: 'list', 'aria-label': 'Screenshots held' });
-    this.element = h('aside', { class: 'filmstrip', 'aria-label': 'Screenshots' }, h('h2', {}, 'Screenshots'), h('figure', {}, this.image, this.caption), this.strip);
+    this.element = h(
+      'aside',
+      { class: 'filmstrip', 'aria-label': 'Screenshots' },
+      h('h2', {}, 'Screenshots'),
+      h('figure', {}, this.image, this.caption),
+      this.strip,
+    );
   }
 
   /** The timeline's cursor moved (undefined: follow the latest). */
@@ -55,7 +61,11 @@ export class Filmstrip {
     this.stripKey = key;
     this.strip.replaceChildren(
       ...shots.map((shot) => {
-        const button = h('button', { type: 'button', class: 'thumb', 'aria-label': `Screenshot at ${clock(shot.ts)}` }, h('img', { src: shot.image!, alt: '', loading: 'lazy', decoding: 'async' }));
+        const button = h(
+          'button',
+          { type: 'button', class: 'thumb', 'aria-label': `Screenshot at ${clock(shot.ts)}` },
+          h('img', { src: shot.image!, alt: '', loading: 'lazy', decoding: 'async' }),
+        );
         button.addEventListener('click', () => this.choose(shot));
         return h('div', { role: 'listitem' }, button);
       }),

@@ -126,7 +126,16 @@ export type MarkKind =
   | 'page_behind';
 
 /** Marks that tell of lost or interrupted telemetry, listed above the panels. */
-export const NOTICE_KINDS: ReadonlySet<MarkKind> = new Set(['disconnected', 'reconnected', 'reconnect_failed', 'init_failed', 'gap', 'stream_resumed', 'agent_restarted', 'page_behind']);
+export const NOTICE_KINDS: ReadonlySet<MarkKind> = new Set([
+  'disconnected',
+  'reconnected',
+  'reconnect_failed',
+  'init_failed',
+  'gap',
+  'stream_resumed',
+  'agent_restarted',
+  'page_behind',
+]);
 
 export interface Mark extends Row {
   kind: MarkKind;
@@ -226,7 +235,7 @@ export class SessionModel {
 
   /** The category an event counts in (its wire category, or the schema's). */
   static categoryOf(event: TelemetryEvent): ViewCategory {
-    if (event.category !== undefined && (VIEW_CATEGORIES as readonly string[]).includes(event.category)) return event.category as ViewCategory;
+    if (event.category !== undefined && (VIEW_CATEGORIES as readonly string[]).includes(event.category)) return event.category;
     if (event.type === 'monitor_screenshot') return 'screenshot';
     const prefix = event.type.slice(0, event.type.indexOf('_'));
     return (VIEW_CATEGORIES as readonly string[]).includes(prefix) ? (prefix as ViewCategory) : 'monitor';
@@ -236,7 +245,7 @@ export class SessionModel {
     const data = (event.data ?? {}) as EventContext;
     const base: Row = { seq, ts: event.ts, targetId: data.target_id };
     if (data.target_id !== undefined) this.touchTarget(data.target_id, data.target_type, event.ts, data.url);
-    switch (event.type as EventType) {
+    switch (event.type) {
       case 'console_log':
       case 'console_error':
         this.pushConsole(base, event);
@@ -425,7 +434,7 @@ export class SessionModel {
   private onFailed(base: Row, data: NetworkLoadingFailedData): void {
     const entry = this.entryFor(base, data.request_id, (data as EventContext).url);
     entry.failed = data.error_text || 'failed';
-    entry.canceled = data.canceled === true;
+    entry.canceled = data.canceled;
     if (data.resource_type) entry.resourceType = data.resource_type;
     entry.endTs = base.ts;
     this.changes.network = true;

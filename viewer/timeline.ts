@@ -34,7 +34,25 @@ interface Lane {
   targetId?: string;
 }
 
-type Palette = Record<'bg' | 'grid' | 'text' | 'muted' | 'error' | 'warning' | 'info' | 'log' | 'debug' | 'network' | 'interaction' | 'page' | 'settled' | 'notice' | 'accent' | 'screenshot', string>;
+type Palette = Record<
+  | 'bg'
+  | 'grid'
+  | 'text'
+  | 'muted'
+  | 'error'
+  | 'warning'
+  | 'info'
+  | 'log'
+  | 'debug'
+  | 'network'
+  | 'interaction'
+  | 'page'
+  | 'settled'
+  | 'notice'
+  | 'accent'
+  | 'screenshot',
+  string
+>;
 
 const LEVEL_RANK: Record<ConsoleLevel, number> = { debug: 0, log: 1, info: 2, warning: 3, error: 4 };
 
@@ -281,7 +299,14 @@ export class Timeline {
             if (end < range.start || entry.ts > range.end || !inTarget(entry.targetId)) continue;
             const x0 = this.x(entry.ts, range);
             const x1 = Math.max(x0 + 2, this.x(end, range));
-            ctx.fillStyle = entry.failed !== undefined ? p.error : entry.status !== undefined && entry.status >= 400 ? p.warning : entry.endTs === undefined ? p.muted : p.network;
+            ctx.fillStyle =
+              entry.failed !== undefined
+                ? p.error
+                : entry.status !== undefined && entry.status >= 400
+                  ? p.warning
+                  : entry.endTs === undefined
+                    ? p.muted
+                    : p.network;
             ctx.fillRect(x0, top + 3 + (slot % 4) * 4, x1 - x0, 3);
             slot++;
           }
@@ -420,7 +445,9 @@ export class Timeline {
       case 'tab':
       case 'page':
       case 'settled': {
-        const mark = this.model.marks.find((m) => near(m.ts) && (lane.targetId === undefined || m.targetId === lane.targetId) && laneOfMark(m.kind) === lane.kind);
+        const mark = this.model.marks.find(
+          (m) => near(m.ts) && (lane.targetId === undefined || m.targetId === lane.targetId) && laneOfMark(m.kind) === lane.kind,
+        );
         return mark && `${clock(mark.ts)} ${mark.label}`;
       }
       case 'console': {

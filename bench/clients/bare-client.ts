@@ -98,7 +98,8 @@ const options = JSON.parse(process.argv[2] ?? '{}') as BareClientOptions;
 interface Client extends NodeJS.EventEmitter {
   close(): Promise<void>;
 }
-const client: Client = options.transport === 'ws8' ? await Ws8Cdp.connect(options.wsUrl) : ((await CDP({ target: options.wsUrl, local: true })) as unknown as Client);
+const client: Client =
+  options.transport === 'ws8' ? await Ws8Cdp.connect(options.wsUrl) : ((await CDP({ target: options.wsUrl, local: true })) as unknown as Client);
 const send = (client as unknown as { send: (method: string, params?: object, sessionId?: string) => Promise<unknown> }).send.bind(client);
 
 let relayWrites = 0;
@@ -216,7 +217,9 @@ function onAttached(params: Protocol.Target.AttachedToTargetEvent): void {
   const ignore = () => undefined;
   if (attached.has(targetInfo.targetId)) {
     // The same worker through a second session: release it, as the agent does.
-    void send('Runtime.runIfWaitingForDebugger', {}, sessionId).catch(ignore).then(() => send('Target.detachFromTarget', { sessionId }).catch(ignore));
+    void send('Runtime.runIfWaitingForDebugger', {}, sessionId)
+      .catch(ignore)
+      .then(() => send('Target.detachFromTarget', { sessionId }).catch(ignore));
     return;
   }
   attached.add(targetInfo.targetId);
@@ -227,7 +230,8 @@ function onAttached(params: Protocol.Target.AttachedToTargetEvent): void {
   if (type === 'page' || type === 'iframe') commands.push(send('Page.enable', {}, sessionId));
   commands.push(send('Runtime.enable', {}, sessionId));
   if (NETWORK_TARGET_TYPES.has(type)) commands.push(send('Network.enable', NETWORK_PARAMS, sessionId));
-  if (NETWORK_TARGET_TYPES.has(type) && options.durable) commands.push(send('Network.configureDurableMessages', durableBufferParams(DEFAULT_LIMITS), sessionId));
+  if (NETWORK_TARGET_TYPES.has(type) && options.durable)
+    commands.push(send('Network.configureDurableMessages', durableBufferParams(DEFAULT_LIMITS), sessionId));
   if ((type === 'page' || type === 'iframe') && options.pageScript !== undefined) {
     const world = 'bench-bare-world';
     const install = { binding: 'benchBareReport', interaction: true, page: true, history: true };

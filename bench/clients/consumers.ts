@@ -57,7 +57,20 @@ export class AgentCli {
     const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
     if (profileDir) mkdirSync(profileDir, { recursive: true });
     // As deployed (deploy/, npm start): agentNodeFlags and agentEnv.
-    const args = [...agentNodeFlags(), ...profiling, sibling('agent-cli'), '--cdp-url', cdpUrl, '--port', '0', '--token', TOKEN, '--log-level', 'warn', ...extraArgs];
+    const args = [
+      ...agentNodeFlags(),
+      ...profiling,
+      sibling('agent-cli'),
+      '--cdp-url',
+      cdpUrl,
+      '--port',
+      '0',
+      '--token',
+      TOKEN,
+      '--log-level',
+      'warn',
+      ...extraArgs,
+    ];
     const [command, ...commandArgs] = [...prefix, process.execPath, ...args];
     const child = spawnOwned(command!, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'], env: agentEnv() });
     let stderr = '';

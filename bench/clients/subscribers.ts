@@ -43,7 +43,9 @@ serveIpc({
   async open(args: OpenArgs): Promise<number> {
     const opened: Array<Promise<SseReader>> = [];
     for (let i = 0; i < args.readers; i++) {
-      opened.push(SseReader.open(args.url, args.token, { match: args.match, marks: args.marks, retainedWindow: args.retainedWindow, countOnly: args.countOnly }));
+      opened.push(
+        SseReader.open(args.url, args.token, { match: args.match, marks: args.marks, retainedWindow: args.retainedWindow, countOnly: args.countOnly }),
+      );
     }
     for (let i = 0; i < args.stalled; i++) opened.push(SseReader.open(args.url, args.token, { stalled: true }));
     readers.push(...(await Promise.all(opened)));

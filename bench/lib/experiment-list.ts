@@ -25,7 +25,8 @@ export const EXPERIMENTS: Record<string, Experiment> = {
     env: { MALLOC_ARENA_MAX: '' },
   },
   'mmap-threshold-128k': {
-    about: 'glibc malloc with a fixed 128 KiB mmap threshold (MALLOC_MMAP_THRESHOLD_): large buffers (screenshots, bodies, joined runs) are mapped and unmapped, never left in the heap by the dynamic threshold',
+    about:
+      'glibc malloc with a fixed 128 KiB mmap threshold (MALLOC_MMAP_THRESHOLD_): large buffers (screenshots, bodies, joined runs) are mapped and unmapped, never left in the heap by the dynamic threshold',
     nodeFlags: [],
     env: { MALLOC_MMAP_THRESHOLD_: '131072' },
   },

@@ -345,7 +345,8 @@ function mixedPage(ctx: PageContext): string {
   for (let k = 0; k < MIXED.css; k++) parts.push(`<link rel="stylesheet" href="/a/m${k}.css">`);
   let body = `<script>for (var k = 0; k < ${MIXED.fetches}; k++) fetch('/api/item?b=${ctx.index}&k=' + k).then(function (r) { return r.json(); });</script>`;
   body += '<header><h1>A mixed page</h1></header><main>';
-  for (let k = 0; k < MIXED.images; k++) body += `<article class="card m${k % MIXED.css}-${k}"><img src="/a/i${k}.png" width="32" height="32" alt=""><p>${LOREM}</p></article>`;
+  for (let k = 0; k < MIXED.images; k++)
+    body += `<article class="card m${k % MIXED.css}-${k}"><img src="/a/i${k}.png" width="32" height="32" alt=""><p>${LOREM}</p></article>`;
   for (let n = 0; n < MIXED.iframes; n++) body += `<iframe src="http://localhost:${ctx.port}/f/frame?n=${n}" width="300" height="150"></iframe>`;
   body += '</main>';
   for (let k = 0; k < MIXED.js; k++) body += `<script src="/a/mj${k}.js"></script>`;
@@ -530,7 +531,11 @@ function buildAssets(): Map<string, Asset> {
   for (let k = 0; k < TYPICAL.jsDefer; k++) text(`d${k}.js`, 'application/javascript', scriptBody(`d${k}`));
   for (let k = 0; k < TYPICAL.png; k++) assets.set(`i${k}.png`, { type: 'image/png', body: png(32, 32, k) });
   for (let k = 0; k < TYPICAL.svg; k++) {
-    text(`v${k}.svg`, 'image/svg+xml', `<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24"><circle cx="12" cy="12" r="${4 + k}" fill="#${hex6(k * 997)}"/></svg>`);
+    text(
+      `v${k}.svg`,
+      'image/svg+xml',
+      `<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24"><circle cx="12" cy="12" r="${4 + k}" fill="#${hex6(k * 997)}"/></svg>`,
+    );
   }
   // Font files are not valid fonts (the face falls back), but they are requested and transferred
   // like real ones, which is what matters to the browser's and the agent's network work.
@@ -540,7 +545,8 @@ function buildAssets(): Map<string, Asset> {
     for (let j = 0; j < 20; j++) css += `.m${k}-${j}{margin:${j % 9}px;padding:${j % 7}px;color:#${hex6(k * 20 + j)}}\n`;
     text(`m${k}.css`, 'text/css', `${css}.card{display:inline-block;width:220px;vertical-align:top;margin:4px}\n`);
   }
-  for (let k = 0; k < MIXED.js; k++) text(`mj${k}.js`, 'application/javascript', `${scriptBody(`mj${k}`)}console.log('mixed script ${k}', window.mj${k}.sum);\n`);
+  for (let k = 0; k < MIXED.js; k++)
+    text(`mj${k}.js`, 'application/javascript', `${scriptBody(`mj${k}`)}console.log('mixed script ${k}', window.mj${k}.sum);\n`);
   text('fs.css', 'text/css', 'body{font:14px sans-serif;margin:0;padding:4px;background:#f4f4f4}\n');
   text('fj.js', 'application/javascript', scriptBody('frame'));
   for (let k = 0; k < 3; k++) assets.set(`fi${k}.png`, { type: 'image/png', body: png(32, 32, 100 + k) });
@@ -551,7 +557,8 @@ function buildAssets(): Map<string, Asset> {
 
 function fontFaces(): string {
   let css = '';
-  for (let k = 0; k < TYPICAL.fonts; k++) css += `@font-face{font-family:"BenchFont${k}";src:url(/a/f${k}.woff2) format("woff2")}.f${k}{font-family:"BenchFont${k}",sans-serif}\n`;
+  for (let k = 0; k < TYPICAL.fonts; k++)
+    css += `@font-face{font-family:"BenchFont${k}";src:url(/a/f${k}.woff2) format("woff2")}.f${k}{font-family:"BenchFont${k}",sans-serif}\n`;
   return css;
 }
 
@@ -564,7 +571,7 @@ function scriptBody(name: string): string {
 }
 
 function hex6(n: number): string {
-  return ((n * 2654435761) >>> 8 & 0xffffff).toString(16).padStart(6, '0');
+  return (((n * 2654435761) >>> 8) & 0xffffff).toString(16).padStart(6, '0');
 }
 
 function pseudoRandomBytes(length: number, seed: number): Buffer {

@@ -36,7 +36,7 @@ export interface ProfileSummary {
 
 function layerOf(module: string, functionName: string): string {
   if (functionName === '(garbage collector)') return 'V8 garbage collector';
-  if (module.startsWith('src/') || module.startsWith('injected/')) return "agent code (src/)";
+  if (module.startsWith('src/') || module.startsWith('injected/')) return 'agent code (src/)';
   if (module.startsWith('chrome-remote-interface')) return 'CDP client (chrome-remote-interface, ws)';
   if (module.startsWith('fastify') || module.startsWith('pino') || module.startsWith('avvio') || module.startsWith('find-my-way')) return 'fastify, pino';
   if (module.startsWith('node:')) return 'Node core (http, net, streams, events)';

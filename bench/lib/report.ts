@@ -41,7 +41,9 @@ export function renderReport(results: Results): string {
   const out: string[] = [];
   const { load, throughput, latency, reconnect, soak, idle } = results;
   if (load) {
-    out.push(`### 1. Page-load overhead (ms from navigation start; ${load.options.rounds} rounds × ${load.options.loadsPerBlock} loads per mode and page, interleaved, each block after ${load.options.warmupLoads ?? 1} unmeasured loads of each page${load.options.pin ? '; pinned: Chromium and the page server on CPU 0, the client and its subscriber on CPU 1' : ''})`);
+    out.push(
+      `### 1. Page-load overhead (ms from navigation start; ${load.options.rounds} rounds × ${load.options.loadsPerBlock} loads per mode and page, interleaved, each block after ${load.options.warmupLoads ?? 1} unmeasured loads of each page${load.options.pin ? '; pinned: Chromium and the page server on CPU 0, the client and its subscriber on CPU 1' : ''})`,
+    );
     const rows: string[][] = [];
     for (const m of load.modes) {
       for (const page of load.options.pages) {
@@ -65,8 +67,10 @@ export function renderReport(results: Results): string {
     const perMode = load.modes
       .filter((m) => m.mode !== 'none')
       .map((m) => {
-        const stream = m.eventsPerLoad === undefined ? '' : `, ${f(m.eventsPerLoad, 0)} events and ${f(m.subscriberReadsPerLoad ?? NaN, 0)} subscriber reads per load`;
-        const bodies = m.bodyFetchesPerLoad === undefined ? '' : `, ${f(m.bodyFetchesPerLoad.fetched)} bodies fetched and ${f(m.bodyFetchesPerLoad.failed)} not per load`;
+        const stream =
+          m.eventsPerLoad === undefined ? '' : `, ${f(m.eventsPerLoad, 0)} events and ${f(m.subscriberReadsPerLoad ?? NaN, 0)} subscriber reads per load`;
+        const bodies =
+          m.bodyFetchesPerLoad === undefined ? '' : `, ${f(m.bodyFetchesPerLoad.fetched)} bodies fetched and ${f(m.bodyFetchesPerLoad.failed)} not per load`;
         const shots = m.screenshotsPerLoad === undefined ? '' : `, ${f(m.screenshotsPerLoad, 2)} screenshots per load`;
         return `${labelLetter(m.mode)} client ${f(m.cpuMsPerLoad ?? NaN)} ms${stream}${bodies}${shots}`;
       });
@@ -103,7 +107,9 @@ export function renderReport(results: Results): string {
     );
   }
   if (latency) {
-    out.push(`### 3. Latency and fan-out at 1,000 events/s (CDP arrival → subscriber socket; ${latency.options.reps} windows of ${latency.options.windowMs / 1000} s per config)`);
+    out.push(
+      `### 3. Latency and fan-out at 1,000 events/s (CDP arrival → subscriber socket; ${latency.options.reps} windows of ${latency.options.windowMs / 1000} s per config)`,
+    );
     const rows = latency.configs.map((c) => [
       c.config.name,
       f(c.median.p50, 2),
@@ -130,8 +136,16 @@ export function renderReport(results: Results): string {
       table(
         ['measure', 'p50 ms', 'range ms'],
         [
-          ['kill → monitor_reconnected at subscriber', f(reconnect.median.reconnectedMs, 0), `${f(Math.min(...reconnect.kills.map((k) => k.reconnectedMs)), 0)}–${f(Math.max(...reconnect.kills.map((k) => k.reconnectedMs)), 0)}`],
-          ['kill → first console line of the new browser', f(reconnect.median.firstEventMs, 0), `${f(reconnect.spread.firstEventMs[0], 0)}–${f(reconnect.spread.firstEventMs[1], 0)}`],
+          [
+            'kill → monitor_reconnected at subscriber',
+            f(reconnect.median.reconnectedMs, 0),
+            `${f(Math.min(...reconnect.kills.map((k) => k.reconnectedMs)), 0)}–${f(Math.max(...reconnect.kills.map((k) => k.reconnectedMs)), 0)}`,
+          ],
+          [
+            'kill → first console line of the new browser',
+            f(reconnect.median.firstEventMs, 0),
+            `${f(reconnect.spread.firstEventMs[0], 0)}–${f(reconnect.spread.firstEventMs[1], 0)}`,
+          ],
           ['agent-reported reconnect_duration_ms', f(reconnect.median.agentReportedMs, 0), ''],
         ],
       ),
@@ -140,16 +154,50 @@ export function renderReport(results: Results): string {
   }
   if (soak) {
     const from = soak.logFull ? `from a full event log (filled in ${f(soak.fillSeconds, 0)} s)` : 'the event log not yet full';
-    out.push(`### 5. Soak (${soak.options.durationS} s measured, ${from}, after a ${soak.options.warmupS} s warm-up; ${soak.pageLoads} page loads, ${f(soak.eventsPerSecond, 0)} events/s)`);
+    out.push(
+      `### 5. Soak (${soak.options.durationS} s measured, ${from}, after a ${soak.options.warmupS} s warm-up; ${soak.pageLoads} page loads, ${f(soak.eventsPerSecond, 0)} events/s)`,
+    );
     out.push(
       table(
         ['after GC', 'warm-up', 'start', 'half-way', 'end', 'growth start → end', 'growth warm-up → end'],
         [
-          ['RSS MB', f(soak.warm.rss / MB), f(soak.start.rss / MB), f(soak.mid.rss / MB), f(soak.end.rss / MB), f(soak.rssGrowthBytes / MB), f(soak.rssGrowthSinceWarmBytes / MB)],
-          ['heap used MB', f(soak.warm.heapUsed / MB), f(soak.start.heapUsed / MB), f(soak.mid.heapUsed / MB), f(soak.end.heapUsed / MB), f(soak.heapGrowthBytes / MB), f((soak.end.heapUsed - soak.warm.heapUsed) / MB)],
+          [
+            'RSS MB',
+            f(soak.warm.rss / MB),
+            f(soak.start.rss / MB),
+            f(soak.mid.rss / MB),
+            f(soak.end.rss / MB),
+            f(soak.rssGrowthBytes / MB),
+            f(soak.rssGrowthSinceWarmBytes / MB),
+          ],
+          [
+            'heap used MB',
+            f(soak.warm.heapUsed / MB),
+            f(soak.start.heapUsed / MB),
+            f(soak.mid.heapUsed / MB),
+            f(soak.end.heapUsed / MB),
+            f(soak.heapGrowthBytes / MB),
+            f((soak.end.heapUsed - soak.warm.heapUsed) / MB),
+          ],
           // memoryUsage().external includes arrayBuffers (Node Buffers: the log's frames among them).
-          ['external (Buffers) MB', f(soak.warm.external / MB), f(soak.start.external / MB), f(soak.mid.external / MB), f(soak.end.external / MB), f((soak.end.external - soak.start.external) / MB), f((soak.end.external - soak.warm.external) / MB)],
-          ['event log retained MB', f(soak.warm.retainedLogBytes / MB), f(soak.start.retainedLogBytes / MB), '', f(soak.end.retainedLogBytes / MB), f(soak.retainedLogGrowthBytes / MB), f((soak.end.retainedLogBytes - soak.warm.retainedLogBytes) / MB)],
+          [
+            'external (Buffers) MB',
+            f(soak.warm.external / MB),
+            f(soak.start.external / MB),
+            f(soak.mid.external / MB),
+            f(soak.end.external / MB),
+            f((soak.end.external - soak.start.external) / MB),
+            f((soak.end.external - soak.warm.external) / MB),
+          ],
+          [
+            'event log retained MB',
+            f(soak.warm.retainedLogBytes / MB),
+            f(soak.start.retainedLogBytes / MB),
+            '',
+            f(soak.end.retainedLogBytes / MB),
+            f(soak.retainedLogGrowthBytes / MB),
+            f((soak.end.retainedLogBytes - soak.warm.retainedLogBytes) / MB),
+          ],
         ],
       ),
       `peak RSS ${f(soak.peakRssBytes / MB)} MB, RSS trend over the measured part ${f(soak.rssSlopeMbPerMin, 2)} MB/min, seq gaps ${soak.seqGaps}`,
@@ -157,10 +205,23 @@ export function renderReport(results: Results): string {
     );
   }
   if (idle) {
-    out.push(`### 6. Idle (${IDLE_TABS} loaded tabs doing nothing, the agent CLI with its defaults and one subscriber; ${idle.options.durationS} s after a ${idle.options.warmupS} s warm-up, ${idle.windows.length} run${idle.windows.length === 1 ? '' : 's'})`);
+    out.push(
+      `### 6. Idle (${IDLE_TABS} loaded tabs doing nothing, the agent CLI with its defaults and one subscriber; ${idle.options.durationS} s after a ${idle.options.warmupS} s warm-up, ${idle.windows.length} run${idle.windows.length === 1 ? '' : 's'})`,
+    );
     out.push(
       table(
-        ['run', 'agent CPU % of a core', 'event-loop thread %', 'wake-ups/s, event loop', 'wake-ups/s, all threads', 'threads', 'RSS MB', 'heap used / total MB', 'Chromium CPU %', 'frames'],
+        [
+          'run',
+          'agent CPU % of a core',
+          'event-loop thread %',
+          'wake-ups/s, event loop',
+          'wake-ups/s, all threads',
+          'threads',
+          'RSS MB',
+          'heap used / total MB',
+          'Chromium CPU %',
+          'frames',
+        ],
         idle.windows.map((w, i) => [
           String(i + 1),
           f(w.cpuPercent, 3),
@@ -188,7 +249,10 @@ export function renderReport(results: Results): string {
           ['CPU per admitted event, RAM only', `${f(store.appendUsRam)} µs`],
           ['CPU per admitted event, with the store (writes in batches of 100)', `${f(store.appendUsStore)} µs`],
           ...store.historyPages.map((p) => [`history page of ${p.items} (${p.query}), p50 / p90`, `${f(p.p50Ms)} / ${f(p.p90Ms)} ms`]),
-          [`resume ${store.resume.events.toLocaleString('en')} events back`, `${f(store.resume.seconds, 2)} s, ${Math.round(store.resume.eventsPerS).toLocaleString('en')} events/s`],
+          [
+            `resume ${store.resume.events.toLocaleString('en')} events back`,
+            `${f(store.resume.seconds, 2)} s, ${Math.round(store.resume.eventsPerS).toLocaleString('en')} events/s`,
+          ],
         ],
       ),
     );
@@ -205,7 +269,12 @@ export function evaluateBudget(results: Results): BudgetLine[] {
     for (const [q, limit] of limits) {
       const worst = Math.max(...ratios.map((r) => r[q]));
       const each = ratios.map((r) => `${r.page} ${f(r[q], 3)}`).join(', ');
-      lines.push({ line: `${name} page load ${q}, worst page`, limit: `≤ ${limit.toFixed(2)}`, measured: `worst ${f(worst, 3)} (${each})`, pass: worst <= limit });
+      lines.push({
+        line: `${name} page load ${q}, worst page`,
+        limit: `≤ ${limit.toFixed(2)}`,
+        measured: `worst ${f(worst, 3)} (${each})`,
+        pass: worst <= limit,
+      });
     }
   };
   pageLines('(c)/(b)', load?.ratios['(c)/(b)'], [
@@ -234,7 +303,10 @@ export function evaluateBudget(results: Results): BudgetLine[] {
       pass: extra <= 1,
     });
   }
-  for (const [label, other] of [['the durable store', '(c-nostore)/(b)'], ['OTLP export on', '(c-otlp)/(b)']] as const) {
+  for (const [label, other] of [
+    ['the durable store', '(c-nostore)/(b)'],
+    ['OTLP export on', '(c-otlp)/(b)'],
+  ] as const) {
     const base = load?.ratios['(c)/(b)'];
     const arm = load?.ratios[other];
     if (!base || !arm || label === 'the durable store') continue;
@@ -300,7 +372,12 @@ export function evaluateBudget(results: Results): BudgetLine[] {
   if (floodAgent) {
     const gaps = Math.max(...floodAgent.runs.map((r) => r.seqGaps ?? 0));
     const missing = Math.max(...floodAgent.runs.map((r) => r.expected - r.received));
-    lines.push({ line: 'seq gaps for a non-stalled subscriber, console flood', limit: '0', measured: `${gaps} gaps, ${missing} lines not delivered`, pass: gaps === 0 && missing === 0 });
+    lines.push({
+      line: 'seq gaps for a non-stalled subscriber, console flood',
+      limit: '0',
+      measured: `${gaps} gaps, ${missing} lines not delivered`,
+      pass: gaps === 0 && missing === 0,
+    });
   }
   if (throughput) {
     const agentArms = throughput.workloads.flatMap((w) => w.arms.filter((a) => a.arm === 'agent'));
@@ -308,7 +385,12 @@ export function evaluateBudget(results: Results): BudgetLine[] {
     lines.push({ line: 'agent peak RSS (throughput runs and soak)', limit: '≤ 150 MB', measured: `${f(peak / MB)} MB`, pass: peak <= 150 * MB });
   }
   if (reconnect) {
-    lines.push({ line: 'reconnect, kill → first console line (p50)', limit: '≤ 2000 ms', measured: `${f(reconnect.median.firstEventMs, 0)} ms`, pass: reconnect.median.firstEventMs <= 2000 });
+    lines.push({
+      line: 'reconnect, kill → first console line (p50)',
+      limit: '≤ 2000 ms',
+      measured: `${f(reconnect.median.firstEventMs, 0)} ms`,
+      pass: reconnect.median.firstEventMs <= 2000,
+    });
   }
   if (idle) {
     const w = idle.median;
@@ -331,7 +413,7 @@ export function evaluateBudget(results: Results): BudgetLine[] {
     const fill = soak.end.retainedLogBytes - soak.warm.retainedLogBytes;
     lines.push({
       line: 'soak RSS growth from the warm-up, the log filling included',
-      limit: '≤ 10 MB beyond the log\'s own bytes',
+      limit: "≤ 10 MB beyond the log's own bytes",
       measured: `${f(soak.rssGrowthSinceWarmBytes / MB)} MB, of which the log's retained frames ${f(fill / MB)} MB`,
       pass: soak.rssGrowthSinceWarmBytes - fill <= 10 * MB,
     });

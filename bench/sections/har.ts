@@ -36,7 +36,14 @@ const TOKEN = 'bench-har-token';
 const TAB = 'TAB0000000000000000000000000000001';
 const ORIGIN = 'http://127.0.0.1:8080';
 const TYPES = ['Script', 'Stylesheet', 'Image', 'Fetch', 'XHR', 'Font'] as const;
-const MIME: Record<string, string> = { Script: 'application/javascript', Stylesheet: 'text/css', Image: 'image/png', Fetch: 'application/json', XHR: 'application/json', Font: 'font/woff2' };
+const MIME: Record<string, string> = {
+  Script: 'application/javascript',
+  Stylesheet: 'text/css',
+  Image: 'image/png',
+  Fetch: 'application/json',
+  XHR: 'application/json',
+  Font: 'font/woff2',
+};
 
 function requestHeaders(i: number): Record<string, string> {
   return {
@@ -88,7 +95,15 @@ export function* sessionEvents(requests: number, navigations = 20): Generator<Te
   let made = 0;
   for (let nav = 1; made < requests; nav++) {
     const loader = `LOADER${String(nav).padStart(27, '0')}`;
-    const ctx = (navSeq: number, url: string, loaderId = loader) => ({ session_id: 'S1', target_id: TAB, target_type: 'page', frame_id: TAB, loader_id: loaderId, url, nav_seq: navSeq });
+    const ctx = (navSeq: number, url: string, loaderId = loader) => ({
+      session_id: 'S1',
+      target_id: TAB,
+      target_type: 'page',
+      frame_id: TAB,
+      loader_id: loaderId,
+      url,
+      nav_seq: navSeq,
+    });
     const pageUrl = `${ORIGIN}/app/page-${nav}.html`;
     for (let k = 0; k < perNav && made < requests; k++, made++) {
       const id = k === 0 ? loader : `1000.${made}`;
@@ -96,9 +111,27 @@ export function* sessionEvents(requests: number, navigations = 20): Generator<Te
       const url = k === 0 ? pageUrl : `${ORIGIN}/static/${type.toLowerCase()}/${made}.bin?v=3`;
       const navSeq = k === 0 ? nav - 1 : nav;
       const mime = k === 0 ? 'text/html' : MIME[type]!;
-      yield { ts, type: 'network_request', source: { kind: 'cdp', event: 'Network.requestWillBeSent' }, data: { ...ctx(navSeq, url), request_id: id, method: 'GET', document_url: pageUrl, headers: requestHeaders(made), resource_type: type, initiator_type: k === 0 ? 'other' : 'parser' } } as TelemetryEvent;
+      yield {
+        ts,
+        type: 'network_request',
+        source: { kind: 'cdp', event: 'Network.requestWillBeSent' },
+        data: {
+          ...ctx(navSeq, url),
+          request_id: id,
+          method: 'GET',
+          document_url: pageUrl,
+          headers: requestHeaders(made),
+          resource_type: type,
+          initiator_type: k === 0 ? 'other' : 'parser',
+        },
+      };
       if (k === 0) {
-        yield { ts: ts + 500, type: 'page_navigation', source: { kind: 'cdp', event: 'Page.frameNavigated' }, data: { url: pageUrl, frame_id: TAB, loader_id: loader, session_id: 'S1', target_id: TAB, target_type: 'page' } } as TelemetryEvent;
+        yield {
+          ts: ts + 500,
+          type: 'page_navigation',
+          source: { kind: 'cdp', event: 'Page.frameNavigated' },
+          data: { url: pageUrl, frame_id: TAB, loader_id: loader, session_id: 'S1', target_id: TAB, target_type: 'page' },
+        };
       }
       const withBody = type === 'Document' || type === 'Fetch' || type === 'XHR';
       yield {
@@ -123,11 +156,16 @@ export function* sessionEvents(requests: number, navigations = 20): Generator<Te
           encoded_data_length: body.length + 220,
           data_length: body.length,
         },
-      } as TelemetryEvent;
+      };
       ts += 2_000;
       if (k === 5) {
-        yield { ts, type: 'page_dom_content_loaded', source: { kind: 'cdp', event: 'Page.domContentEventFired' }, data: { ...ctx(nav, pageUrl), cdp_timestamp: 0 } } as TelemetryEvent;
-        yield { ts: ts + 1000, type: 'page_load', source: { kind: 'cdp', event: 'Page.loadEventFired' }, data: { ...ctx(nav, pageUrl), cdp_timestamp: 0 } } as TelemetryEvent;
+        yield {
+          ts,
+          type: 'page_dom_content_loaded',
+          source: { kind: 'cdp', event: 'Page.domContentEventFired' },
+          data: { ...ctx(nav, pageUrl), cdp_timestamp: 0 },
+        };
+        yield { ts: ts + 1000, type: 'page_load', source: { kind: 'cdp', event: 'Page.loadEventFired' }, data: { ...ctx(nav, pageUrl), cdp_timestamp: 0 } };
       }
     }
   }

@@ -130,7 +130,9 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
       const spanS = (s.lastMatchAt - s.firstMatchAt) / 1000;
       const w = { cpuPercent: s.matchedCpuSpanMs > 0 ? (s.matchedCpuMicros / 1000 / s.matchedCpuSpanMs) * 100 : NaN, eventsPerSecond: s.matched / spanS };
       (transport === 'cri' ? floorWindows : floorWs8Windows).push(w);
-      ctx.log(`[latency] bare CDP client (floor${transport === 'ws8' ? ', ws 8 transport' : ''}): cpu ${w.cpuPercent.toFixed(1)}%, ${Math.round(w.eventsPerSecond)} ev/s`);
+      ctx.log(
+        `[latency] bare CDP client (floor${transport === 'ws8' ? ', ws 8 transport' : ''}): cpu ${w.cpuPercent.toFixed(1)}%, ${Math.round(w.eventsPerSecond)} ev/s`,
+      );
     } finally {
       await bare.stop();
       await pages.waitIdle();
@@ -160,7 +162,9 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
         messagesPerTick: s.relayed! / s.relayTicks!,
       };
       relayWindows.push(w);
-      ctx.log(`[latency] relay, ${readers} subscriber(s): cpu ${w.cpuPercent.toFixed(1)}%, ${Math.round(w.eventsPerSecond)} ev/s, ${Math.round(w.readerEventsPerSecond)} ev/s at a reader, ${Math.round(w.writesPerSecond)} writes/s, ${w.messagesPerTick.toFixed(1)} msgs/tick`);
+      ctx.log(
+        `[latency] relay, ${readers} subscriber(s): cpu ${w.cpuPercent.toFixed(1)}%, ${Math.round(w.eventsPerSecond)} ev/s, ${Math.round(w.readerEventsPerSecond)} ev/s at a reader, ${Math.round(w.writesPerSecond)} writes/s, ${w.messagesPerTick.toFixed(1)} msgs/tick`,
+      );
     } finally {
       await bare.stop();
       await pages.waitIdle();
@@ -180,7 +184,10 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
       }
       for (const config of rotate(options.configs, rep)) {
         // The store's cost: the same window on an agent without it, the other agent stopped meanwhile.
-        const storeless = config.noStore || config.otlp ? await swapHost(config.noStore ? { dataDir: 'none' } : { otlp: { url: `${process.env.BENCH_OTLP_URL}/v1/logs` } }) : undefined;
+        const storeless =
+          config.noStore || config.otlp
+            ? await swapHost(config.noStore ? { dataDir: 'none' } : { otlp: { url: `${process.env.BENCH_OTLP_URL}/v1/logs` } })
+            : undefined;
         base += 1_000_000;
         const count = options.windowMs + 2000;
         await subscribers.open({

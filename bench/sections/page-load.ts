@@ -158,11 +158,32 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
   const browser = await BenchBrowser.launch(pages.idleUrl);
   if (options.pin) pinTo(subscribers.pid, '1');
   const samples = new Map<LoadMode, Map<LoadPage, number[][]>>();
-  const cpu = new Map<LoadMode, { seconds: number; loads: number; events: number; subscriberSeconds: number; subscriberReads: number; browserSeconds: number; bodies: BodyFetches; screenshots: number }>();
+  const cpu = new Map<
+    LoadMode,
+    {
+      seconds: number;
+      loads: number;
+      events: number;
+      subscriberSeconds: number;
+      subscriberReads: number;
+      browserSeconds: number;
+      bodies: BodyFetches;
+      screenshots: number;
+    }
+  >();
   const pageCpu = new Map<LoadMode, Map<LoadPage, { loads: number; client: number; subscriber: number; browser: number; byType: Record<string, number> }>>();
   for (const mode of options.modes) {
     samples.set(mode, new Map(pageSet.map((p) => [p, []])));
-    cpu.set(mode, { seconds: 0, loads: 0, events: 0, subscriberSeconds: 0, subscriberReads: 0, browserSeconds: 0, bodies: { fetched: 0, failed: 0 }, screenshots: 0 });
+    cpu.set(mode, {
+      seconds: 0,
+      loads: 0,
+      events: 0,
+      subscriberSeconds: 0,
+      subscriberReads: 0,
+      browserSeconds: 0,
+      bodies: { fetched: 0, failed: 0 },
+      screenshots: 0,
+    });
     pageCpu.set(mode, new Map(pageSet.map((p) => [p, { loads: 0, client: 0, subscriber: 0, browser: 0, byType: {} }])));
   }
 

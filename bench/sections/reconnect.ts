@@ -88,7 +88,11 @@ export async function runReconnect(ctx: BenchContext, options: ReconnectOptions)
   return {
     options,
     kills,
-    median: { reconnectedMs: median(kills.map((k) => k.reconnectedMs)), firstEventMs: median(first), agentReportedMs: median(kills.map((k) => k.agentReportedMs)) },
+    median: {
+      reconnectedMs: median(kills.map((k) => k.reconnectedMs)),
+      firstEventMs: median(first),
+      agentReportedMs: median(kills.map((k) => k.agentReportedMs)),
+    },
     spread: { firstEventMs: [Math.min(...first), Math.max(...first)] },
   };
 }

@@ -68,7 +68,11 @@ export async function runSoak(ctx: BenchContext, options: SoakOptions): Promise<
     const t0 = monoMs();
     let deadline = Infinity; // set once the measured part starts
     const chainTimeoutMs = (options.warmupS + options.fillTimeoutS + options.durationS + 120) * 1000;
-    const chain = pages.runUntil((i) => `/p/soak?k=${i}`, () => deadline, chainTimeoutMs);
+    const chain = pages.runUntil(
+      (i) => `/p/soak?k=${i}`,
+      () => deadline,
+      chainTimeoutMs,
+    );
     chain.catch(() => undefined); // awaited below; a failure during the warm-up must not go unhandled
     const timeline: Array<[number, number, number]> = [];
     const sampler = setInterval(() => {

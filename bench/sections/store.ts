@@ -34,12 +34,32 @@ function syntheticEvent(i: number): TelemetryEvent {
   const targetId = TARGETS[i % TARGETS.length]!;
   const roll = i % 10;
   const type: EventType = roll < 6 ? 'console_log' : roll === 6 ? 'console_error' : roll < 9 ? 'network_request' : 'network_response';
-  const context = { target_id: targetId, target_type: 'page', frame_id: 'F1', loader_id: 'L1', url: 'http://127.0.0.1:8080/page.html', nav_seq: Math.floor(i / 1000) };
+  const context = {
+    target_id: targetId,
+    target_type: 'page',
+    frame_id: 'F1',
+    loader_id: 'L1',
+    url: 'http://127.0.0.1:8080/page.html',
+    nav_seq: Math.floor(i / 1000),
+  };
   const data =
     type === 'console_log' || type === 'console_error'
       ? { ...context, level: type === 'console_error' ? 'error' : 'log', text: `line ${i} ${'x'.repeat(120)}`, args: [`line ${i}`] }
-      : { ...context, request_id: `R${i}`, method: 'GET', url: `http://127.0.0.1:8080/api/${i}`, resource_type: 'Fetch', headers: { accept: '*/*', 'user-agent': 'HeadlessChrome' }, status: 200 };
-  return { ts: Date.now() * 1000, type, source: { kind: 'cdp', event: 'Runtime.consoleAPICalled', metadata: { target_id: targetId } }, data } as unknown as TelemetryEvent;
+      : {
+          ...context,
+          request_id: `R${i}`,
+          method: 'GET',
+          url: `http://127.0.0.1:8080/api/${i}`,
+          resource_type: 'Fetch',
+          headers: { accept: '*/*', 'user-agent': 'HeadlessChrome' },
+          status: 200,
+        };
+  return {
+    ts: Date.now() * 1000,
+    type,
+    source: { kind: 'cdp', event: 'Runtime.consoleAPICalled', metadata: { target_id: targetId } },
+    data,
+  } as unknown as TelemetryEvent;
 }
 
 function appendAll(log: EventLog, store: EventStore | undefined, events: number): number {
@@ -126,7 +146,7 @@ export async function runStore(ctx: BenchContext, options: { events: number; rea
         const times: number[] = [];
         let items = 0;
         for (let r = 0; r < options.reads; r++) {
-          const offset = 1 + Math.floor(((r * 7919) % 97) / 97 * (options.events - 20_000));
+          const offset = 1 + Math.floor((((r * 7919) % 97) / 97) * (options.events - 20_000));
           const page = await getPage(`${base}&${query}&offset=${query.includes('desc') ? offset + 20_000 : offset}`);
           times.push(page.ms);
           items = page.items;

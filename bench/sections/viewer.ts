@@ -198,7 +198,10 @@ function printTrace(events: TraceEvent[]): void {
       if (e === task || e.ts === undefined || task.ts === undefined || e.ts < task.ts || e.ts + e.dur! > task.ts + task.dur!) continue;
       inside.set(e.name, (inside.get(e.name) ?? 0) + e.dur!);
     }
-    const top = [...inside.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([n, d]) => `${n} ${Math.round(d / 1000)}`);
+    const top = [...inside.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 6)
+      .map(([n, d]) => `${n} ${Math.round(d / 1000)}`);
     process.stdout.write(`  long task ${Math.round(task.dur! / 1000)} ms: ${top.join(', ')}\n`);
   }
 }

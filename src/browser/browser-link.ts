@@ -58,17 +58,22 @@ export class BrowserLink {
     private readonly options: BrowserLinkOptions,
     private readonly listener: BrowserLinkListener,
   ) {
-    this.reconnector = new Reconnector(() => this.connect(), {
-      reconnected: (ms) => {
-        options.logger.info({ reconnect_duration_ms: ms }, 'CDP reconnected');
-        listener.reconnected(ms);
+    this.reconnector = new Reconnector(
+      () => this.connect(),
+      {
+        reconnected: (ms) => {
+          options.logger.info({ reconnect_duration_ms: ms }, 'CDP reconnected');
+          listener.reconnected(ms);
+        },
+        exhausted: (attempts) => {
+          options.logger.warn({ attempts }, 'CDP reconnect attempts exhausted; still trying');
+          listener.reconnectFailed(attempts);
+        },
+        attemptFailed: (attempt, err) => options.logger.debug({ attempt, err: err.message }, 'CDP reconnect attempt failed'),
       },
-      exhausted: (attempts) => {
-        options.logger.warn({ attempts }, 'CDP reconnect attempts exhausted; still trying');
-        listener.reconnectFailed(attempts);
-      },
-      attemptFailed: (attempt, err) => options.logger.debug({ attempt, err: err.message }, 'CDP reconnect attempt failed'),
-    }, undefined, options.backoff);
+      undefined,
+      options.backoff,
+    );
   }
 
   /**
@@ -181,7 +186,10 @@ export class BrowserLink {
       const exited = await Promise.race([chromium.waitForExit().then(() => true), delay(EXIT_GRACE_MS).then(() => false)]);
       if (exited) reason = 'browser_closed';
     } else if (!/^wss?:/i.test(this.options.cdpUrl!)) {
-      const reachable = await resolveBrowserWsUrl(this.options.cdpUrl!, 1000).then(() => true, () => false);
+      const reachable = await resolveBrowserWsUrl(this.options.cdpUrl!, 1000).then(
+        () => true,
+        () => false,
+      );
       if (!reachable) reason = 'browser_closed';
     }
     this.lose(connection, reason);

@@ -58,9 +58,7 @@ export function bundledPackageDir(): string | undefined {
  * directory when the home directory is not writable (a service user without a home).
  */
 export function defaultCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
-  const candidates = [env.XDG_CACHE_HOME, env.HOME ? join(env.HOME, '.cache') : join(homedir(), '.cache')].filter(
-    (dir): dir is string => Boolean(dir),
-  );
+  const candidates = [env.XDG_CACHE_HOME, env.HOME ? join(env.HOME, '.cache') : join(homedir(), '.cache')].filter((dir): dir is string => Boolean(dir));
   for (const base of candidates) {
     const root = join(base, 'browser-telemetry-agent');
     try {

@@ -107,7 +107,7 @@ export class CdpConnection {
     const id = this.nextId++;
     const text = JSON.stringify(sessionId === undefined ? { id, method, params: params ?? {} } : { id, method, params: params ?? {}, sessionId });
     return new Promise<CommandResult<M>>((resolve, reject) => {
-      this.pending.set(id, { method, resolve: resolve as (result: unknown) => void, reject });
+      this.pending.set(id, { method, resolve: resolve, reject });
       this.ws.send(text, (err) => {
         if (err === undefined || err === null) return;
         this.pending.delete(id);

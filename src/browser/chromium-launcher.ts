@@ -215,7 +215,7 @@ export class ChromiumProcess {
       clearTimeout(timer);
     }
     this.child.stderr?.destroy();
-    for (const stream of this.child.stdio.slice(3)) (stream as NodeJS.ReadableStream & { destroy?: () => void } | null)?.destroy?.();
+    for (const stream of this.child.stdio.slice(3)) (stream as (NodeJS.ReadableStream & { destroy?: () => void }) | null)?.destroy?.();
     await removeDirWithRetry(this.userDataDir);
   }
 }

@@ -147,7 +147,10 @@ const PAYLOAD_SCHEMAS: Record<ActionKind, Record<string, unknown>> = {
     },
     ['x', 'y'],
   ),
-  move_mouse: payload({ x: coordinate, y: coordinate, smooth: { type: 'boolean', default: false }, duration_ms: moveDuration, hold_keys: holdKeys }, ['x', 'y']),
+  move_mouse: payload({ x: coordinate, y: coordinate, smooth: { type: 'boolean', default: false }, duration_ms: moveDuration, hold_keys: holdKeys }, [
+    'x',
+    'y',
+  ]),
   type_text: payload(
     {
       text: { type: 'string', minLength: 1, maxLength: L.maxTextLength },

@@ -92,11 +92,7 @@ export class CursorVisibility {
     this.registrations.delete(target);
     let identifier: string | undefined;
     try {
-      identifier = await within(
-        mayFail(registration),
-        this.commandTimeoutMs,
-        'Page.addScriptToEvaluateOnNewDocument',
-      );
+      identifier = await within(mayFail(registration), this.commandTimeoutMs, 'Page.addScriptToEvaluateOnNewDocument');
     } catch (err) {
       // A hung tab: take the registration back whenever it does answer.
       void mayFail(registration.then((late) => target.send('Page.removeScriptToEvaluateOnNewDocument', { identifier: late })));

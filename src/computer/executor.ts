@@ -27,14 +27,7 @@ import { CommandTimeout, withDeadline, type InputTarget, type TargetSource } fro
 export const WHEEL_UNIT_PX = 100;
 
 /** Why an action failed: a machine-readable reason and whether it is the caller's (422) or ours (500). */
-export type FailureReason =
-  | 'no_open_tab'
-  | 'outside_viewport'
-  | 'target_closed'
-  | 'tab_unresponsive'
-  | 'browser_disconnected'
-  | 'aborted'
-  | 'cdp_error';
+export type FailureReason = 'no_open_tab' | 'outside_viewport' | 'target_closed' | 'tab_unresponsive' | 'browser_disconnected' | 'aborted' | 'cdp_error';
 
 /** A batch stopped at `index`; `completed` actions ran before it. */
 export class BatchFailure extends Error {
@@ -158,7 +151,7 @@ export class ComputerExecutor implements BatchRunner {
       case 'press_key':
       case 'scroll':
       case 'drag_mouse':
-        return await this.runInputAction(action, context);
+        return void (await this.runInputAction(action, context));
       default:
         assertNever(action);
     }
@@ -171,17 +164,17 @@ export class ComputerExecutor implements BatchRunner {
     try {
       switch (action.type) {
         case 'click_mouse':
-          return await this.click(input, action.click_mouse);
+          return void (await this.click(input, action.click_mouse));
         case 'move_mouse':
-          return await this.move(input, action.move_mouse, signal);
+          return void (await this.move(input, action.move_mouse, signal));
         case 'type_text':
-          return await this.typeText(input, action.type_text, signal);
+          return void (await this.typeText(input, action.type_text, signal));
         case 'press_key':
-          return await this.pressKeys(input, action.press_key, signal);
+          return void (await this.pressKeys(input, action.press_key, signal));
         case 'scroll':
-          return await this.scroll(input, action.scroll);
+          return void (await this.scroll(input, action.scroll));
         case 'drag_mouse':
-          return await this.drag(input, action.drag_mouse, signal);
+          return void (await this.drag(input, action.drag_mouse, signal));
         default:
           assertNever(action);
       }

@@ -19,7 +19,14 @@ import type {
 } from '../../injected/schema.ts';
 
 /** The event types a HAR is built from. */
-export const HAR_EVENT_TYPES = ['network_request', 'network_response', 'network_loading_failed', 'page_navigation', 'page_dom_content_loaded', 'page_load'] as const;
+export const HAR_EVENT_TYPES = [
+  'network_request',
+  'network_response',
+  'network_loading_failed',
+  'page_navigation',
+  'page_dom_content_loaded',
+  'page_load',
+] as const;
 
 export interface HarOptions {
   creator: { name: string; version: string };
@@ -353,7 +360,13 @@ export class HarBuilder {
 
 /** A tab's main-frame document request (a top-level navigation). */
 function isTabDocument(data: EventContext & { resource_type?: string }): boolean {
-  return data.resource_type === 'Document' && data.target_type === 'page' && data.frame_id !== undefined && data.frame_id === data.target_id && data.loader_id !== undefined;
+  return (
+    data.resource_type === 'Document' &&
+    data.target_type === 'page' &&
+    data.frame_id !== undefined &&
+    data.frame_id === data.target_id &&
+    data.loader_id !== undefined
+  );
 }
 
 function sinceStart(page: PageState, ts: number | undefined): number {
@@ -427,11 +440,13 @@ export function buildEntry(request: RequestEvent | undefined, ending: Ending, ho
       content.text = data.body;
       if (data.body_encoding === 'base64') content.encoding = 'base64';
       const kept = bodyBytes(data);
-      if (ending.truncated && data.data_length !== undefined && kept < data.data_length) content.comment = `body truncated by the agent: ${kept} of ${data.data_length} bytes kept`;
+      if (ending.truncated && data.data_length !== undefined && kept < data.data_length)
+        content.comment = `body truncated by the agent: ${kept} of ${data.data_length} bytes kept`;
     }
     if (data.status === 304) response.bodySize = 0;
     if (data.encoded_data_length !== undefined) response._transferSize = data.encoded_data_length;
-    if (ending.truncated && content.comment === undefined) comments.push('response event truncated by the agent (a header value or the body was cut, or a wanted body was over the fetch limit)');
+    if (ending.truncated && content.comment === undefined)
+      comments.push('response event truncated by the agent (a header value or the body was cut, or a wanted body was over the fetch limit)');
     if (data.encoded_data_length === undefined) comments.push('the end of this response was not reported (its document was left)');
   } else if (ending.kind === 'redirect') {
     response.status = ending.hop.status;

@@ -97,7 +97,7 @@ function checkHeaders(value: unknown): Record<string, string> | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const entries = Object.entries(value);
   if (!entries.every(([name, v]) => isHeaderName(name) && typeof v === 'string' && isHeaderValue(v))) return undefined;
-  return Object.fromEntries(entries) as Record<string, string>;
+  return Object.fromEntries(entries);
 }
 
 function checkCategories(value: unknown): EventCategory[] | undefined {

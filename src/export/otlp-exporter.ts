@@ -126,7 +126,13 @@ export class OtlpExporter implements OtlpExportStats {
     const sdkOptions = { url: config.url, headers: config.headers };
     this.exporter = config.protocol === 'http/json' ? new JsonLogExporter(sdkOptions) : new ProtobufLogExporter(sdkOptions);
     this.logger.info(
-      { url: describeUrl(config.url), protocol: config.protocol, categories: config.categories, queue_events: config.queueEvents, queue_bytes: config.queueBytes },
+      {
+        url: describeUrl(config.url),
+        protocol: config.protocol,
+        categories: config.categories,
+        queue_events: config.queueEvents,
+        queue_bytes: config.queueBytes,
+      },
       'OTLP export on',
     );
   }
@@ -169,7 +175,7 @@ export class OtlpExporter implements OtlpExportStats {
 
   /** The event log's observer: select, queue, arm the batch timer. Nothing else. */
   private readonly observe: AppendObserver = (seq, event, frame) => {
-    if (this.selected[EVENT_TYPE_CATEGORY[event.type]] !== true) return;
+    if (!this.selected[EVENT_TYPE_CATEGORY[event.type]]) return;
     const exportSeq = ++this.exportSeq;
     if (!this.queue.push(seq, exportSeq, event, frame.length)) {
       this.dropped.queue_full++;
@@ -349,7 +355,10 @@ export class OtlpExporter implements OtlpExportStats {
       this.queue.drop(left);
       this.logger.warn({ dropped: left }, 'OTLP export closed with events not sent');
     }
-    await beforeDeadline(this.exporter.shutdown().catch(() => undefined), Date.now() + 100);
+    await beforeDeadline(
+      this.exporter.shutdown().catch(() => undefined),
+      Date.now() + 100,
+    );
   }
 
   private makeResource(): Resource {

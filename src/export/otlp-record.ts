@@ -40,13 +40,7 @@ const HEADER_ATTRIBUTE: Partial<Record<EventType, string>> = {
 const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
 
 /** The record of one event; `seq` is its event log seq, `exportSeq` its place among the exported. */
-export function toLogRecord(
-  seq: number,
-  exportSeq: number,
-  event: TelemetryEvent,
-  resource: Resource,
-  scope: InstrumentationScope,
-): ReadableLogRecord {
+export function toLogRecord(seq: number, exportSeq: number, event: TelemetryEvent, resource: Resource, scope: InstrumentationScope): ReadableLogRecord {
   const time = hrTimeFromMicros(event.ts);
   const severity = severityOf(event);
   const attributes = attributesOf(seq, exportSeq, event);
@@ -99,7 +93,7 @@ function attributesOf(seq: number, exportSeq: number, event: TelemetryEvent): At
     'bta.source.kind': source.kind,
   };
   if (source.event !== undefined) attributes['bta.source.event'] = source.event;
-  if (source.metadata !== undefined) attributes['bta.source.metadata'] = source.metadata as AttributeValue;
+  if (source.metadata !== undefined) attributes['bta.source.metadata'] = source.metadata;
   if (event.truncated === true) attributes['bta.truncated'] = true;
   const data = event.data as Record<string, unknown> | undefined;
   if (data === undefined) return attributes;
@@ -152,7 +146,15 @@ function redactCredentials(url: string): string {
 }
 
 /** The event types whose log line says more than the type's name. */
-const DESCRIBED_TYPES = ['console_log', 'console_error', 'network_request', 'network_response', 'network_loading_failed', 'page_navigation', 'page_tab_opened'] as const;
+const DESCRIBED_TYPES = [
+  'console_log',
+  'console_error',
+  'network_request',
+  'network_response',
+  'network_loading_failed',
+  'page_navigation',
+  'page_tab_opened',
+] as const;
 
 /** The log line a backend shows: the message, or what the request was; else the event type. */
 function bodyOf(event: TelemetryEvent, attributes: Attributes): string {

@@ -1,4 +1,4 @@
-// API keys (SPEC §13): random secrets with a readable prefix, stored only as a SHA-256 digest and
+// API keys (docs/gateway.md): random secrets with a readable prefix, stored only as a SHA-256 digest and
 // shown afterwards only in masked form. 32 random bytes are far beyond guessing, so a fast
 // digest is enough (no password hashing needed); lookups go by digest and the match is
 // confirmed with timingSafeEqual.

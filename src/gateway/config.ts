@@ -100,10 +100,7 @@ export interface CreateKeyOptions {
 }
 
 export type GatewayCommandLine =
-  | { kind: 'serve'; config: GatewayConfig }
-  | { kind: 'create-key'; options: CreateKeyOptions }
-  | { kind: 'help'; text: string }
-  | { kind: 'version' };
+  { kind: 'serve'; config: GatewayConfig } | { kind: 'create-key'; options: CreateKeyOptions } | { kind: 'help'; text: string } | { kind: 'version' };
 
 /** Options of startGateway(): every field optional, defaults as on the command line. */
 export interface GatewayConfigOptions {
@@ -156,78 +153,123 @@ const kinds = {
 
 const STORAGE_SETTINGS = {
   dataDir: {
-    flag: 'data-dir', env: 'GATEWAY_DATA_DIR', arg: '<dir>', default: `./${DEFAULT_DATA_DIR}`,
+    flag: 'data-dir',
+    env: 'GATEWAY_DATA_DIR',
+    arg: '<dir>',
+    default: `./${DEFAULT_DATA_DIR}`,
     meaning: 'SQLite storage: the directory of gateway.sqlite3, created and migrated on start. The embedded default; needs no database server.',
     kind: kinds.nonEmpty,
   },
   databaseUrl: {
-    flag: 'database-url', env: 'GATEWAY_DATABASE_URL', arg: '<url>', default: 'none (SQLite)',
-    meaning: 'PostgreSQL storage instead of SQLite: postgres://user:password@host:port/database, migrated on start. For several gateway instances sharing one state. Excludes --data-dir.',
+    flag: 'database-url',
+    env: 'GATEWAY_DATABASE_URL',
+    arg: '<url>',
+    default: 'none (SQLite)',
+    meaning:
+      'PostgreSQL storage instead of SQLite: postgres://user:password@host:port/database, migrated on start. For several gateway instances sharing one state. Excludes --data-dir.',
     kind: kinds.databaseUrl,
   },
 } satisfies Record<string, Setting<unknown>>;
 
 const SERVE_SETTINGS = {
   host: {
-    flag: 'host', env: 'GATEWAY_HOST', arg: '<address>', default: DEFAULT_GATEWAY_HOST,
+    flag: 'host',
+    env: 'GATEWAY_HOST',
+    arg: '<address>',
+    default: DEFAULT_GATEWAY_HOST,
     meaning: 'Listen address.',
     kind: hostKind,
   },
   port: {
-    flag: 'port', env: 'GATEWAY_PORT', arg: '<port>', default: String(DEFAULT_GATEWAY_PORT),
+    flag: 'port',
+    env: 'GATEWAY_PORT',
+    arg: '<port>',
+    default: String(DEFAULT_GATEWAY_PORT),
     meaning: 'Listen port, 0 to 65535; 0 picks a free one.',
     kind: portKind,
   },
   // GATEWAY_ like every gateway variable: the agent's ALLOWED_HOSTS on the same machine must not
   // configure the gateway too.
   allowedHosts: {
-    flag: 'allowed-hosts', env: 'GATEWAY_ALLOWED_HOSTS', arg: '<names>', default: 'none',
-    meaning: 'Comma-separated host names (or IP addresses) the gateway answers to in the Host header, besides its listen address: on loopback the loopback addresses and localhost, on 0.0.0.0 or :: any IP address and localhost. Other Host headers get 421 misdirected_request (DNS rebinding).',
+    flag: 'allowed-hosts',
+    env: 'GATEWAY_ALLOWED_HOSTS',
+    arg: '<names>',
+    default: 'none',
+    meaning:
+      'Comma-separated host names (or IP addresses) the gateway answers to in the Host header, besides its listen address: on loopback the loopback addresses and localhost, on 0.0.0.0 or :: any IP address and localhost. Other Host headers get 421 misdirected_request (DNS rebinding).',
     kind: kinds.hostList,
   },
   ...STORAGE_SETTINGS,
   logLevel: {
-    flag: 'log-level', env: 'GATEWAY_LOG_LEVEL', arg: '<level>', default: 'info',
+    flag: 'log-level',
+    env: 'GATEWAY_LOG_LEVEL',
+    arg: '<level>',
+    default: 'info',
     meaning: `pino level: ${LOG_LEVELS.join(', ')}. Logs are JSON lines on stdout.`,
     kind: logLevelKind,
   },
   agentResponseTimeoutMs: {
-    flag: 'agent-response-timeout-ms', env: 'GATEWAY_AGENT_RESPONSE_TIMEOUT_MS', arg: '<ms>', default: String(DEFAULT_AGENT_RESPONSE_TIMEOUT_MS),
+    flag: 'agent-response-timeout-ms',
+    env: 'GATEWAY_AGENT_RESPONSE_TIMEOUT_MS',
+    arg: '<ms>',
+    default: String(DEFAULT_AGENT_RESPONSE_TIMEOUT_MS),
     meaning: `Longest wait for an agent's response head once the request is sent (all but the telemetry streams); then 504 browser_unavailable. ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
     kind: kinds.timeoutMs,
   },
   agentIdleTimeoutMs: {
-    flag: 'agent-idle-timeout-ms', env: 'GATEWAY_AGENT_IDLE_TIMEOUT_MS', arg: '<ms>', default: String(DEFAULT_AGENT_IDLE_TIMEOUT_MS),
+    flag: 'agent-idle-timeout-ms',
+    env: 'GATEWAY_AGENT_IDLE_TIMEOUT_MS',
+    arg: '<ms>',
+    default: String(DEFAULT_AGENT_IDLE_TIMEOUT_MS),
     meaning: `Longest an agent may leave a request or response body without a byte (all but the telemetry streams); then 504, or the response is cut. ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
     kind: kinds.timeoutMs,
   },
   agentKeepaliveMs: {
-    flag: 'agent-keepalive-ms', env: 'GATEWAY_AGENT_KEEPALIVE_MS', arg: '<ms>', default: String(DEFAULT_AGENT_KEEPALIVE_MS),
+    flag: 'agent-keepalive-ms',
+    env: 'GATEWAY_AGENT_KEEPALIVE_MS',
+    arg: '<ms>',
+    default: String(DEFAULT_AGENT_KEEPALIVE_MS),
     meaning: `The agents' --keepalive-ms: a telemetry stream without a byte for 3 such periods has a dead agent and is ended (504 before its head). ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
     kind: kinds.timeoutMs,
   },
   archiveFollow: {
-    flag: 'archive-follow', env: 'GATEWAY_ARCHIVE_FOLLOW', arg: '<on|off>', default: 'on',
-    meaning: "Whether this instance follows live sessions' telemetry streams into the archive (one instance per session, by lease). off: it only serves reads from the archive.",
+    flag: 'archive-follow',
+    env: 'GATEWAY_ARCHIVE_FOLLOW',
+    arg: '<on|off>',
+    default: 'on',
+    meaning:
+      "Whether this instance follows live sessions' telemetry streams into the archive (one instance per session, by lease). off: it only serves reads from the archive.",
     kind: kinds.onOff,
   },
   archiveRetainDays: {
-    flag: 'archive-retain-days', env: 'GATEWAY_ARCHIVE_RETAIN_DAYS', arg: '<days>', default: String(DEFAULT_ARCHIVE_RETAIN_DAYS),
+    flag: 'archive-retain-days',
+    env: 'GATEWAY_ARCHIVE_RETAIN_DAYS',
+    arg: '<days>',
+    default: String(DEFAULT_ARCHIVE_RETAIN_DAYS),
     meaning: `Days an archived event is kept; an ended session goes with its last event. 1 to ${MAX_ARCHIVE_RETAIN_DAYS}.`,
     kind: kinds.retainDays,
   },
   archiveSilenceMs: {
-    flag: 'archive-silence-ms', env: 'GATEWAY_ARCHIVE_SILENCE_MS', arg: '<ms>', default: String(DEFAULT_ARCHIVE_SILENCE_MS),
+    flag: 'archive-silence-ms',
+    env: 'GATEWAY_ARCHIVE_SILENCE_MS',
+    arg: '<ms>',
+    default: String(DEFAULT_ARCHIVE_SILENCE_MS),
     meaning: `A live session whose agent has not answered for this long (vanished without a DELETE) is marked ended. ${ARCHIVE_SILENCE_MS_MIN} to ${ARCHIVE_SILENCE_MS_MAX}.`,
     kind: kinds.silenceMs,
   },
   archiveLeaseMs: {
-    flag: 'archive-lease-ms', env: 'GATEWAY_ARCHIVE_LEASE_MS', arg: '<ms>', default: String(DEFAULT_ARCHIVE_LEASE_MS),
+    flag: 'archive-lease-ms',
+    env: 'GATEWAY_ARCHIVE_LEASE_MS',
+    arg: '<ms>',
+    default: String(DEFAULT_ARCHIVE_LEASE_MS),
     meaning: `How long an instance's claim to follow a session lasts unless renewed (every third of it); a dead instance's sessions are taken over within 4/3 of it. ${ARCHIVE_LEASE_MS_MIN} to ${ARCHIVE_LEASE_MS_MAX}.`,
     kind: kinds.leaseMs,
   },
   viewerSecret: {
-    flag: 'viewer-secret', env: 'GATEWAY_VIEWER_SECRET', arg: '<secret>', default: 'random per process',
+    flag: 'viewer-secret',
+    env: 'GATEWAY_VIEWER_SECRET',
+    arg: '<secret>',
+    default: 'random per process',
     meaning: `Signs the live viewer's one-time links and cookies (docs/viewer.md "Through the gateway"); at least ${MIN_VIEWER_SECRET_CHARS} characters, e.g. from openssl rand -base64 32. Every instance behind one address must have the same one. Without it each process makes its own: a link or a viewer then works only on the instance that minted it, and not after a restart. Prefer the environment variable (a flag shows in the process list).`,
     kind: kinds.viewerSecret,
   },
@@ -235,17 +277,23 @@ const SERVE_SETTINGS = {
 
 const CREATE_KEY_SETTINGS = {
   name: {
-    flag: 'name', arg: '<name>', default: 'required',
+    flag: 'name',
+    arg: '<name>',
+    default: 'required',
     meaning: 'Label of the new key (1 to 255 characters).',
     kind: kinds.keyName,
   },
   project: {
-    flag: 'project', arg: '<id|name>', default: 'none (organization-wide)',
+    flag: 'project',
+    arg: '<id|name>',
+    default: 'none (organization-wide)',
     meaning: 'Scope the key to this project (its id or name); without it the key is organization-wide.',
     kind: kinds.nonEmpty,
   },
   daysToExpire: {
-    flag: 'days-to-expire', arg: '<days>', default: 'never',
+    flag: 'days-to-expire',
+    arg: '<days>',
+    default: 'never',
     meaning: `Days until the key expires, 1 to ${MAX_DAYS_TO_EXPIRE}.`,
     kind: kinds.days,
   },
@@ -368,33 +416,37 @@ export function resolveGatewayConfig(options: GatewayConfigOptions = {}): Gatewa
 }
 
 export function gatewayHelpText(): string {
-  return [
-    'Usage: browser-telemetry-gateway [options]',
-    '       browser-telemetry-gateway create-key --name <name> [--project <id|name>] [options]',
-    '',
-    'Control plane in front of browser-telemetry agents: projects, API keys, bearer auth, the',
-    'public browser paths forwarded to each session\'s agent, and the archive of every session\'s',
-    'telemetry, readable after the session ends. Every option can also be set by its environment',
-    'variable; a flag wins over its variable, and an empty variable counts as unset.',
-    '',
-    'Options:',
-    ...optionHelpLines(Object.values(SERVE_SETTINGS)),
-    `  -h, --help`.padEnd(34) + '  Print this help and exit (create-key --help: that command\'s).',
-    `  -v, --version`.padEnd(34) + '  Print the version and exit.',
-    '',
-    'Invalid values exit with status 2 and one line on stderr.',
-  ].join('\n') + '\n';
+  return (
+    [
+      'Usage: browser-telemetry-gateway [options]',
+      '       browser-telemetry-gateway create-key --name <name> [--project <id|name>] [options]',
+      '',
+      'Control plane in front of browser-telemetry agents: projects, API keys, bearer auth, the',
+      "public browser paths forwarded to each session's agent, and the archive of every session's",
+      'telemetry, readable after the session ends. Every option can also be set by its environment',
+      'variable; a flag wins over its variable, and an empty variable counts as unset.',
+      '',
+      'Options:',
+      ...optionHelpLines(Object.values(SERVE_SETTINGS)),
+      `  -h, --help`.padEnd(34) + "  Print this help and exit (create-key --help: that command's).",
+      `  -v, --version`.padEnd(34) + '  Print the version and exit.',
+      '',
+      'Invalid values exit with status 2 and one line on stderr.',
+    ].join('\n') + '\n'
+  );
 }
 
 export function createKeyHelpText(): string {
-  return [
-    'Usage: browser-telemetry-gateway create-key --name <name> [--project <id|name>] [options]',
-    '',
-    'Creates an API key in the gateway\'s storage (creating and migrating it when new) and prints',
-    'the key on stdout, once: it is stored only as a digest. Details go to stderr.',
-    '',
-    'Options:',
-    ...optionHelpLines(Object.values(CREATE_KEY_SETTINGS)),
-    `  -h, --help`.padEnd(34) + '  Print this help and exit.',
-  ].join('\n') + '\n';
+  return (
+    [
+      'Usage: browser-telemetry-gateway create-key --name <name> [--project <id|name>] [options]',
+      '',
+      "Creates an API key in the gateway's storage (creating and migrating it when new) and prints",
+      'the key on stdout, once: it is stored only as a digest. Details go to stderr.',
+      '',
+      'Options:',
+      ...optionHelpLines(Object.values(CREATE_KEY_SETTINGS)),
+      `  -h, --help`.padEnd(34) + '  Print this help and exit.',
+    ].join('\n') + '\n'
+  );
 }

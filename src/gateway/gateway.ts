@@ -96,7 +96,10 @@ export async function startGatewayWithConfig(config: GatewayConfig, extras: Gate
     // docs/viewer.md "Through the gateway".
     logger.info('no --viewer-secret: viewer links and cookies work only on this instance, until it restarts');
   }
-  logger.info({ url, storage: describeStorage(config.storage), schema_version: migration.version, archive: config.archive, instance: archive.keeper.instanceId }, 'listening');
+  logger.info(
+    { url, storage: describeStorage(config.storage), schema_version: migration.version, archive: config.archive, instance: archive.keeper.instanceId },
+    'listening',
+  );
 
   let closing: Promise<void> | undefined;
   return {
@@ -110,7 +113,10 @@ export async function startGatewayWithConfig(config: GatewayConfig, extras: Gate
     close() {
       // Streams first (they read the archive), then the archive (its queue is committed and its
       // leases released for the other instances), then the database.
-      closing ??= app.close().then(() => archive.close()).then(() => store.db.close());
+      closing ??= app
+        .close()
+        .then(() => archive.close())
+        .then(() => store.db.close());
       return closing;
     },
   };

@@ -109,5 +109,5 @@ function actionAt(body: unknown, pointer: string): { type?: unknown } | undefine
   const index = /^\/actions\/(\d+)(\/|$)/.exec(pointer)?.[1];
   if (index === undefined) return undefined;
   const action = (body as { actions?: unknown[] } | undefined)?.actions?.[Number(index)];
-  return typeof action === 'object' && action !== null ? (action as { type?: unknown }) : undefined;
+  return typeof action === 'object' && action !== null ? action : undefined;
 }

@@ -5,15 +5,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  ApiError,
-  DEFAULT_STATUS,
-  internalError,
-  invalidInput,
-  isApiErrorCode,
-  notFound,
-  type ErrorDetail,
-} from './errors.ts';
+import { ApiError, DEFAULT_STATUS, internalError, invalidInput, isApiErrorCode, notFound, type ErrorDetail } from './errors.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { RouteMethods } from './route-methods.ts';
 
@@ -48,11 +40,7 @@ export function installErrorHandling(app: FastifyInstance): void {
 
 /** Sends the error body of either program's ApiError. */
 export function sendError(reply: FastifyReply, error: ApiError<string>): void {
-  reply
-    .code(error.status)
-    .headers(error.headers)
-    .type('application/json; charset=utf-8')
-    .send(error.toBody());
+  reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(error.toBody());
 }
 
 /** fastify `frameworkErrors` option: bad URL encoding, over-long params. */

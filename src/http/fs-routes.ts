@@ -76,7 +76,7 @@ async function writeRequestBody(request: FastifyRequest, deps: HttpDeps): Promis
   if (request.body !== undefined && !(request.body instanceof Readable)) {
     throw badRequest('the body must be sent as application/octet-stream');
   }
-  const body = request.body as Readable | undefined;
+  const body = request.body;
   const length = Number(request.headers['content-length']);
   await writeFileAtomic(target, body ? body.iterator({ destroyOnReturn: false }) : emptyBody(), {
     maxBytes: deps.maxUploadBytes ?? DEFAULT_LIMITS.maxUploadBytes,

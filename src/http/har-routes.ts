@@ -87,7 +87,10 @@ export function registerHarRoutes(app: FastifyInstance, deps: HttpDeps, auth: Be
       const bound = (name: 'since' | 'until', text: string | undefined): number | undefined => {
         if (text === undefined) return undefined;
         const value = parseTimeBound(text, now);
-        if (value === undefined) throw invalidInput(`${name}: expected an RFC 3339 time or a duration like 5m`, [{ code: 'invalid_input', message: 'expected an RFC 3339 time or a duration like 5m', field: name }]);
+        if (value === undefined)
+          throw invalidInput(`${name}: expected an RFC 3339 time or a duration like 5m`, [
+            { code: 'invalid_input', message: 'expected an RFC 3339 time or a duration like 5m', field: name },
+          ]);
         return value;
       };
       const sinceTs = bound('since', query.since);
@@ -99,10 +102,7 @@ export function registerHarRoutes(app: FastifyInstance, deps: HttpDeps, auth: Be
       );
       const body = Readable.from(pieces, { objectMode: false });
       body.on('error', (err) => request.log.warn({ err: err.message }, 'har export failed while streaming'));
-      return reply
-        .type('application/json; charset=utf-8')
-        .header('Content-Disposition', `attachment; filename="${deps.sessionId}.har"`)
-        .send(body);
+      return reply.type('application/json; charset=utf-8').header('Content-Disposition', `attachment; filename="${deps.sessionId}.har"`).send(body);
     },
   );
 }

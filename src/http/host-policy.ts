@@ -99,7 +99,7 @@ export class HostPolicy {
 export function hostListKind(): ValueKind<string[]> {
   const canonical = (names: readonly unknown[]): string[] | undefined => {
     const hosts = names.map((name) => (typeof name === 'string' ? canonicalHostname(name.trim()) : undefined));
-    return hosts.length > 0 && hosts.every((h) => h !== undefined) ? [...new Set(hosts as string[])] : undefined;
+    return hosts.length > 0 && hosts.every((h) => h !== undefined) ? [...new Set(hosts)] : undefined;
   };
   return {
     expected: 'a comma-separated list of host names or IP addresses, without ports',
@@ -108,4 +108,3 @@ export function hostListKind(): ValueKind<string[]> {
     fromValue: (value) => (Array.isArray(value) ? (value.length === 0 ? [] : canonical(value)) : undefined),
   };
 }
-

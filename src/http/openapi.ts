@@ -27,8 +27,12 @@ export function registerOpenApi(app: FastifyInstance, version: string): void {
     // validate; its request body is described here instead.
     transform: ({ schema, url }) => {
       if (url !== '/browsers/:id/fs/write_file') return { schema, url };
-      const transformed = { ...(schema as object), consumes: ['application/octet-stream'], body: { type: 'string', format: 'binary', description: 'The file contents' } };
-      return { schema: transformed as typeof schema, url };
+      const transformed = {
+        ...(schema as object),
+        consumes: ['application/octet-stream'],
+        body: { type: 'string', format: 'binary', description: 'The file contents' },
+      };
+      return { schema: transformed, url };
     },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

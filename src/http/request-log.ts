@@ -33,7 +33,8 @@ export class OneLinePerRequest extends LogController {
 }
 
 /** Query parameters whose values are secrets: never written to a log. */
-const SECRET_PARAMS = /^(token|access_token|id_token|refresh_token|session_token|api_key|apikey|key|secret|client_secret|password|passwd|auth|authorization|signature|sig|jwt|code)$/i;
+const SECRET_PARAMS =
+  /^(token|access_token|id_token|refresh_token|session_token|api_key|apikey|key|secret|client_secret|password|passwd|auth|authorization|signature|sig|jwt|code)$/i;
 
 /** `url` with the value of every secret-named query parameter replaced by `[REDACTED]`. */
 export function redactUrl(url: string): string {

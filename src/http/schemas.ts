@@ -73,7 +73,12 @@ export const bodyPolicyProperties = {
     items: { type: 'string' },
     description: 'MIME allow-list: type/subtype, type/* or a +suffix such as +json (default: the textual types)',
   },
-  max_bytes: { type: 'integer', minimum: 0, maximum: 2 ** 31 - 1, description: 'UTF-8 bytes of body kept; longer bodies are cut and marked truncated (start value --max-body-bytes)' },
+  max_bytes: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 2 ** 31 - 1,
+    description: 'UTF-8 bytes of body kept; longer bodies are cut and marked truncated (start value --max-body-bytes)',
+  },
 } as const;
 
 const SILENT = new Set<string>(SILENT_CATEGORIES);

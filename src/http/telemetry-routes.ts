@@ -65,7 +65,12 @@ const historyQuerySchema = {
   properties: {
     offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'The seq to continue from (X-Next-Offset of the previous page)' },
     limit: { type: 'integer', minimum: 1, maximum: HISTORY_MAX_LIMIT, default: HISTORY_DEFAULT_LIMIT, description: 'Events per page' },
-    order: { type: 'string', enum: ['asc', 'desc'], default: 'asc', description: 'asc: oldest first from offset or since; desc: newest first, ending at offset or until' },
+    order: {
+      type: 'string',
+      enum: ['asc', 'desc'],
+      default: 'asc',
+      description: 'asc: oldest first from offset or since; desc: newest first, ending at offset or until',
+    },
     since: { type: 'string', description: 'RFC 3339 time or a duration like 5m (that long ago); default 5m; ignored when offset is set; 400 with order=desc' },
     until: { type: 'string', description: 'RFC 3339 time or a duration like 5m (that long ago); exclusive' },
     ...filterProperties,
@@ -123,7 +128,7 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, au
     {
       onRequest: browserGuard(deps, auth, 'telemetry:read'),
       schema: {
-        summary: 'A page of the session\'s telemetry history, filtered (scope telemetry:read)',
+        summary: "A page of the session's telemetry history, filtered (scope telemetry:read)",
         description:
           'The body is a JSON array of envelopes exactly as on the stream. Page with offset: X-Next-Offset names the seq to continue from, X-Has-More says whether more matched. Served from the durable store when there is one, else from the RAM ring.',
         tags: ['telemetry'],
@@ -144,11 +149,17 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, au
       const filter = parseFilter(query);
       const order = query.order ?? 'asc';
       const now = Date.now();
-      if (order === 'desc' && query.since !== undefined) throw invalidInput('since: not allowed with order=desc (a desc page ends at offset or until)', [{ code: 'invalid_input', message: 'not allowed with order=desc', field: 'since' }]);
+      if (order === 'desc' && query.since !== undefined)
+        throw invalidInput('since: not allowed with order=desc (a desc page ends at offset or until)', [
+          { code: 'invalid_input', message: 'not allowed with order=desc', field: 'since' },
+        ]);
       const bound = (name: 'since' | 'until', text: string | undefined): number | undefined => {
         if (text === undefined) return undefined;
         const value = parseTimeBound(text, now);
-        if (value === undefined) throw invalidInput(`${name}: expected an RFC 3339 time or a duration like 5m`, [{ code: 'invalid_input', message: 'expected an RFC 3339 time or a duration like 5m', field: name }]);
+        if (value === undefined)
+          throw invalidInput(`${name}: expected an RFC 3339 time or a duration like 5m`, [
+            { code: 'invalid_input', message: 'expected an RFC 3339 time or a duration like 5m', field: name },
+          ]);
         return value;
       };
       const page = history.read({

@@ -111,7 +111,10 @@ export class ViewerAuth {
   /** A one-time ticket for the viewer of `sessionId`. */
   mintTicket(sessionId: string, subject?: string): { ticket: string; expiresAt: number } {
     const expiresAt = this.now() + this.ticketTtlMs;
-    return { ticket: this.sign({ k: 'ticket', sid: sessionId, exp: expiresAt, jti: randomId(), ...(subject === undefined ? {} : { sub: subject }) }), expiresAt };
+    return {
+      ticket: this.sign({ k: 'ticket', sid: sessionId, exp: expiresAt, jti: randomId(), ...(subject === undefined ? {} : { sub: subject }) }),
+      expiresAt,
+    };
   }
 
   /**

@@ -84,7 +84,10 @@ export function registerViewerRoutes(app: FastifyInstance, deps: HttpDeps, auth:
       const { id } = request.params as BrowserParams;
       const { ticket, expiresAt } = viewerAuth.mintTicket(id);
       const url = `${originOf(request)}/browsers/${encodeURIComponent(id)}/viewer/open?${TICKET_PARAM}=${ticket}`;
-      return reply.code(201).header('Cache-Control', 'no-store').send({ url, expires_at: new Date(expiresAt).toISOString() });
+      return reply
+        .code(201)
+        .header('Cache-Control', 'no-store')
+        .send({ url, expires_at: new Date(expiresAt).toISOString() });
     },
   );
 

@@ -21,7 +21,7 @@ export interface MetricsSources {
  * Mirrors totals owned elsewhere into a prom-client counter (which can only be incremented):
  * each scrape adds the growth since the last one, per label set.
  */
-function totalsMirror(): (counter: Counter<string>, total: number, labels?: Record<string, string>) => void {
+function totalsMirror(): (counter: Counter, total: number, labels?: Record<string, string>) => void {
   const last = new Map<string, number>();
   return (counter, total, labels) => {
     const key = labels === undefined ? '' : JSON.stringify(labels);

@@ -36,7 +36,14 @@ export class HistoryReader {
     const sinceTs = request.offset === undefined ? request.sinceTs : undefined;
     const rows =
       this.store !== undefined && this.store.isPersisting
-        ? this.store.query({ filter: request.filter, order: request.order, fromSeq: request.offset, sinceTs, untilTs: request.untilTs, limit: request.limit + 1 })
+        ? this.store.query({
+            filter: request.filter,
+            order: request.order,
+            fromSeq: request.offset,
+            sinceTs,
+            untilTs: request.untilTs,
+            limit: request.limit + 1,
+          })
         : this.fromRing(request, sinceTs);
     const hasMore = rows.length > request.limit;
     const page = hasMore ? rows.slice(0, request.limit) : rows;

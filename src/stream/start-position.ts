@@ -41,11 +41,7 @@ export function resolveStartSeq(log: LogPosition, lastEventId: string | undefine
  */
 export type ResumeStatus = 'exact' | 'gap' | 'reset';
 
-export function resolveStart(
-  log: LogPosition,
-  lastEventId: string | undefined,
-  replayAll: boolean,
-): { startSeq: number; resume: ResumeStatus | undefined } {
+export function resolveStart(log: LogPosition, lastEventId: string | undefined, replayAll: boolean): { startSeq: number; resume: ResumeStatus | undefined } {
   if (lastEventId !== undefined) {
     const last = parseLastEventId(lastEventId);
     if (last > log.latestSeq) return { startSeq: log.oldestSeq, resume: 'reset' };

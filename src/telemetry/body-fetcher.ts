@@ -130,12 +130,8 @@ export class BodyFetcher {
     this.timers.add(timer);
     const command: Promise<BodyResult> =
       job.kind === 'Network.getResponseBody'
-        ? this.connection
-            .send('Network.getResponseBody', { requestId: job.requestId }, job.sessionId)
-            .then((r) => asBody(r.body, r.base64Encoded))
-        : this.connection
-            .send('Network.getRequestPostData', { requestId: job.requestId }, job.sessionId)
-            .then((r) => asBody(r.postData, r.base64Encoded));
+        ? this.connection.send('Network.getResponseBody', { requestId: job.requestId }, job.sessionId).then((r) => asBody(r.body, r.base64Encoded))
+        : this.connection.send('Network.getRequestPostData', { requestId: job.requestId }, job.sessionId).then((r) => asBody(r.postData, r.base64Encoded));
     command.then(finish, (err: unknown) => finish(isEviction(err) ? EVICTED : FAILED));
   }
 }

@@ -101,7 +101,8 @@ export function validateBodyPolicyPatch(value: unknown, path: string): Array<{ f
     if (key === 'enabled') {
       if (typeof v !== 'boolean') problems.push({ field, message: 'must be a boolean' });
     } else if (key === 'max_bytes') {
-      if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > MAX_BYTES_LIMIT) problems.push({ field, message: `must be an integer from 0 to ${MAX_BYTES_LIMIT}` });
+      if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > MAX_BYTES_LIMIT)
+        problems.push({ field, message: `must be an integer from 0 to ${MAX_BYTES_LIMIT}` });
     } else if (key === 'resource_types' || key === 'mime_types') {
       if (!Array.isArray(v)) {
         problems.push({ field, message: 'must be an array of strings' });

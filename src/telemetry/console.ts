@@ -31,11 +31,7 @@ interface TranslatedConsoleError {
 export type Translated = TranslatedConsoleLog | TranslatedConsoleError;
 
 /** `Runtime.consoleAPICalled`: type `error` → console_error, any other type → console_log. */
-export function translateConsoleApiCalled(
-  params: Protocol.Runtime.ConsoleAPICalledEvent,
-  ctx: EventContext,
-  limits: Limits,
-): Translated {
+export function translateConsoleApiCalled(params: Protocol.Runtime.ConsoleAPICalledEvent, ctx: EventContext, limits: Limits): Translated {
   const cdpArgs = params.args;
   const maxBytes = limits.maxConsoleTextBytes;
   let truncated = cdpArgs.length > limits.maxConsoleArgs;
@@ -68,17 +64,11 @@ export function translateConsoleApiCalled(
   if (enforceDataLimit(data, limits.maxEventDataBytes)) truncated = true;
 
   const ts = epochMsToUs(params.timestamp);
-  return params.type === 'error'
-    ? { type: 'console_error', ts, data: data as ConsoleErrorData, truncated }
-    : { type: 'console_log', ts, data, truncated };
+  return params.type === 'error' ? { type: 'console_error', ts, data: data as ConsoleErrorData, truncated } : { type: 'console_log', ts, data, truncated };
 }
 
 /** `Runtime.exceptionThrown` → console_error with the message as DevTools shows it. */
-export function translateExceptionThrown(
-  params: Protocol.Runtime.ExceptionThrownEvent,
-  ctx: EventContext,
-  limits: Limits,
-): Translated {
+export function translateExceptionThrown(params: Protocol.Runtime.ExceptionThrownEvent, ctx: EventContext, limits: Limits): Translated {
   const details = params.exceptionDetails;
   const capped = truncateUtf8(exceptionText(details), limits.maxConsoleTextBytes);
   let truncated = capped.cut;
@@ -108,9 +98,7 @@ function exceptionText(details: Protocol.Runtime.ExceptionDetails): string {
   const exception = details.exception;
   if (!exception) return details.text;
   const message =
-    exception.subtype === 'error' && exception.description !== undefined
-      ? stripStackFrames(exception.description)
-      : renderRemoteObject(exception);
+    exception.subtype === 'error' && exception.description !== undefined ? stripStackFrames(exception.description) : renderRemoteObject(exception);
   return details.text ? `${details.text} ${message}` : message;
 }
 

@@ -73,7 +73,9 @@ export function networkEnableParams(limits: Limits): Protocol.Network.EnableRequ
  * 16 MiB per tab for at most 5 s, body-schedule.ts) rather than for a page's whole traffic, and
  * allocated only as bodies arrive, the oldest dropped beyond it.
  */
-export function durableBufferParams(limits: Limits): Protocol.Network.ConfigureDurableMessagesRequest & { maxTotalBufferSize: number; maxResourceBufferSize: number } {
+export function durableBufferParams(
+  limits: Limits,
+): Protocol.Network.ConfigureDurableMessagesRequest & { maxTotalBufferSize: number; maxResourceBufferSize: number } {
   const resource = resourceBufferSize(limits);
   return { maxTotalBufferSize: Math.min(INT32_MAX, Math.max(32 * MiB, 16 * resource)), maxResourceBufferSize: resource };
 }
@@ -354,7 +356,11 @@ export class NetworkFamily implements TelemetryFamily {
   private emitRequest(params: Protocol.Network.RequestWillBeSentEvent, ctx: EventContext, postData: FetchedBody | undefined, state: TargetState): void {
     if (!this.host.isOn('network')) return;
     const t = translateRequestWillBeSent(params, ctx, this.host.limits, postData);
-    this.host.emit('network_request', this.host.clock.fromMonotonicSeconds(params.timestamp), t.data, { truncated: t.truncated, method: 'Network.requestWillBeSent', origin: state });
+    this.host.emit('network_request', this.host.clock.fromMonotonicSeconds(params.timestamp), t.data, {
+      truncated: t.truncated,
+      method: 'Network.requestWillBeSent',
+      origin: state,
+    });
   }
 
   /** Emits the response; only then does the request stop counting toward network_idle. */
@@ -368,7 +374,11 @@ export class NetworkFamily implements TelemetryFamily {
     try {
       if (!this.host.isOn('network')) return;
       const t = translateResponse(record.ctx, record.method, received, outcome, this.host.limits, { finished, decodedBytes: record.decodedBytes });
-      this.host.emit('network_response', this.host.clock.fromMonotonicSeconds(finished.timestamp), t.data, { truncated: t.truncated, method: 'Network.loadingFinished', origin: state });
+      this.host.emit('network_response', this.host.clock.fromMonotonicSeconds(finished.timestamp), t.data, {
+        truncated: t.truncated,
+        method: 'Network.loadingFinished',
+        origin: state,
+      });
     } finally {
       record.idle?.requestEnded(record.id);
     }
@@ -379,7 +389,11 @@ export class NetworkFamily implements TelemetryFamily {
     const emit = (): void => {
       if (!this.host.isOn('network')) return;
       const t = translateResponse(record.ctx, record.method, received, NO_BODY, this.host.limits);
-      this.host.emit('network_response', this.host.clock.nowUs(), t.data, { truncated: t.truncated, method: 'Network.responseReceived', origin: record.receivedOn });
+      this.host.emit('network_response', this.host.clock.nowUs(), t.data, {
+        truncated: t.truncated,
+        method: 'Network.responseReceived',
+        origin: record.receivedOn,
+      });
     };
     if (record.requestEvent !== undefined) record.requestEvent.then(emit).catch(this.onAsyncError);
     else emit();
@@ -391,7 +405,11 @@ export class NetworkFamily implements TelemetryFamily {
       const ctx = record !== undefined ? record.ctx : partialContext(state.target, this.host.tracker.navSeqOf(state.target));
       const resourceType = record !== undefined ? (record.resourceType ?? params.type) : undefined;
       const t = translateLoadingFailed(params, ctx, resourceType, this.host.limits);
-      this.host.emit('network_loading_failed', this.host.clock.fromMonotonicSeconds(params.timestamp), t.data, { truncated: t.truncated, method: 'Network.loadingFailed', origin: state });
+      this.host.emit('network_loading_failed', this.host.clock.fromMonotonicSeconds(params.timestamp), t.data, {
+        truncated: t.truncated,
+        method: 'Network.loadingFailed',
+        origin: state,
+      });
     } finally {
       record?.idle?.requestEnded(record.id);
     }
@@ -412,13 +430,7 @@ export class NetworkFamily implements TelemetryFamily {
 
   // ---- bookkeeping ------------------------------------------------------------------------------
 
-  private track(
-    id: string,
-    target: AttachedTarget,
-    navSeq: number | undefined,
-    resourceType: string | undefined,
-    ctx: EventContext,
-  ): RequestRecord {
+  private track(id: string, target: AttachedTarget, navSeq: number | undefined, resourceType: string | undefined, ctx: EventContext): RequestRecord {
     const tab = target.tab;
     const counts = tab !== undefined && (resourceType === undefined || !LONG_LIVED_TYPES.has(resourceType));
     const idle = counts ? this.machineFor(tab) : undefined;

@@ -54,11 +54,7 @@ export interface BodyOutcome {
  * The context of a request, fixed when it starts (docs/events.md#the-event-context): the reporting target, the frame
  * and loader of the request, the request URL and the tab's nav_seq at that moment.
  */
-export function requestContext(
-  params: Protocol.Network.RequestWillBeSentEvent,
-  target: NetworkTarget,
-  navSeq: number | undefined,
-): EventContext {
+export function requestContext(params: Protocol.Network.RequestWillBeSentEvent, target: NetworkTarget, navSeq: number | undefined): EventContext {
   return networkContext(target, params.frameId, params.loaderId, requestUrl(params.request), navSeq);
 }
 
@@ -66,11 +62,7 @@ export function requestContext(
  * The context of a request first seen at its response: it began before the agent attached (or
  * before Network was enabled, like a service worker's own script). What the response tells.
  */
-export function responseContext(
-  params: Protocol.Network.ResponseReceivedEvent,
-  target: NetworkTarget,
-  navSeq: number | undefined,
-): EventContext {
+export function responseContext(params: Protocol.Network.ResponseReceivedEvent, target: NetworkTarget, navSeq: number | undefined): EventContext {
   return networkContext(target, params.frameId, params.loaderId, params.response.url || undefined, navSeq);
 }
 
@@ -194,7 +186,8 @@ export function translateResponse(
   }
   if (enforceDataLimit(data, limits.maxEventDataBytes)) truncated = true;
   // A base64 body cut by the data limit keeps whole 4-character groups.
-  if (data.body_encoding !== undefined && data.body !== undefined && data.body.length % 4 !== 0) data.body = data.body.slice(0, data.body.length - (data.body.length % 4));
+  if (data.body_encoding !== undefined && data.body !== undefined && data.body.length % 4 !== 0)
+    data.body = data.body.slice(0, data.body.length - (data.body.length % 4));
   return { data, truncated };
 }
 
@@ -333,9 +326,8 @@ export function capHeaders(headers: Protocol.Network.Headers, maxBytes: number):
     if (value.length * 3 <= maxBytes) continue;
     const capped = truncateUtf8(value, maxBytes);
     if (!capped.cut) continue;
-    copy ??= { ...(headers as HeaderMap) };
+    copy ??= { ...headers };
     copy[name] = capped.value;
   }
-  return copy === undefined ? { value: headers as HeaderMap, cut: false } : { value: copy, cut: true };
+  return copy === undefined ? { value: headers, cut: false } : { value: copy, cut: true };
 }
-

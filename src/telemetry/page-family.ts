@@ -39,7 +39,10 @@ export class PageFamily implements TelemetryFamily {
     this.announcedTabs.add(info.targetId);
     if (!this.host.admits('page')) return;
     const event = translateTabOpened(info);
-    this.host.emit('page_tab_opened', this.host.clock.nowUs(), event, { method: 'Target.targetCreated', origin: { target_id: info.targetId, target_type: info.type } });
+    this.host.emit('page_tab_opened', this.host.clock.nowUs(), event, {
+      method: 'Target.targetCreated',
+      origin: { target_id: info.targetId, target_type: info.type },
+    });
   }
 
   /** A page_layout_shift reported by any frame of the tab that contains `state`'s target. */

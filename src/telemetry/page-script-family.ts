@@ -202,10 +202,10 @@ export class PageScriptFamily implements TelemetryFamily {
   private readonly onBindingCalled = (params: Protocol.Runtime.BindingCalledEvent, state: TargetState): void => {
     if (params.name !== BINDING_NAME) return;
     const sessionId = state.target.sessionId;
-    if (!this.worldContexts.get(sessionId)?.has(params.executionContextId)) return this.drop('invalid_report', state, 'not from the page script world');
-    if (!this.bucketOf(sessionId).take()) return this.drop('rate_limit', state, 'over the rate limit');
+    if (!this.worldContexts.get(sessionId)?.has(params.executionContextId)) return void this.drop('invalid_report', state, 'not from the page script world');
+    if (!this.bucketOf(sessionId).take()) return void this.drop('rate_limit', state, 'over the rate limit');
     const parsed = parsePageScriptReport(params.payload);
-    if (!parsed.ok) return this.drop('invalid_report', state, parsed.reason);
+    if (!parsed.ok) return void this.drop('invalid_report', state, parsed.reason);
     const report = parsed.report;
     if (!this.host.admits(EVENT_CATEGORY[report.type]!)) return;
     // Binding calls carry no timestamp: the event time is when the agent received the report.
@@ -314,21 +314,22 @@ export class PageScriptFamily implements TelemetryFamily {
     const { state, contextId } = entries[0]!;
     const global = `globalThis[${JSON.stringify(PAGE_SCRIPT_GLOBAL)}]`;
     const expression = `[${entries.map((e) => `${global}.takeLcpElement(${e.ref})`).join(',')}]`;
-    state.target
-      .send('Runtime.evaluate', { expression, contextId, silent: true, serializationOptions: { serialization: 'deep', maxDepth: 1 } })
-      .then(
-        ({ result }) => {
-          if (result.objectId) void state.target.sendMayFail('Runtime.releaseObject', { objectId: result.objectId });
-          const items = result.deepSerializedValue?.type === 'array' ? (result.deepSerializedValue.value as Array<{ type?: string; value?: { backendNodeId?: unknown } }>) : [];
-          entries.forEach((entry, i) => {
-            const node = items[i]?.type === 'node' ? items[i]!.value : undefined;
-            entry.emit(typeof node?.backendNodeId === 'number' ? node.backendNodeId : undefined);
-          });
-        },
-        () => {
-          for (const entry of entries) entry.emit(undefined);
-        },
-      );
+    state.target.send('Runtime.evaluate', { expression, contextId, silent: true, serializationOptions: { serialization: 'deep', maxDepth: 1 } }).then(
+      ({ result }) => {
+        if (result.objectId) void state.target.sendMayFail('Runtime.releaseObject', { objectId: result.objectId });
+        const items =
+          result.deepSerializedValue?.type === 'array'
+            ? (result.deepSerializedValue.value as Array<{ type?: string; value?: { backendNodeId?: unknown } }>)
+            : [];
+        entries.forEach((entry, i) => {
+          const node = items[i]?.type === 'node' ? items[i].value : undefined;
+          entry.emit(typeof node?.backendNodeId === 'number' ? node.backendNodeId : undefined);
+        });
+      },
+      () => {
+        for (const entry of entries) entry.emit(undefined);
+      },
+    );
   }
 
   /**

@@ -15,7 +15,10 @@ const MAX_MEASURE = 1e12;
 const integer: FieldCheck = (v) => Number.isInteger(v) && Math.abs(v as number) <= MAX_COORDINATE;
 const measure: FieldCheck = (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_MEASURE;
 const boolean: FieldCheck = (v) => typeof v === 'boolean';
-const string = (min: number, max: number): FieldCheck => (v) => typeof v === 'string' && v.length >= min && v.length <= max;
+const string =
+  (min: number, max: number): FieldCheck =>
+  (v) =>
+    typeof v === 'string' && v.length >= min && v.length <= max;
 const selector = string(1, PAGE_SCRIPT_LIMITS.selectorChars);
 const tag = string(1, PAGE_SCRIPT_LIMITS.tagChars);
 const optional = (check: FieldCheck): FieldCheck => Object.assign((v: unknown) => check(v), { optional: true });

@@ -174,4 +174,3 @@ function renderKey(name: string): string {
 function quote(s: string): string {
   return `'${s.replace(QUOTE_ESCAPES, (c) => QUOTE_ESCAPE_OF[c]!)}'`;
 }
-

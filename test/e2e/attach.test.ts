@@ -95,7 +95,10 @@ describe('attaching to a running browser', () => {
     const tab = await driver.newTab();
     await tab.ready(stream);
     await pausedPopupOpener.send('Runtime.evaluate', { expression: `window.open('/opener.html')`, userGesture: true });
-    const popup = await stream.waitForEvent('page_tab_opened', (e) => e.data!.opener_id === pausedPopupOpener.targetId && !existingTabIds.includes(e.data!.target_id));
+    const popup = await stream.waitForEvent(
+      'page_tab_opened',
+      (e) => e.data!.opener_id === pausedPopupOpener.targetId && !existingTabIds.includes(e.data!.target_id),
+    );
     await tab.navigate(server.url('/opener.html'));
     await stream.waitForEvent('page_load', (e) => e.data!.target_id === tab.targetId);
     expect(tabOpened(tab.targetId)).toHaveLength(1);

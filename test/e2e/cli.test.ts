@@ -65,10 +65,30 @@ describe('invalid configuration', () => {
 
 describe('--help and --version', () => {
   const FLAGS = [
-    'cdp-url', 'chrome-path', 'host', 'port', 'session-id', 'token', 'tokens-file', 'telemetry', 'ring-events',
-    'ring-bytes', 'keepalive-ms', 'log-level', 'screenshots', 'max-body-bytes', 'max-body-fetch-bytes',
-    'max-post-data-bytes', 'max-console-text-bytes', 'max-console-args', 'max-header-value-bytes', 'max-stack-frames',
-    'max-event-data-bytes', 'max-upload-bytes', 'help', 'version',
+    'cdp-url',
+    'chrome-path',
+    'host',
+    'port',
+    'session-id',
+    'token',
+    'tokens-file',
+    'telemetry',
+    'ring-events',
+    'ring-bytes',
+    'keepalive-ms',
+    'log-level',
+    'screenshots',
+    'max-body-bytes',
+    'max-body-fetch-bytes',
+    'max-post-data-bytes',
+    'max-console-text-bytes',
+    'max-console-args',
+    'max-header-value-bytes',
+    'max-stack-frames',
+    'max-event-data-bytes',
+    'max-upload-bytes',
+    'help',
+    'version',
   ];
 
   it('--help lists every flag and exits 0', () => {

@@ -24,7 +24,11 @@ const CASES: Case[] = [
   { name: 'an unknown action type', action: { type: 'clik', clik: {} }, field: 'actions[1].type' },
   { name: 'a missing type', action: { sleep: { duration_ms: 1 } }, field: 'actions[1].type' },
   { name: 'a missing payload object', action: { type: 'sleep' }, field: 'actions[1].sleep' },
-  { name: 'a payload object of another kind', action: { type: 'sleep', sleep: { duration_ms: 1 }, click_mouse: { x: 1, y: 1 } }, field: 'actions[1].click_mouse' },
+  {
+    name: 'a payload object of another kind',
+    action: { type: 'sleep', sleep: { duration_ms: 1 }, click_mouse: { x: 1, y: 1 } },
+    field: 'actions[1].click_mouse',
+  },
   { name: 'an unknown field in an action', action: { type: 'sleep', sleep: { duration_ms: 1 }, delay: 3 }, field: 'actions[1].delay' },
   { name: 'an unknown field in a payload', action: { type: 'click_mouse', click_mouse: { x: 1, y: 1, z: 1 } }, field: 'actions[1].click_mouse.z' },
   { name: 'a missing coordinate', action: { type: 'click_mouse', click_mouse: { y: 1 } }, field: 'actions[1].click_mouse.x' },
@@ -32,11 +36,27 @@ const CASES: Case[] = [
   { name: 'a negative coordinate', action: { type: 'move_mouse', move_mouse: { x: 1, y: -5 } }, field: 'actions[1].move_mouse.y' },
   { name: 'a fractional coordinate', action: { type: 'scroll', scroll: { x: 1.5, y: 1, delta_y: 1 } }, field: 'actions[1].scroll.x' },
   { name: 'an unknown mouse button', action: { type: 'click_mouse', click_mouse: { x: 1, y: 1, button: 'top' } }, field: 'actions[1].click_mouse.button' },
-  { name: 'an unknown click type', action: { type: 'click_mouse', click_mouse: { x: 1, y: 1, click_type: 'tap' } }, field: 'actions[1].click_mouse.click_type' },
+  {
+    name: 'an unknown click type',
+    action: { type: 'click_mouse', click_mouse: { x: 1, y: 1, click_type: 'tap' } },
+    field: 'actions[1].click_mouse.click_type',
+  },
   { name: 'zero clicks', action: { type: 'click_mouse', click_mouse: { x: 1, y: 1, num_clicks: 0 } }, field: 'actions[1].click_mouse.num_clicks' },
-  { name: 'an unknown modifier in hold_keys', action: { type: 'click_mouse', click_mouse: { x: 1, y: 1, hold_keys: ['shift', 'hyper'] } }, field: 'actions[1].click_mouse.hold_keys[1]' },
-  { name: 'a smooth move shorter than 50 ms', action: { type: 'move_mouse', move_mouse: { x: 1, y: 1, smooth: true, duration_ms: 10 } }, field: 'actions[1].move_mouse.duration_ms' },
-  { name: 'a smooth flag that is not a boolean', action: { type: 'move_mouse', move_mouse: { x: 1, y: 1, smooth: 'yes' } }, field: 'actions[1].move_mouse.smooth' },
+  {
+    name: 'an unknown modifier in hold_keys',
+    action: { type: 'click_mouse', click_mouse: { x: 1, y: 1, hold_keys: ['shift', 'hyper'] } },
+    field: 'actions[1].click_mouse.hold_keys[1]',
+  },
+  {
+    name: 'a smooth move shorter than 50 ms',
+    action: { type: 'move_mouse', move_mouse: { x: 1, y: 1, smooth: true, duration_ms: 10 } },
+    field: 'actions[1].move_mouse.duration_ms',
+  },
+  {
+    name: 'a smooth flag that is not a boolean',
+    action: { type: 'move_mouse', move_mouse: { x: 1, y: 1, smooth: 'yes' } },
+    field: 'actions[1].move_mouse.smooth',
+  },
   { name: 'a type_text without text', action: { type: 'type_text', type_text: { delay: 5 } }, field: 'actions[1].type_text.text' },
   { name: 'an empty text', action: { type: 'type_text', type_text: { text: '' } }, field: 'actions[1].type_text.text' },
   { name: 'a negative typing delay', action: { type: 'type_text', type_text: { text: 'x', delay: -1 } }, field: 'actions[1].type_text.delay' },
@@ -47,9 +67,47 @@ const CASES: Case[] = [
   { name: 'a scroll without any delta', action: { type: 'scroll', scroll: { x: 1, y: 1, delta_x: 0 } }, field: 'actions[1].scroll' },
   { name: 'a scroll of too many units', action: { type: 'scroll', scroll: { x: 1, y: 1, delta_y: 1000 } }, field: 'actions[1].scroll.delta_y' },
   { name: 'a drag path of one point', action: { type: 'drag_mouse', drag_mouse: { path: [[1, 1]] } }, field: 'actions[1].drag_mouse.path' },
-  { name: 'a drag point of three numbers', action: { type: 'drag_mouse', drag_mouse: { path: [[1, 1], [2, 2, 2]] } }, field: 'actions[1].drag_mouse.path[1]' },
-  { name: 'zero steps per segment', action: { type: 'drag_mouse', drag_mouse: { path: [[1, 1], [2, 2]], steps_per_segment: 0 } }, field: 'actions[1].drag_mouse.steps_per_segment' },
-  { name: 'a drag with the back button', action: { type: 'drag_mouse', drag_mouse: { path: [[1, 1], [2, 2]], button: 'back' } }, field: 'actions[1].drag_mouse.button' },
+  {
+    name: 'a drag point of three numbers',
+    action: {
+      type: 'drag_mouse',
+      drag_mouse: {
+        path: [
+          [1, 1],
+          [2, 2, 2],
+        ],
+      },
+    },
+    field: 'actions[1].drag_mouse.path[1]',
+  },
+  {
+    name: 'zero steps per segment',
+    action: {
+      type: 'drag_mouse',
+      drag_mouse: {
+        path: [
+          [1, 1],
+          [2, 2],
+        ],
+        steps_per_segment: 0,
+      },
+    },
+    field: 'actions[1].drag_mouse.steps_per_segment',
+  },
+  {
+    name: 'a drag with the back button',
+    action: {
+      type: 'drag_mouse',
+      drag_mouse: {
+        path: [
+          [1, 1],
+          [2, 2],
+        ],
+        button: 'back',
+      },
+    },
+    field: 'actions[1].drag_mouse.button',
+  },
   { name: 'a set_cursor without hidden', action: { type: 'set_cursor', set_cursor: {} }, field: 'actions[1].set_cursor.hidden' },
   { name: 'a hidden flag that is not a boolean', action: { type: 'set_cursor', set_cursor: { hidden: 'maybe' } }, field: 'actions[1].set_cursor.hidden' },
   { name: 'a sleep over 30 s', action: sleep(30_001), field: 'actions[1].sleep.duration_ms' },
@@ -87,13 +145,19 @@ describe('computer batch validation', () => {
   });
 
   it('rejects 101 actions with 400 on the action list', async () => {
-    const res = await postBatch(rig, Array.from({ length: 101 }, () => click(counter)));
+    const res = await postBatch(
+      rig,
+      Array.from({ length: 101 }, () => click(counter)),
+    );
     expect([res.status, res.body.details.map((d: { field: string }) => d.field)]).toEqual([400, ['actions']]);
     expect(await evaluate(tab, 'window.state.clicks')).toBe(0);
   });
 
   it('accepts exactly 100 actions', async () => {
-    const res = await postBatch(rig, Array.from({ length: 100 }, () => sleep(0)));
+    const res = await postBatch(
+      rig,
+      Array.from({ length: 100 }, () => sleep(0)),
+    );
     expect(res.status).toBe(204);
   });
 

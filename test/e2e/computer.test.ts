@@ -55,7 +55,10 @@ describe('computer batch on real Chromium', () => {
     const click = await rig.stream.waitForEvent('interaction_click', (e) => e.data!.target_id === tab.targetId && e.data!.x === field.x);
     expect(click.data).toMatchObject({ x: field.x, y: field.y, selector: '#name', tag: 'INPUT' });
     await rig.stream.waitForEvent('interaction_key', (e) => e.data!.target_id === tab.targetId && e.data!.key === 'Enter');
-    const keys = rig.stream.ofType('interaction_key').filter((e) => e.data!.target_id === tab.targetId).map((e) => e.data!.key);
+    const keys = rig.stream
+      .ofType('interaction_key')
+      .filter((e) => e.data!.target_id === tab.targetId)
+      .map((e) => e.data!.key);
     expect(keys.slice(-3)).toEqual(['H', 'i', 'Enter']);
   });
 
@@ -86,17 +89,16 @@ describe('computer batch on real Chromium', () => {
       { type: 'press_key', press_key: { keys: ['ctrl+a', 'Ctrl+Shift+Home', 'F2', 'Page_Down', 'exclam', 'A', 'Escape'] } },
     ]);
     const keys = (await state()).keys;
-    expect(keys).toEqual([
-      'ctrl+Control', 'ctrl+a',
-      'ctrl+Control', 'ctrl+shift+Shift', 'ctrl+shift+Home',
-      'F2', 'PageDown', 'shift+!', 'shift+A', 'Escape',
-    ]);
+    expect(keys).toEqual(['ctrl+Control', 'ctrl+a', 'ctrl+Control', 'ctrl+shift+Shift', 'ctrl+shift+Home', 'F2', 'PageDown', 'shift+!', 'shift+A', 'Escape']);
   });
 
   it('holds a key for the requested duration', async () => {
     const field = await centerOf(tab, '#name');
     await postBatch(rig, [{ type: 'click_mouse', click_mouse: field }]);
-    await evaluate(tab, `window.state.times = []; for (const t of ['keydown', 'keyup']) document.addEventListener(t, () => window.state.times.push(performance.now()))`);
+    await evaluate(
+      tab,
+      `window.state.times = []; for (const t of ['keydown', 'keyup']) document.addEventListener(t, () => window.state.times.push(performance.now()))`,
+    );
     await postBatch(rig, [{ type: 'press_key', press_key: { keys: ['x'], duration: 300 } }]);
     const [down, up] = await evaluate<number[]>(tab, 'window.state.times');
     expect(up! - down!).toBeGreaterThanOrEqual(280);
@@ -134,7 +136,10 @@ describe('computer batch on real Chromium', () => {
       { type: 'click_mouse', click_mouse: { x: pad.x + 20, y: pad.y, click_type: 'up', button: 'middle' } },
     ]);
     const s = await state();
-    expect(s.mouse.filter((m) => m.type !== 'auxclick').map((m) => `${m.type}:${m.button}:${m.x}`)).toEqual([`mousedown:1:${pad.x}`, `mouseup:1:${pad.x + 20}`]);
+    expect(s.mouse.filter((m) => m.type !== 'auxclick').map((m) => `${m.type}:${m.button}:${m.x}`)).toEqual([
+      `mousedown:1:${pad.x}`,
+      `mouseup:1:${pad.x + 20}`,
+    ]);
     // The move happened with the middle button (buttons bit 4) held.
     expect(s.padMoves.at(-1)).toEqual([pad.x + 20, pad.y, 4]);
   });
@@ -158,14 +163,40 @@ describe('computer batch on real Chromium', () => {
   it('drags a draggable element into a drop zone', async () => {
     const from = await centerOf(tab, '#card');
     const to = await centerOf(tab, '#zone');
-    const res = await postBatch(rig, [{ type: 'drag_mouse', drag_mouse: { path: [[from.x, from.y], [from.x + 40, from.y + 10], [to.x, to.y]], steps_per_segment: 5, step_delay_ms: 5 } }]);
+    const res = await postBatch(rig, [
+      {
+        type: 'drag_mouse',
+        drag_mouse: {
+          path: [
+            [from.x, from.y],
+            [from.x + 40, from.y + 10],
+            [to.x, to.y],
+          ],
+          steps_per_segment: 5,
+          step_delay_ms: 5,
+        },
+      },
+    ]);
     expect(res.status).toBe(204);
     expect(await evaluate(tab, 'document.getElementById("card").parentElement.id')).toBe('zone');
   });
 
   it('drags a pointer-driven element along the path', async () => {
     const from = await centerOf(tab, '#knob');
-    await postBatch(rig, [{ type: 'drag_mouse', drag_mouse: { path: [[from.x, from.y], [from.x + 100, from.y], [from.x + 100, from.y + 50]], smooth: true, duration_ms: 150 } }]);
+    await postBatch(rig, [
+      {
+        type: 'drag_mouse',
+        drag_mouse: {
+          path: [
+            [from.x, from.y],
+            [from.x + 100, from.y],
+            [from.x + 100, from.y + 50],
+          ],
+          smooth: true,
+          duration_ms: 150,
+        },
+      },
+    ]);
     expect(await centerOf(tab, '#knob')).toEqual({ x: from.x + 100, y: from.y + 50 });
   });
 
@@ -209,7 +240,13 @@ describe('computer batch on real Chromium', () => {
     it('hides the cursor on a newly navigated page', async () => {
       await postBatch(rig, [{ type: 'set_cursor', set_cursor: { hidden: true } }]);
       await tab.navigate(rig.server.url('/plain.html'));
-      expect(await waitUntil<string>(tab, 'document.readyState === "complete" && document.getElementById("p") ? getComputedStyle(document.getElementById("p")).cursor : ""', (c) => c !== '')).toBe('none');
+      expect(
+        await waitUntil<string>(
+          tab,
+          'document.readyState === "complete" && document.getElementById("p") ? getComputedStyle(document.getElementById("p")).cursor : ""',
+          (c) => c !== '',
+        ),
+      ).toBe('none');
       await postBatch(rig, [{ type: 'set_cursor', set_cursor: { hidden: false } }]);
     });
 
@@ -225,7 +262,13 @@ describe('computer batch on real Chromium', () => {
       try {
         await other.ready(rig.stream);
         await other.navigate(rig.server.url('/plain.html'));
-        expect(await waitUntil<string>(other, 'document.readyState === "complete" && document.getElementById("p") ? getComputedStyle(document.getElementById("p")).cursor : ""', (c) => c !== '')).toBe('none');
+        expect(
+          await waitUntil<string>(
+            other,
+            'document.readyState === "complete" && document.getElementById("p") ? getComputedStyle(document.getElementById("p")).cursor : ""',
+            (c) => c !== '',
+          ),
+        ).toBe('none');
       } finally {
         await other.close();
         await postBatch(rig, [{ type: 'set_cursor', set_cursor: { hidden: false } }]);

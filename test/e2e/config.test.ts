@@ -4,7 +4,12 @@ import { DEFAULT_BODY_MIME_TYPES } from '../../src/telemetry/body-policy.ts';
 import { consoleText, SseClient, startRig, TOKEN, type Tab, type TestRig } from './support/harness.ts';
 
 const ON = { enabled: true };
-const DEFAULT_BODIES = { enabled: true, resource_types: ['Document', 'XHR', 'Fetch', 'EventSource', 'Other'], mime_types: [...DEFAULT_BODY_MIME_TYPES], max_bytes: 65536 };
+const DEFAULT_BODIES = {
+  enabled: true,
+  resource_types: ['Document', 'XHR', 'Fetch', 'EventSource', 'Other'],
+  mime_types: [...DEFAULT_BODY_MIME_TYPES],
+  max_bytes: 65536,
+};
 
 describe('telemetry config at runtime', () => {
   let rig: TestRig;
@@ -97,10 +102,19 @@ describe('telemetry config at runtime', () => {
       await tab.navigate(rig.server.url(`/bodies.html?t=${tag}`));
       await rig.stream.waitForEvent('console_log', (e) => consoleText(e) === 'script-ran' && e.data!.url === rig.server.url(`/bodies.html?t=${tag}`));
       await tab.evaluate(`fetch('/bodies.json?t=${tag}').then((r) => r.text())`);
-      const [doc, json, script] = await Promise.all([responseTo(`/bodies.html?t=${tag}`), responseTo(`/bodies.json?t=${tag}`), responseTo(`/bodies.js?t=${tag}`)]);
+      const [doc, json, script] = await Promise.all([
+        responseTo(`/bodies.html?t=${tag}`),
+        responseTo(`/bodies.json?t=${tag}`),
+        responseTo(`/bodies.js?t=${tag}`),
+      ]);
       return { doc: doc.data!.body, json: json.data!.body, script: script.data!.body, jsonTruncated: json.truncated };
     };
-    expect(await load('default')).toEqual({ doc: expect.stringContaining('<p>bodies</p>'), json: '{"abcdefghij":"klmnopqrstuvwxyz"}', script: undefined, jsonTruncated: undefined });
+    expect(await load('default')).toEqual({
+      doc: expect.stringContaining('<p>bodies</p>'),
+      json: '{"abcdefghij":"klmnopqrstuvwxyz"}',
+      script: undefined,
+      jsonTruncated: undefined,
+    });
     await patch({ telemetry: { browser: { network: { bodies: { resource_types: ['Fetch', 'Script'], max_bytes: 10 } } } } });
     expect(await load('custom')).toEqual({ doc: undefined, json: '{"abcdefgh', script: 'console.lo', jsonTruncated: true });
     await patch({ telemetry: { browser: { network: { bodies: false } } } });

@@ -207,7 +207,10 @@ describe('one agent with a small ring and store', () => {
     const fromSeq = (await history(agent.url, agent.sessionId, 'order=desc&limit=1')).envelopes[0]!.seq + 1;
     await tab.navigate(server.url('/mixed.html'));
     await all.waitFor((c) => c.ofType('console_log').some((e) => consoleText(e) === 'fetched'), 'the page');
-    await all.waitFor((c) => c.ofType('network_loading_failed').length > 0 && c.ofType('console_log').some((e) => consoleText(e) === 'refused'), 'the failed fetch');
+    await all.waitFor(
+      (c) => c.ofType('network_loading_failed').length > 0 && c.ofType('console_log').some((e) => consoleText(e) === 'refused'),
+      'the failed fetch',
+    );
     // A browser reconnect in between: the embedded browser is killed and relaunched.
     process.kill(agent.browserPid!, 'SIGKILL');
     await all.waitForEvent('monitor_reconnected');
@@ -215,7 +218,10 @@ describe('one agent with a small ring and store', () => {
     ({ driver, tab } = await firstTab(agent));
     await tab.navigate(server.url('/mixed.html'));
     await all.waitFor((c) => c.ofType('console_log').filter((e) => consoleText(e) === 'fetched').length >= 2, 'the page again');
-    await all.waitFor((c) => c.ofType('network_loading_failed').length >= 2 && c.ofType('console_log').filter((e) => consoleText(e) === 'refused').length >= 2, 'the failed fetch again');
+    await all.waitFor(
+      (c) => c.ofType('network_loading_failed').length >= 2 && c.ofType('console_log').filter((e) => consoleText(e) === 'refused').length >= 2,
+      'the failed fetch again',
+    );
     const wanted = (e: Envelope) => e.event.category === 'console' || e.event.type === 'network_loading_failed';
     const expected = all.envelopes.filter(wanted).map((e) => e.seq);
     expect(expected.length).toBeGreaterThanOrEqual(8);
@@ -248,7 +254,7 @@ describe('one agent with a small ring and store', () => {
     expect([bad.status, ((await bad.json()) as { details: Array<{ field: string }> }).details[0]!.field]).toEqual([400, 'since']);
   });
 
-  it('accepts the official client\'s other categories: they match nothing', async () => {
+  it("accepts the official client's other categories: they match nothing", async () => {
     const res = await history(agent.url, agent.sessionId, 'offset=0&category=captcha&category=control');
     expect([res.status, res.envelopes]).toEqual([200, []]);
   });
@@ -271,7 +277,15 @@ describe('one agent with a small ring and store', () => {
 
 describe('an id that left retention', () => {
   it('is told with X-Resume: gap and the first seq served', async () => {
-    const agent = await startAgent({ port: 0, token: TOKEN, logLevel: 'silent', screenshots: false, dataDir: newDir(), ringEvents: 50, retainBytes: 200 * 1024 });
+    const agent = await startAgent({
+      port: 0,
+      token: TOKEN,
+      logLevel: 'silent',
+      screenshots: false,
+      dataDir: newDir(),
+      ringEvents: 50,
+      retainBytes: 200 * 1024,
+    });
     try {
       const { driver, tab } = await firstTab(agent);
       await tab.navigate(server.url('/blank.html'));

@@ -90,11 +90,7 @@ describe('the built agent on a machine without a browser', () => {
   it('starts with no flags, logs the bundled browser, and streams its console line', async () => {
     agent = AgentProcess.start(['--port', '0', '--token', TOKEN], cleanEnv({ PATH: emptyPath }));
     const listening = await agent.listening();
-    const started = await agent.waitFor(
-      () => agent!.logLines.find((line) => line.msg === 'embedded browser started'),
-      'the embedded browser log line',
-      60_000,
-    );
+    const started = await agent.waitFor(() => agent!.logLines.find((line) => line.msg === 'embedded browser started'), 'the embedded browser log line', 60_000);
     expect(started).toMatchObject({ source: 'bundled' });
     expect(String(started.version)).toMatch(/Chrome\/\d+/);
     expect(String(started.browser)).toContain('chromium-');
@@ -106,11 +102,7 @@ describe('the built agent on a machine without a browser', () => {
       try {
         const tab = await driver.firstPage();
         await tab.navigate(pages.url('/hello.html'));
-        await client.waitFor(
-          (c) => c.ofType('console_log').some((e) => consoleText(e) === 'hello from the bundled browser'),
-          'the console line',
-          20_000,
-        );
+        await client.waitFor((c) => c.ofType('console_log').some((e) => consoleText(e) === 'hello from the bundled browser'), 'the console line', 20_000);
       } finally {
         await driver.close();
       }
@@ -121,7 +113,7 @@ describe('the built agent on a machine without a browser', () => {
 });
 
 describe('the browser dies with the agent', () => {
-  it('kill -9 of the agent ends its Chromium, and the next agent removes the dead one\'s profile', async () => {
+  it("kill -9 of the agent ends its Chromium, and the next agent removes the dead one's profile", async () => {
     const agent = AgentProcess.start(['--port', '0', '--token', TOKEN], cleanEnv());
     let chromiumPid: number | undefined;
     try {

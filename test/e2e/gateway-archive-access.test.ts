@@ -47,7 +47,12 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
     const rows = Array.from({ length: events }, (_, i) => {
       const seq = i + 1;
       const type = seq % 10 === 0 ? 'console_error' : seq % 7 === 0 ? 'network_loading_failed' : 'console_log';
-      return { sessionKey: browser.sessionKey, event: archivedEvent(envelope(seq, type, now - (events - seq) * 1000, type === 'network_loading_failed' ? { canceled: false } : { text: `line ${seq}` })) };
+      return {
+        sessionKey: browser.sessionKey,
+        event: archivedEvent(
+          envelope(seq, type, now - (events - seq) * 1000, type === 'network_loading_failed' ? { canceled: false } : { text: `line ${seq}` }),
+        ),
+      };
     });
     if (rows.length > 0) await rig.gateway.archive.store.insert(rows);
     if (ended) await rig.gateway.archive.store.markEnded(browser.sessionKey, 'deleted');
@@ -68,21 +73,26 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
   afterAll(() => rig?.close());
 
   describe('who may read what', () => {
-    const paths = (id: string) => [`/browsers/${id}/telemetry/events`, `/browsers/${id}/telemetry?replay=all`, `/browsers/${id}/telemetry/stream?replay=all`, `/browsers/${id}/har`];
+    const paths = (id: string) => [
+      `/browsers/${id}/telemetry/events`,
+      `/browsers/${id}/telemetry?replay=all`,
+      `/browsers/${id}/telemetry/stream?replay=all`,
+      `/browsers/${id}/har`,
+    ];
 
-    it.each([0, 1, 2, 3])('route %#: an org-wide key reads any project\'s ended session', async (i) => {
+    it.each([0, 1, 2, 3])("route %#: an org-wide key reads any project's ended session", async (i) => {
       const response = await rig.fetch(paths(endedB)[i]!);
       await response.text();
       expect(response.status).toBe(200);
     });
 
-    it.each([0, 1, 2, 3])('route %#: a project-scoped key reads its project\'s ended session', async (i) => {
+    it.each([0, 1, 2, 3])("route %#: a project-scoped key reads its project's ended session", async (i) => {
       const response = await rig.fetch(paths(endedA)[i]!, { key: keyA });
       await response.text();
       expect(response.status).toBe(200);
     });
 
-    it.each([0, 1, 2, 3])('route %#: a project-scoped key is 403 forbidden on another project\'s session', async (i) => {
+    it.each([0, 1, 2, 3])("route %#: a project-scoped key is 403 forbidden on another project's session", async (i) => {
       expect((await codeAndField(await rig.fetch(paths(endedB)[i]!, { key: keyA }))).slice(0, 2)).toEqual([403, 'forbidden']);
     });
 
@@ -99,7 +109,7 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
       expect([response.status, response.headers.get('www-authenticate')]).toEqual([401, 'Bearer']);
     });
 
-    it('GET /browsers with a project-scoped key lists only its project\'s sessions', async () => {
+    it("GET /browsers with a project-scoped key lists only its project's sessions", async () => {
       const listed = (await (await rig.fetch('/browsers?status=all', { key: keyA })).json()) as Array<{ session_id: string; project_id: string }>;
       expect(listed.map((s) => s.session_id).sort()).toEqual([liveA, endedA].sort());
     });
@@ -112,7 +122,7 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
       expect((await rig.fetch(`/browsers?project_id=${projectB}`, { key: keyA })).status).toBe(403);
     });
 
-    it('GET /browsers with an org-wide key lists every project\'s sessions, project_id filters', async () => {
+    it("GET /browsers with an org-wide key lists every project's sessions, project_id filters", async () => {
       const all = (await (await rig.fetch('/browsers?status=all&limit=100')).json()) as Array<{ session_id: string }>;
       const ofB = (await (await rig.fetch(`/browsers?status=all&project_id=${projectB}`)).json()) as Array<{ session_id: string }>;
       expect([[liveA, endedA, endedB, orgSession].every((id) => all.some((s) => s.session_id === id)), ofB.map((s) => s.session_id)]).toEqual([true, [endedB]]);
@@ -149,7 +159,11 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
     });
 
     it.each(['yesterday', '-1', '1.5', '99999999999999999'])('a Last-Event-ID of %j is 400 invalid_input naming Last-Event-ID', async (value) => {
-      expect(await codeAndField(await rig.fetch(`/browsers/${endedA}/telemetry`, { headers: { 'last-event-id': value } }))).toEqual([400, 'invalid_input', 'Last-Event-ID']);
+      expect(await codeAndField(await rig.fetch(`/browsers/${endedA}/telemetry`, { headers: { 'last-event-id': value } }))).toEqual([
+        400,
+        'invalid_input',
+        'Last-Event-ID',
+      ]);
     });
   });
 
@@ -174,7 +188,13 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
     });
 
     it('an envelope comes back byte for byte as it went in', async () => {
-      const [stored] = (await rig.gateway.archive.store.page({ sessionKey: (await rig.gateway.archive.store.findSession(endedA))!.sessionKey, filter: undefined, order: 'asc', minSeq: 7, limit: 1 }));
+      const [stored] = await rig.gateway.archive.store.page({
+        sessionKey: (await rig.gateway.archive.store.findSession(endedA))!.sessionKey,
+        filter: undefined,
+        order: 'asc',
+        minSeq: 7,
+        limit: 1,
+      });
       const text = await (await rig.fetch(`/browsers/${endedA}/telemetry/events?offset=7&limit=1`)).text();
       expect(text).toBe(`[${envelope(7, 'network_loading_failed', JSON.parse(stored!.eventJson).ts, { canceled: false })}]`);
     });
@@ -201,7 +221,9 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
     it('GET /browsers pages like the projects', async () => {
       const first = await rig.fetch('/browsers?status=all&limit=2');
       const second = await rig.fetch(`/browsers?status=all&limit=2&offset=${first.headers.get('x-next-offset')}`);
-      const ids = [...((await first.json()) as Array<{ session_id: string }>), ...((await second.json()) as Array<{ session_id: string }>)].map((s) => s.session_id);
+      const ids = [...((await first.json()) as Array<{ session_id: string }>), ...((await second.json()) as Array<{ session_id: string }>)].map(
+        (s) => s.session_id,
+      );
       expect([ids, first.headers.get('x-has-more'), second.headers.get('x-next-offset')]).toEqual([[liveA, endedA, endedB, orgSession], 'true', '0']);
     });
 
@@ -245,7 +267,11 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
       ]);
       await rig.gateway.archive.retention.run();
       const events = (await (await rig.fetch(`/browsers/${id}/telemetry/events?offset=1`)).json()) as Array<{ seq: number }>;
-      const listed = (await (await rig.fetch(`/browsers?project_id=${projectA}`)).json()) as Array<{ session_id: string; event_count: number; error_count: number }>;
+      const listed = (await (await rig.fetch(`/browsers?project_id=${projectA}`)).json()) as Array<{
+        session_id: string;
+        event_count: number;
+        error_count: number;
+      }>;
       const session = listed.find((s) => s.session_id === id)!;
       expect([events.map((e) => e.seq), session.event_count, session.error_count]).toEqual([[3, 4], 2, 1]);
     });
@@ -253,17 +279,23 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
     it('removes an ended session whose last event is older than the retention: 404, and gone from the list', async () => {
       const id = await register(projectA, 0, false);
       const browser = (await rig.gateway.store.findBrowser(id))!;
-      await rig.gateway.archive.store.insert([{ sessionKey: browser.sessionKey, event: archivedEvent(envelope(1, 'console_log', (Date.now() - 31 * 86_400_000) * 1000)) }]);
+      await rig.gateway.archive.store.insert([
+        { sessionKey: browser.sessionKey, event: archivedEvent(envelope(1, 'console_log', (Date.now() - 31 * 86_400_000) * 1000)) },
+      ]);
       await rig.gateway.archive.store.markEnded(browser.sessionKey, 'deleted');
       // Ended long ago too.
       await rig.gateway.store.db.run('UPDATE browsers SET deleted_at = ? WHERE session_key = ?', [Date.now() - 31 * 86_400_000, browser.sessionKey]);
       await rig.gateway.archive.retention.run();
       const listed = (await (await rig.fetch('/browsers?status=all&limit=100')).json()) as Array<{ session_id: string }>;
       const [count] = await rig.gateway.store.db.all<{ n: number }>('SELECT COUNT(*) AS n FROM archive_events WHERE session_key = ?', [browser.sessionKey]);
-      expect([(await rig.fetch(`/browsers/${id}/telemetry/events`)).status, listed.some((s) => s.session_id === id), Number(count!.n)]).toEqual([404, false, 0]);
+      expect([(await rig.fetch(`/browsers/${id}/telemetry/events`)).status, listed.some((s) => s.session_id === id), Number(count!.n)]).toEqual([
+        404,
+        false,
+        0,
+      ]);
     });
 
-    it("deleting a project deletes its ended sessions and their events at once", async () => {
+    it('deleting a project deletes its ended sessions and their events at once', async () => {
       const admin = rig.sdk();
       const project = (await admin.projects.create({ name: uniqueName('doomed') })).id;
       const id = await register(project, 50, true);

@@ -77,12 +77,15 @@ async function archivedSeqs(url: string, key: string, sessionId: string): Promis
 }
 
 async function latestSeq(agent: Agent): Promise<number> {
-  return ((await (await fetch(`${agent.url}/browsers/${agent.sessionId}`, { headers: { authorization: `Bearer ${AGENT_TOKEN}` } })).json()) as { seq: number }).seq;
+  return ((await (await fetch(`${agent.url}/browsers/${agent.sessionId}`, { headers: { authorization: `Bearer ${AGENT_TOKEN}` } })).json()) as { seq: number })
+    .seq;
 }
 
 /** Starts the page logging `perTick` console lines every 10 ms; returns a function that stops it. */
 async function startLogging(tab: Tab, perTick: number): Promise<() => Promise<void>> {
-  await tab.evaluate(`window.__n = 0; window.__logging = setInterval(() => { for (let i = 0; i < ${perTick}; i++) console.log('steady-' + (window.__n++)); }, 10)`);
+  await tab.evaluate(
+    `window.__n = 0; window.__logging = setInterval(() => { for (let i = 0; i < ${perTick}; i++) console.log('steady-' + (window.__n++)); }, 10)`,
+  );
   return async () => {
     await tab.evaluate('clearInterval(window.__logging)');
   };
@@ -165,16 +168,21 @@ describe('two gateway instances on one PostgreSQL', () => {
     db = (await openStore(storageConfig(storage))).store;
     const owner = await startAgent({ port: 0, token: AGENT_TOKEN, logLevel: 'silent', screenshots: false });
     agents.push(owner);
-    for (let i = 0; i < 2; i++) agents.push(await startAgent({ port: 0, token: AGENT_TOKEN, logLevel: 'silent', screenshots: false, cdpUrl: owner.browserWsUrl }));
+    for (let i = 0; i < 2; i++)
+      agents.push(await startAgent({ port: 0, token: AGENT_TOKEN, logLevel: 'silent', screenshots: false, cdpUrl: owner.browserWsUrl }));
     // Default leases (15 s, renewed every 5 s): the takeover below is the real one.
     gateways.push(await startGatewayProgram(bundles, storage), await startGatewayProgram(bundles, storage));
     for (const agent of agents) await register(gateways[0]!.url, key, agent);
     ({ driver, tab } = await readyTab(owner));
     stopLogging = await startLogging(tab, 2);
-    await eventually(async () => {
-      const counts = await Promise.all(agents.map((a) => eventCount(gateways[1]!.url, key, a.sessionId)));
-      return counts.every((n) => n > 200) ? true : undefined;
-    }, 'every session archived', 30_000);
+    await eventually(
+      async () => {
+        const counts = await Promise.all(agents.map((a) => eventCount(gateways[1]!.url, key, a.sessionId)));
+        return counts.every((n) => n > 200) ? true : undefined;
+      },
+      'every session archived',
+      30_000,
+    );
   }, 120_000);
   afterAll(async () => {
     for (const gateway of gateways) await gateway.process.kill();

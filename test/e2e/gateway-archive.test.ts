@@ -155,17 +155,18 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
 
     it('the official SDK reads the same events through browsers.telemetry.events', async () => {
       const seen: Envelope[] = [];
-      for await (const item of rig.sdk().browsers.telemetry.events(id, { category: ['console'], limit: 50, since: '1h' } as never)) seen.push(item as unknown as Envelope);
+      for await (const item of rig.sdk().browsers.telemetry.events(id, { category: ['console'], limit: 50, since: '1h' } as never))
+        seen.push(item as unknown as Envelope);
       const lines = seen.filter((e) => e.event.type === 'console_log' && e.event.data?.text?.startsWith('live-'));
       expect(lines.length).toBe(300);
     });
 
     it('GET /browsers lists it live with its counts of events, errors and failed requests', async () => {
       const seq = await archivedUpToDate(rig, agent);
-      const session = (await eventually(async () => {
+      const session = await eventually(async () => {
         const s = await sessionOf(rig, id);
         return s && s.failed_request_count >= 2 ? s : undefined;
-      }, 'the failed requests to be counted'))!;
+      }, 'the failed requests to be counted');
       expect({ ...session, event_count: session.event_count >= seq }).toMatchObject({
         status: 'active',
         deleted_at: null,
@@ -226,7 +227,7 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       [`offset=${ARCHIVED - 10}&limit=25&category=console`],
       [`order=desc&offset=${ARCHIVED + 10}&limit=25`],
       ['order=desc&limit=1000'],
-    ])('a page across the switch (%s) is the agent\'s page', async (query) => {
+    ])("a page across the switch (%s) is the agent's page", async (query) => {
       const [fromGateway, fromAgent] = await Promise.all([
         pageOf(await rig.fetch(`/browsers/${id}/telemetry/events?${query}`)),
         pageOf(await agentFetch(agent.url, `/browsers/${id}/telemetry/events?${query}`)),
@@ -234,14 +235,19 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       expect(fromGateway).toEqual(fromAgent);
     });
 
-    it('the stream with replay=all sends the archive, then the agent\'s events, then new ones: no gap, no duplicate', async () => {
+    it("the stream with replay=all sends the archive, then the agent's events, then new ones: no gap, no duplicate", async () => {
       const stream = await SseClient.open(`${rig.url}/browsers/${id}/telemetry?replay=all`, rig.adminKey);
       const marker = uniqueName('after-switch');
       await tab.evaluate(`console.log(${JSON.stringify(marker)})`);
       await stream.waitFor((c) => c.envelopes.some((e) => e.event.type === 'console_log' && (e.event.data as { text?: string }).text === marker), marker);
       stream.close();
       const ids = stream.frameIds;
-      expect({ first: ids[0], contiguous: ids.every((seq, i) => seq === i + 1), firstSeqHeader: stream.headers['x-first-seq'], problems: stream.problems }).toEqual({
+      expect({
+        first: ids[0],
+        contiguous: ids.every((seq, i) => seq === i + 1),
+        firstSeqHeader: stream.headers['x-first-seq'],
+        problems: stream.problems,
+      }).toEqual({
         first: 1,
         contiguous: true,
         firstSeqHeader: '1',
@@ -254,7 +260,10 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       const stream = await SseClient.open(`${rig.url}/browsers/${id}/telemetry`, rig.adminKey, { 'last-event-id': String(from) });
       await stream.waitFor((c) => c.frameIds.length >= 20, '20 frames');
       stream.close();
-      expect({ ids: stream.frameIds.slice(0, 20), resume: stream.headers['x-resume'] }).toEqual({ ids: Array.from({ length: 20 }, (_, i) => from + 1 + i), resume: 'exact' });
+      expect({ ids: stream.frameIds.slice(0, 20), resume: stream.headers['x-resume'] }).toEqual({
+        ids: Array.from({ length: 20 }, (_, i) => from + 1 + i),
+        resume: 'exact',
+      });
     });
 
     it('a filtered stream filters both parts', async () => {
@@ -398,10 +407,14 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
     });
 
     it('is marked ended after the silence limit, by that reason', async () => {
-      const session = await eventually(async () => {
-        const s = await sessionOf(rig, id);
-        return s?.status === 'ended' ? s : undefined;
-      }, 'the session to end', 15_000);
+      const session = await eventually(
+        async () => {
+          const s = await sessionOf(rig, id);
+          return s?.status === 'ended' ? s : undefined;
+        },
+        'the session to end',
+        15_000,
+      );
       expect(session.ended_reason).toBe('agent_silent');
     });
 

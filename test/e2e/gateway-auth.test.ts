@@ -1,4 +1,4 @@
-// Who may call what on the gateway (SPEC §13, §4): missing, malformed, unknown, expired and
+// Who may call what on the gateway (docs/gateway.md, §4): missing, malformed, unknown, expired and
 // deleted keys are 401; a project-scoped key is 403 on another project and its browsers, on
 // org-level operations, and on org-wide keys; an org-wide key may do everything. The 403s on
 // browser paths come before any forwarding, so the registered agents need not exist.
@@ -39,7 +39,11 @@ describe.each(BACKENDS)('authentication and permissions on %s', (backend) => {
     browserA = uniqueName('browser-a');
     browserB = uniqueName('browser-b');
     orgBrowser = uniqueName('browser-org');
-    for (const [session_id, project_id] of [[browserA, projectA.id], [browserB, projectB.id], [orgBrowser, null]] as const) {
+    for (const [session_id, project_id] of [
+      [browserA, projectA.id],
+      [browserB, projectB.id],
+      [orgBrowser, null],
+    ] as const) {
       const response = await rig.registerBrowser({ session_id, agent_url: 'http://127.0.0.1:9', agent_token: 'agent-token', project_id });
       if (response.status !== 201) throw new Error(`registration failed: ${response.status} ${await response.text()}`);
     }
@@ -183,7 +187,7 @@ describe.each(BACKENDS)('authentication and permissions on %s', (backend) => {
       expect([response.status, ((await response.json()) as { code: string }).code]).toEqual([403, 'forbidden']);
     });
 
-    it("an org-wide browser (no project) is 403 for a project-scoped key", async () => {
+    it('an org-wide browser (no project) is 403 for a project-scoped key', async () => {
       expect((await rig.fetch(`/browsers/${orgBrowser}`, { key: scopedKey })).status).toBe(403);
     });
 
@@ -192,7 +196,7 @@ describe.each(BACKENDS)('authentication and permissions on %s', (backend) => {
       expect([response.status, ((await response.json()) as { code: string }).code]).toEqual([502, 'browser_unavailable']);
     });
 
-    it("cannot read an org-wide key", async () => {
+    it('cannot read an org-wide key', async () => {
       const admin = (await rig.sdk().apiKeys.list({ name: 'admin' })).getPaginatedItems()[0]!;
       await expect(rig.sdk(scopedKey).apiKeys.retrieve(admin.id)).rejects.toBeInstanceOf(PermissionDeniedError);
     });
@@ -214,7 +218,7 @@ describe.each(BACKENDS)('authentication and permissions on %s', (backend) => {
       await expect(rig.sdk(scopedKey).apiKeys.create({ name: 'escalation', project_id: null })).rejects.toBeInstanceOf(PermissionDeniedError);
     });
 
-    it("cannot create a key in another project", async () => {
+    it('cannot create a key in another project', async () => {
       await expect(rig.sdk(scopedKey).apiKeys.create({ name: 'sideways', project_id: projectB.id })).rejects.toBeInstanceOf(PermissionDeniedError);
     });
 

@@ -1,4 +1,4 @@
-// The browser registry and the forwarded browser paths (SPEC §13) with real agents on real
+// The browser registry and the forwarded browser paths (docs/gateway.md) with real agents on real
 // headless Chromium, through the official SDK pointed at the gateway: the browser object, the
 // telemetry stream with resume, computer batches, write_file, delete; agent errors passed
 // through; an unreachable agent or a rejected agent token is 502 browser_unavailable.
@@ -88,7 +88,11 @@ describe.each(BACKENDS)('browsers through the gateway on %s', (backend) => {
     });
 
     it('a missing agent_token is 400 invalid_input naming agent_token', async () => {
-      const response = await rig.fetch('/browsers', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session_id: 's', agent_url: agent.url }) });
+      const response = await rig.fetch('/browsers', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ session_id: 's', agent_url: agent.url }),
+      });
       const body = (await response.json()) as { details: Array<{ field: string }> };
       expect([response.status, body.details[0]!.field]).toEqual([400, 'agent_token']);
     });
@@ -195,7 +199,12 @@ describe.each(BACKENDS)('browsers through the gateway on %s', (backend) => {
       const before = rig.requestsTo('POST', path).length;
       const error = await rejectionOf(client.browsers.computer.batch(id, { actions: [{ type: 'click_mouse', click_mouse: { x: -5, y: 1 } }] as never }));
       const requests = await rig.waitForRequests('POST', path, before + 1);
-      expect([error.status, error.error.code, error.error.details[0].field, requests.length - before]).toEqual([400, 'invalid_input', 'actions[0].click_mouse.x', 1]);
+      expect([error.status, error.error.code, error.error.details[0].field, requests.length - before]).toEqual([
+        400,
+        'invalid_input',
+        'actions[0].click_mouse.x',
+        1,
+      ]);
     });
   });
 
@@ -298,6 +307,8 @@ describe.each(BACKENDS)('browsers through the gateway on %s', (backend) => {
 
 /** Sessions registered live in a project (read from the store: the API has no browser list). */
 async function liveSessionsOf(rig: GatewayRig, projectId: string): Promise<string[]> {
-  const rows = await rig.gateway.store.db.all<{ session_id: string }>('SELECT session_id FROM browsers WHERE project_id = ? AND deleted_at IS NULL', [projectId]);
+  const rows = await rig.gateway.store.db.all<{ session_id: string }>('SELECT session_id FROM browsers WHERE project_id = ? AND deleted_at IS NULL', [
+    projectId,
+  ]);
   return rows.map((r) => r.session_id);
 }

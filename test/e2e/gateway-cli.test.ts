@@ -1,4 +1,4 @@
-// The gateway's command line as a user runs it (SPEC §13): `create-key` prints a key that a
+// The gateway's command line as a user runs it (docs/gateway.md): `create-key` prints a key that a
 // served gateway accepts, on SQLite and on PostgreSQL, and makes a SQLite directory readable by
 // others private (saying so); flag errors exit 2 with one line; a storage that cannot be opened
 // exits 1; SIGTERM stops the gateway with status 0.
@@ -165,12 +165,7 @@ describe('create-key on a data directory that does not exist yet', () => {
     chmodSync(dataDir, 0o755);
     const result = run(['create-key', '--name', 'first', '--data-dir', dataDir]);
     const lines = result.stderr.trim().split('\n');
-    expect([result.status, statSync(dataDir).mode & 0o777, lines.length, lines[0]]).toEqual([
-      0,
-      0o700,
-      2,
-      expect.stringContaining(`${dataDir} 0755 → 0700`),
-    ]);
+    expect([result.status, statSync(dataDir).mode & 0o777, lines.length, lines[0]]).toEqual([0, 0o700, 2, expect.stringContaining(`${dataDir} 0755 → 0700`)]);
   });
 
   it('defaults to ./gateway-data in the working directory', () => {

@@ -1,4 +1,4 @@
-// The gateway's organization API (SPEC §13, seed §4.5-4.9) through the official SDK, unchanged:
+// The gateway's organization API (docs/gateway.md, seed §4.5-4.9) through the official SDK, unchanged:
 // projects (list, paging, filters, retrieve, update, delete), API keys (create, retrieve masked,
 // list, delete), concurrent creates. Every test runs on SQLite and on PostgreSQL.
 
@@ -43,7 +43,7 @@ describe.each(BACKENDS_WITH_EMBEDDED)('the organization API on %s', (backend) =>
 
     it('auto-pagination asks for 13 pages of 20 and stops at the last', async () => {
       const before = rig.requestsTo('GET', '/org/projects').length;
-      for await (const _ of rig.sdk().projects.list({ query: PREFIX })) void _;
+      for await (const _ of rig.sdk().projects.list({ query: PREFIX })) _;
       const after = await rig.waitForRequests('GET', '/org/projects', before + 13);
       expect(after.length - before).toBe(13);
     });
@@ -148,7 +148,11 @@ describe.each(BACKENDS_WITH_EMBEDDED)('the organization API on %s', (backend) =>
     });
 
     it('answers 201', async () => {
-      const response = await rig.fetch('/org/projects', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: uniqueName('status') }) });
+      const response = await rig.fetch('/org/projects', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: uniqueName('status') }),
+      });
       expect(response.status).toBe(201);
     });
 

@@ -1,4 +1,4 @@
-// The gateway's storage (SPEC §13): one schema, applied by versioned migrations on both
+// The gateway's storage (docs/gateway.md): one schema, applied by versioned migrations on both
 // backends; a store is created and migrated on open, never migrated twice, and a database from
 // a newer gateway is refused. On PostgreSQL, several gateway instances share one state. The
 // SQLite store, which holds the agents' tokens, is the owner's alone (directory 0700, files 0600),
@@ -139,10 +139,7 @@ describe('the SQLite store is private to its owner', () => {
     const rig = await GatewayRig.start({ dataDir });
     try {
       await rig.sdk().projects.create({ name: uniqueName('written') });
-      expect([existsSync(join(dataDir, `${SQLITE_FILE_NAME}-wal`)), modes(dataDir)]).toEqual([
-        true,
-        { dir: '0700', db: '0600', wal: '0600', shm: '0600' },
-      ]);
+      expect([existsSync(join(dataDir, `${SQLITE_FILE_NAME}-wal`)), modes(dataDir)]).toEqual([true, { dir: '0700', db: '0600', wal: '0600', shm: '0600' }]);
     } finally {
       await rig.close();
     }

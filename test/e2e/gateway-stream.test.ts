@@ -1,4 +1,4 @@
-// The telemetry stream through the gateway (SPEC §13, §5): a flood from a real agent arrives
+// The telemetry stream through the gateway (docs/gateway.md, §5): a flood from a real agent arrives
 // whole and in order; a stalled client holds the gateway to a bounded amount of data in flight
 // (the producer is made to wait instead), and afterwards still gets every byte; the stream ends
 // when the agent's does; a client that leaves releases the agent's side.
@@ -189,9 +189,16 @@ describe.each(BACKENDS)('the stream through the gateway on %s', (backend) => {
       const prefix = uniqueName('flood');
       const client = await SseClient.open(url, rig.adminKey);
       await tab.evaluate(`for (let i = 0; i < ${FLOOD}; i++) console.log(${JSON.stringify(prefix)} + '-' + i)`);
-      await client.waitFor((c) => c.envelopes.at(-1)?.event.type === 'console_log' && consoleText(c.envelopes.at(-1)!.event) === `${prefix}-${FLOOD - 1}`, 'the last line', 60_000);
+      await client.waitFor(
+        (c) => c.envelopes.at(-1)?.event.type === 'console_log' && consoleText(c.envelopes.at(-1)!.event) === `${prefix}-${FLOOD - 1}`,
+        'the last line',
+        60_000,
+      );
       client.close();
-      const lines = client.ofType('console_log').map(consoleText).filter((t) => t?.startsWith(`${prefix}-`));
+      const lines = client
+        .ofType('console_log')
+        .map(consoleText)
+        .filter((t) => t?.startsWith(`${prefix}-`));
       const ids = client.frameIds;
       const gaps = ids.filter((id, i) => i > 0 && id !== ids[i - 1]! + 1);
       expect({ count: lines.length, inOrder: lines.every((t, i) => t === `${prefix}-${i}`), gaps, problems: client.problems }).toEqual({

@@ -58,7 +58,9 @@ class ViewerBrowser {
 
   /** The viewer cookie as the browser holds it (HttpOnly: only CDP sees it). */
   async viewerCookie(url: string): Promise<{ value: string; path: string; httpOnly: boolean; sameSite?: string } | undefined> {
-    const { cookies } = (await this.tab.send('Network.getCookies', { urls: [url] })) as { cookies: Array<{ name: string; value: string; path: string; httpOnly: boolean; sameSite?: string }> };
+    const { cookies } = (await this.tab.send('Network.getCookies', { urls: [url] })) as {
+      cookies: Array<{ name: string; value: string; path: string; httpOnly: boolean; sameSite?: string }>;
+    };
     return cookies.find((c) => c.name === 'bta_viewer');
   }
 
@@ -97,12 +99,18 @@ describe.each(BACKENDS)('the viewer through the gateway on %s', (backend) => {
 
   beforeAll(async () => {
     [rig, agent, viewer] = await Promise.all([
-      storages.fresh(backend).then((storage) => GatewayRig.start(storage, { archiveLeaseMs: 1000, viewerSecret: 'a-shared-viewer-secret-of-at-least-32-chars' })),
+      storages
+        .fresh(backend)
+        .then((storage) => GatewayRig.start(storage, { archiveLeaseMs: 1000, viewerSecret: 'a-shared-viewer-secret-of-at-least-32-chars' })),
       AgentProgram.start(bundles, AGENT_TOKEN),
       ViewerBrowser.launch(),
     ]);
     id = agent.sessionId;
-    const project = await rig.fetch('/org/projects', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: uniqueName('viewer') }) });
+    const project = await rig.fetch('/org/projects', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: uniqueName('viewer') }),
+    });
     projectId = ((await project.json()) as { id: string }).id;
     const registered = await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN, project_id: projectId });
     expect(registered.status).toBe(201);
@@ -163,7 +171,11 @@ describe.each(BACKENDS)('the viewer through the gateway on %s', (backend) => {
   });
 
   it('a project-scoped key of another project gets 403 (an unknown session 404), like the other browser routes', async () => {
-    const other = await rig.fetch('/org/projects', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: uniqueName('other') }) });
+    const other = await rig.fetch('/org/projects', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: uniqueName('other') }),
+    });
     const otherKey = await rig.createKey({ projectId: ((await other.json()) as { id: string }).id });
     const minted = await rig.fetch(`/browsers/${id}/viewer/sessions`, { method: 'POST', key: otherKey });
     expect(minted.status).toBe(403);
@@ -208,7 +220,11 @@ describe.each(BACKENDS)('the viewer through the gateway on %s', (backend) => {
   });
 
   it('a cookie is refused once the key that minted it is deleted', async () => {
-    const created = await rig.fetch('/org/api_keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: uniqueName('viewer-key'), project_id: projectId }) });
+    const created = await rig.fetch('/org/api_keys', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: uniqueName('viewer-key'), project_id: projectId }),
+    });
     const key = (await created.json()) as { id: string; key: string };
     const minted = (await (await rig.fetch(`/browsers/${id}/viewer/sessions`, { method: 'POST', key: key.key })).json()) as { url: string };
     const spare = (await (await rig.fetch(`/browsers/${id}/viewer/sessions`, { method: 'POST', key: key.key })).json()) as { url: string };

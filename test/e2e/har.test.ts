@@ -76,7 +76,16 @@ describe('GET /browsers/{id}/har', () => {
       method: 'PATCH',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({
-        telemetry: { browser: { network: { bodies: { resource_types: ['Document', 'Stylesheet', 'Script', 'Image', 'Fetch', 'XHR', 'Other'], mime_types: ['text/*', 'application/javascript', 'application/json', 'image/*'] } } } },
+        telemetry: {
+          browser: {
+            network: {
+              bodies: {
+                resource_types: ['Document', 'Stylesheet', 'Script', 'Image', 'Fetch', 'XHR', 'Other'],
+                mime_types: ['text/*', 'application/javascript', 'application/json', 'image/*'],
+              },
+            },
+          },
+        },
       }),
     });
     expect(patched.status).toBe(200);
@@ -119,7 +128,8 @@ describe('GET /browsers/{id}/har', () => {
     const timings = pages[0]!.pageTimings;
     expect(timings.onContentLoad).toBeGreaterThan(0);
     expect(timings.onLoad).toBeGreaterThanOrEqual(timings.onContentLoad);
-    for (const path of ['/har/page.html', '/har/style.css', '/har/app.js', '/har/pixel.png', '/har/data.json']) expect(entryOf(path)?.pageref, path).toBe(pages[0]!.id);
+    for (const path of ['/har/page.html', '/har/style.css', '/har/app.js', '/har/pixel.png', '/har/data.json'])
+      expect(entryOf(path)?.pageref, path).toBe(pages[0]!.id);
   });
 
   it('gives each entry its resource type, status and body', () => {
@@ -181,7 +191,12 @@ describe('GET /browsers/{id}/har', () => {
     writeFileSync(harPath, harText);
     // The origin is gone: whatever the page gets comes from the HAR.
     await rig.server.close();
-    expect(await fetch(pageUrl).then(() => 'reached', () => 'refused')).toBe('refused');
+    expect(
+      await fetch(pageUrl).then(
+        () => 'reached',
+        () => 'refused',
+      ),
+    ).toBe('refused');
 
     const binary = await locateChromium();
     let browser: Browser | undefined;

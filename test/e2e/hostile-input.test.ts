@@ -118,7 +118,7 @@ describe('the auth matrix over every route of the OpenAPI document', () => {
     }
   });
 
-  it('answers 403 to every token that lacks the route\'s scope', async () => {
+  it("answers 403 to every token that lacks the route's scope", async () => {
     for (const op of operations) {
       for (const scope of SCOPES.filter((s) => s !== op.scope)) {
         const res = await call(op, agent.sessionId, `Bearer ${tokenFor(scope)}`);
@@ -205,13 +205,16 @@ describe('malformed HTTP', () => {
 describe('Host checks (DNS rebinding)', () => {
   for (const host of ['evil.example', 'evil.example:80', '127.0.0.1.evil.example', 'localhost.evil.example']) {
     it(`refuses Host: ${host} with 421 and the error body, before auth`, async () => {
-      const raw = await rawExchange(port, `GET /browsers/${agent.sessionId} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`);
+      const raw = await rawExchange(
+        port,
+        `GET /browsers/${agent.sessionId} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`,
+      );
       expect(statusOf(raw)).toBe(421);
       expect(bodyOf(raw)).toMatchObject({ code: 'bad_request', message: expect.stringContaining('Host') });
     });
   }
 
-  for (const host of ['127.0.0.1', `127.0.0.1:${'PORT'}`, 'localhost', `localhost:${'PORT'}`, '[::1]']) {
+  for (const host of ['127.0.0.1', `127.0.0.1:PORT`, 'localhost', `localhost:PORT`, '[::1]']) {
     it(`accepts Host: ${host} on a loopback listener`, async () => {
       const raw = await rawExchange(port, `GET /healthz HTTP/1.1\r\nHost: ${host.replace('PORT', String(port))}\r\nConnection: close\r\n\r\n`);
       expect(statusOf(raw)).toBe(200);

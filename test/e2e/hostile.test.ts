@@ -8,7 +8,8 @@ const HOSTILE = readFileSync(new URL('../fixtures/pages/hostile.html', import.me
 
 const HERO_SVG = (() => {
   let shapes = '';
-  for (let i = 0; i < 300; i++) shapes += `<rect x="${(i * 37) % 600}" y="${(i * 53) % 400}" width="${10 + (i % 40)}" height="${10 + (i % 30)}" fill="#${((i * 2654435761) % 0xffffff).toString(16).padStart(6, '0')}"/>`;
+  for (let i = 0; i < 300; i++)
+    shapes += `<rect x="${(i * 37) % 600}" y="${(i * 53) % 400}" width="${10 + (i % 40)}" height="${10 + (i % 30)}" fill="#${((i * 2654435761) % 0xffffff).toString(16).padStart(6, '0')}"/>`;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="400">${shapes}</svg>`;
 })();
 
@@ -78,7 +79,12 @@ describe('a hostile page', () => {
     await clickOn(tab, '#real');
     await rig.stream.waitFor((s) => s.ofType('interaction_click').filter((e) => ofTab(e) && e.data!.selector === '#real').length === 2, 'second click');
     expect(rig.stream.events.filter(isForged)).toEqual([]);
-    expect(rig.stream.ofType('interaction_click').filter(ofTab).map((e) => e.data!.selector)).toEqual(['#real', '#field', '#real']);
+    expect(
+      rig.stream
+        .ofType('interaction_click')
+        .filter(ofTab)
+        .map((e) => e.data!.selector),
+    ).toEqual(['#real', '#field', '#real']);
   });
 });
 

@@ -73,7 +73,13 @@ describe('interaction telemetry', () => {
 
     it('carries the context of the tab from the agent', () => {
       const data = event.data as InteractionClickData;
-      expect(data).toMatchObject({ target_id: tab.targetId, target_type: 'page', frame_id: tab.targetId, nav_seq: 1, url: expect.stringContaining('/interaction.html') });
+      expect(data).toMatchObject({
+        target_id: tab.targetId,
+        target_type: 'page',
+        frame_id: tab.targetId,
+        nav_seq: 1,
+        url: expect.stringContaining('/interaction.html'),
+      });
       expect(event.source).toMatchObject({ kind: 'cdp', event: 'Runtime.bindingCalled' });
     });
   });

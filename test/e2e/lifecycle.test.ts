@@ -121,7 +121,10 @@ describe('monitor screenshots', () => {
     const before = rig.stream.ofType('monitor_screenshot').length;
     const loadsBefore = rig.stream.ofType('page_load').length;
     // The first page is left right after its load: no screenshot of it.
-    rig.server.route('/leave.html', `<!doctype html><body><script>addEventListener('load', () => setTimeout(() => location.href = ${JSON.stringify(rig.server.url('/shot.html?stay'))}, 50))</script></body>`);
+    rig.server.route(
+      '/leave.html',
+      `<!doctype html><body><script>addEventListener('load', () => setTimeout(() => location.href = ${JSON.stringify(rig.server.url('/shot.html?stay'))}, 50))</script></body>`,
+    );
     await tab.navigate(rig.server.url('/leave.html'));
     await rig.stream.waitFor((s) => s.ofType('page_load').length >= loadsBefore + 2, 'both loads');
     await rig.stream.waitFor((s) => s.ofType('monitor_screenshot').length > before, 'a screenshot');

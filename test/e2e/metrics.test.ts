@@ -5,7 +5,13 @@ import { consoleText, startRig, TOKEN, type TestRig } from './support/harness.ts
 describe('GET /metrics', () => {
   let rig: TestRig;
   beforeAll(async () => {
-    rig = await startRig({ screenshots: false, tokens: [{ token: 'scraper', scopes: ['metrics:read'] }, { token: 'reader', scopes: ['telemetry:read'] }] });
+    rig = await startRig({
+      screenshots: false,
+      tokens: [
+        { token: 'scraper', scopes: ['metrics:read'] },
+        { token: 'reader', scopes: ['telemetry:read'] },
+      ],
+    });
   });
   afterAll(() => rig?.close());
 
@@ -70,8 +76,12 @@ describe('GET /metrics', () => {
     await rig.stream.waitForEvent('console_log', (e) => consoleText(e) === 'metric-line');
     await rig.stream.waitForEvent('network_response', (e) => (e.data as { url?: string }).url === url);
     const after = await scrape();
-    expect(value(after, 'bta_events_admitted_total', { type: 'console_log' })).toBeGreaterThan(value(before, 'bta_events_admitted_total', { type: 'console_log' }));
-    expect(value(after, 'bta_events_admitted_total', { type: 'network_response' })).toBeGreaterThan(value(before, 'bta_events_admitted_total', { type: 'network_response' }));
+    expect(value(after, 'bta_events_admitted_total', { type: 'console_log' })).toBeGreaterThan(
+      value(before, 'bta_events_admitted_total', { type: 'console_log' }),
+    );
+    expect(value(after, 'bta_events_admitted_total', { type: 'network_response' })).toBeGreaterThan(
+      value(before, 'bta_events_admitted_total', { type: 'network_response' }),
+    );
     expect(value(after, 'bta_stream_bytes_written_total')).toBeGreaterThan(value(before, 'bta_stream_bytes_written_total'));
     expect(value(after, 'bta_body_fetches_total', { outcome: 'fetched' })).toBeGreaterThan(value(before, 'bta_body_fetches_total', { outcome: 'fetched' }));
   });

@@ -38,9 +38,12 @@ describe('network_idle', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.write('data: hello\n\n');
     });
-    s.route('/late-xhr.html', `<!doctype html><script>
+    s.route(
+      '/late-xhr.html',
+      `<!doctype html><script>
 addEventListener('load', () => setTimeout(() => { const x = new XMLHttpRequest(); x.open('GET', '/late.json'); x.send(); }, 3000));
-</script>`);
+</script>`,
+    );
     s.route('/late.json', '{"late":true}', 'application/json');
     s.route('/slow-oopif.html', `<!doctype html><iframe src="${s.crossSiteUrl('/slow-frame.html')}"></iframe>`);
     s.route('/slow-frame.html', `<!doctype html><script>fetch('/slow-in-frame.json')</script>`);
@@ -62,7 +65,11 @@ addEventListener('load', () => setTimeout(() => { const x = new XMLHttpRequest()
   const waitForIdle = (navSeq: number, count = 1, timeoutMs?: number) =>
     rig.stream.waitFor(() => idlesOf(navSeq).length >= count, `network_idle #${count} of nav_seq ${navSeq}`, timeoutMs);
   const seqOf = (event: TelemetryEvent) => rig.stream.envelopes.find((e) => e.event === event)!.seq;
-  const lastNavigation = () => rig.stream.ofType('page_navigation').filter((e) => e.data!.frame_id === tab.targetId).at(-1)!;
+  const lastNavigation = () =>
+    rig.stream
+      .ofType('page_navigation')
+      .filter((e) => e.data!.frame_id === tab.targetId)
+      .at(-1)!;
   const responseOf = (url: string) => rig.stream.ofType('network_response').find((e) => e.data!.url === url)!;
 
   it('fires only after the trickled HTML finished, then 500 ms of quiet', async () => {

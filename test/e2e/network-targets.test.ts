@@ -37,8 +37,7 @@ describe('network telemetry across targets', () => {
   afterAll(() => rig?.close());
 
   const navSeq = () => rig.stream.ofType('page_navigation').filter((e) => e.data!.frame_id === tab.targetId).length;
-  const waitFor = <T extends EventType>(type: T, url: string) =>
-    rig.stream.waitForEvent(type, (e) => (e.data as { url?: string }).url === url);
+  const waitFor = <T extends EventType>(type: T, url: string) => rig.stream.waitForEvent(type, (e) => (e.data as { url?: string }).url === url);
 
   it('reports the requests of an out-of-process iframe with target type iframe and the tab nav_seq', async () => {
     const request = await waitFor('network_request', rig.server.crossSiteUrl('/from-iframe.json'));
@@ -94,7 +93,10 @@ describe('network telemetry across targets', () => {
     const before = navSeq();
     await tab.navigate(url);
     await rig.stream.waitFor(() => navSeq() > before, `navigation to ${url}`);
-    return rig.stream.ofType('page_navigation').filter((e) => e.data!.frame_id === tab.targetId).at(-1)!.data!.loader_id;
+    return rig.stream
+      .ofType('page_navigation')
+      .filter((e) => e.data!.frame_id === tab.targetId)
+      .at(-1)!.data!.loader_id;
   }
   const documentResponse = (loaderId: string) => rig.stream.waitForEvent('network_response', (e) => e.data!.request_id === loaderId);
 
@@ -123,9 +125,12 @@ describe('network category off', () => {
 
   beforeAll(async () => {
     rig = await startRig({ telemetry: { browser: { network: { enabled: false } } } });
-    rig.server.route('/fetches.html', `<!doctype html><img src="/i.png"><script>
+    rig.server.route(
+      '/fetches.html',
+      `<!doctype html><img src="/i.png"><script>
 fetch('/data.json').then((r) => r.text()).then(() => console.log('fetches-done'));
-</script>`);
+</script>`,
+    );
     rig.server.route('/data.json', '{"a":1}', JSON_TYPE);
     const tab = await rig.driver.newTab();
     await tab.ready(rig.stream);

@@ -45,8 +45,34 @@ addEventListener('load', async () => {
 const CONTEXT_KEYS = ['session_id', 'target_id', 'target_type', 'frame_id', 'loader_id', 'url', 'nav_seq'];
 /** The transfer extension fields (docs/export.md "HAR"). */
 const TRANSFER_KEYS = ['remote_ip_address', 'remote_port', 'protocol', 'connection_id', 'from_disk_cache', 'from_service_worker', 'timing'];
-const REQUEST_KEYS = [...CONTEXT_KEYS, 'request_id', 'method', 'document_url', 'headers', 'resource_type', 'initiator_type', 'post_data', 'is_redirect', 'redirect_url', 'redirect_response'];
-const RESPONSE_KEYS = [...CONTEXT_KEYS, 'request_id', 'method', 'status', 'status_text', 'headers', 'mime_type', 'resource_type', 'body', 'body_encoding', ...TRANSFER_KEYS, 'encoded_data_length', 'data_length'];
+const REQUEST_KEYS = [
+  ...CONTEXT_KEYS,
+  'request_id',
+  'method',
+  'document_url',
+  'headers',
+  'resource_type',
+  'initiator_type',
+  'post_data',
+  'is_redirect',
+  'redirect_url',
+  'redirect_response',
+];
+const RESPONSE_KEYS = [
+  ...CONTEXT_KEYS,
+  'request_id',
+  'method',
+  'status',
+  'status_text',
+  'headers',
+  'mime_type',
+  'resource_type',
+  'body',
+  'body_encoding',
+  ...TRANSFER_KEYS,
+  'encoded_data_length',
+  'data_length',
+];
 const FAILED_KEYS = [...CONTEXT_KEYS, 'request_id', 'error_text', 'canceled', 'resource_type'];
 
 describe('network telemetry', () => {
@@ -104,7 +130,10 @@ describe('network telemetry', () => {
     for (let i = 0; i < 10; i++) {
       for (const path of [`/sub/${i}.css`, `/sub/${i}.png`]) {
         expect(requestsTo(path), path).toHaveLength(1);
-        expect(ofType('network_response').filter((e) => e.data!.url === url(path)), path).toHaveLength(1);
+        expect(
+          ofType('network_response').filter((e) => e.data!.url === url(path)),
+          path,
+        ).toHaveLength(1);
       }
     }
   });
@@ -148,7 +177,11 @@ describe('network telemetry', () => {
   it('names the CDP method and the target in source', () => {
     const request = requestsTo('/sub/0.css')[0]!;
     const response = responseOf('/sub/0.css')!;
-    expect(request.source).toEqual({ kind: 'cdp', event: 'Network.requestWillBeSent', metadata: { cdp_session_id: request.data!.session_id, target_id: tab.targetId, target_type: 'page' } });
+    expect(request.source).toEqual({
+      kind: 'cdp',
+      event: 'Network.requestWillBeSent',
+      metadata: { cdp_session_id: request.data!.session_id, target_id: tab.targetId, target_type: 'page' },
+    });
     expect(response.source.event).toBe('Network.loadingFinished');
   });
 
@@ -273,10 +306,13 @@ describe('network bodies of a page that navigates on at its load event', () => {
     // Bodies are fetched once the tab has loaded and gone quiet; this page leaves at once, so its
     // bodies are asked for after the next document committed: they come from the browser's
     // durable copy (docs/network.md "When bodies are fetched").
-    s.route('/leaving.html', `<!doctype html><title>leaving</title><script>
+    s.route(
+      '/leaving.html',
+      `<!doctype html><title>leaving</title><script>
 const during = fetch('/during-load.json').then((r) => r.text());
 addEventListener('load', () => during.then(() => location.replace('/next.html')));
-</script><p>leaving</p>`);
+</script><p>leaving</p>`,
+    );
     s.route('/during-load.json', '{"during":"load"}', 'application/json');
     s.route('/next.html', '<!doctype html><title>next</title><p>next</p>');
     tab = await rig.driver.newTab();

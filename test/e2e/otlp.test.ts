@@ -20,8 +20,9 @@ interface ProtoMessageType {
   decode(bytes: Uint8Array): object;
   toObject(message: object, options: { longs: StringConstructor; bytes: StringConstructor; arrays: boolean }): ExportRequest;
 }
-const ExportLogsServiceRequest = (protos as unknown as { opentelemetry: { proto: { collector: { logs: { v1: { ExportLogsServiceRequest: ProtoMessageType } } } } } })
-  .opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest;
+const ExportLogsServiceRequest = (
+  protos as unknown as { opentelemetry: { proto: { collector: { logs: { v1: { ExportLogsServiceRequest: ProtoMessageType } } } } } }
+).opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest;
 
 /** The OTLP request shape shared by protobufjs's toObject and OTLP/JSON (camelCase fields). */
 interface AnyValue {
@@ -206,9 +207,7 @@ async function scrape(rig: TestRig): Promise<(name: string, labels?: Record<stri
   const response = await fetch(`${rig.agent.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
   const families = parsePrometheusTextFormat(await response.text());
   return (name, labels = {}) => {
-    const metric = families
-      .find((f) => f.name === name)
-      ?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
+    const metric = families.find((f) => f.name === name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
     return metric === undefined ? undefined : Number(metric.value);
   };
 }
@@ -346,7 +345,10 @@ describe('OTLP export, http/protobuf', () => {
   });
 
   it('reports the export in /metrics', async () => {
-    await until(() => rig.stream.envelopes.every((e) => !EXPORTED_BY_DEFAULT.has(e.event.category!) || receiver.bySeq(e.seq).length > 0), 'the export to catch up');
+    await until(
+      () => rig.stream.envelopes.every((e) => !EXPORTED_BY_DEFAULT.has(e.event.category!) || receiver.bySeq(e.seq).length > 0),
+      'the export to catch up',
+    );
     const metric = await scrape(rig);
     expect(metric('bta_otlp_events_exported_total')).toBe(receiver.records.length);
     expect(metric('bta_otlp_events_dropped_total', { reason: 'queue_full' })).toBe(0);

@@ -5,7 +5,8 @@ import { clickOn, typeText, wheel } from './support/page-input.ts';
 
 const HERO_SVG = (() => {
   let shapes = '';
-  for (let i = 0; i < 300; i++) shapes += `<rect x="${(i * 37) % 600}" y="${(i * 53) % 400}" width="${10 + (i % 40)}" height="${10 + (i % 30)}" fill="#${((i * 2654435761) % 0xffffff).toString(16).padStart(6, '0')}"/>`;
+  for (let i = 0; i < 300; i++)
+    shapes += `<rect x="${(i * 37) % 600}" y="${(i * 53) % 400}" width="${10 + (i % 40)}" height="${10 + (i % 30)}" fill="#${((i * 2654435761) % 0xffffff).toString(16).padStart(6, '0')}"/>`;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="400">${shapes}</svg>`;
 })();
 

@@ -7,14 +7,17 @@ import { click } from './support/page-input.ts';
 
 const IMAGE = (seed: number) => {
   let shapes = '';
-  for (let i = 0; i < 300; i++) shapes += `<rect x="${(i * 37 + seed) % 600}" y="${(i * 53) % 400}" width="${10 + (i % 40)}" height="${10 + (i % 30)}" fill="#${((i * 2654435761 + seed) % 0xffffff).toString(16).padStart(6, '0')}"/>`;
+  for (let i = 0; i < 300; i++)
+    shapes += `<rect x="${(i * 37 + seed) % 600}" y="${(i * 53) % 400}" width="${10 + (i % 40)}" height="${10 + (i % 30)}" fill="#${((i * 2654435761 + seed) % 0xffffff).toString(16).padStart(6, '0')}"/>`;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="400">${shapes}</svg>`;
 };
 
 /** A page with a same-origin (in-process) frame and a cross-site (out-of-process) frame, each with a hero image and a button. */
 const FRAME = (name: string) => `<!doctype html><style>body { margin: 0; } button { position: absolute; left: 0; top: 0; width: 100px; height: 30px; }</style>
 <button id="${name}-button">${name}</button><img id="${name}-hero" src="/${name}.svg" width="300" height="200" style="margin-top: 40px">`;
-const MAIN = (crossSiteFrame: string) => `<!doctype html><style>body { margin: 0; } iframe { position: absolute; top: 300px; width: 320px; height: 260px; border: 0; }
+const MAIN = (
+  crossSiteFrame: string,
+) => `<!doctype html><style>body { margin: 0; } iframe { position: absolute; top: 300px; width: 320px; height: 260px; border: 0; }
 button { position: absolute; left: 0; top: 0; width: 100px; height: 30px; }</style>
 <button id="main-button">main</button><img id="main-hero" src="/main.svg" width="600" height="250" style="margin-top: 40px">
 <iframe id="same" src="/same.html" style="left: 0"></iframe><iframe id="cross" src="${crossSiteFrame}" style="left: 340px"></iframe>`;
@@ -31,7 +34,12 @@ describe('documents that existed before the agent attached', () => {
 
   beforeAll(async () => {
     server = await new FixtureServer().start();
-    for (const [name, seed] of [['main', 1], ['same', 2], ['cross', 3]] as const) server.route(`/${name}.svg`, IMAGE(seed), 'image/svg+xml');
+    for (const [name, seed] of [
+      ['main', 1],
+      ['same', 2],
+      ['cross', 3],
+    ] as const)
+      server.route(`/${name}.svg`, IMAGE(seed), 'image/svg+xml');
     server.route('/same.html', FRAME('same'));
     server.route('/cross.html', FRAME('cross'));
     server.route('/main.html', MAIN(server.crossSiteUrl('/cross.html')));
@@ -118,7 +126,12 @@ describe('documents that existed before the agent attached', () => {
     // A marker click after them: a duplicate of any of the three would have come before it.
     await click(tab, { x: 50, y: 15 });
     await stream.waitFor(() => count() >= before + 4, 'marker click');
-    expect(stream.ofType('interaction_click').slice(before).map((e) => e.data!.selector)).toEqual(['#main-button', '#same-button', '#cross-button', '#main-button']);
+    expect(
+      stream
+        .ofType('interaction_click')
+        .slice(before)
+        .map((e) => e.data!.selector),
+    ).toEqual(['#main-button', '#same-button', '#cross-button', '#main-button']);
   });
 });
 

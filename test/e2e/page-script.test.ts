@@ -11,7 +11,8 @@ const HERO_SVG = (() => {
   let seed = 7;
   const next = (n: number) => (seed = (seed * 16807) % 2147483647) % n;
   let shapes = '';
-  for (let i = 0; i < 400; i++) shapes += `<circle cx="${next(600)}" cy="${next(400)}" r="${5 + next(40)}" fill="#${next(0xffffff).toString(16).padStart(6, '0')}"/>`;
+  for (let i = 0; i < 400; i++)
+    shapes += `<circle cx="${next(600)}" cy="${next(400)}" r="${5 + next(40)}" fill="#${next(0xffffff).toString(16).padStart(6, '0')}"/>`;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="400">${shapes}</svg>`;
 })();
 
@@ -37,7 +38,9 @@ const FRAME_PAGE = `<!doctype html><style>body { margin: 0; font: 16px sans-seri
   document.body.insertBefore(block, document.getElementById('frame-hero'));
 }, 100));</script>`;
 
-const FRAMES_PAGE = (frameUrl: string) => `<!doctype html><style>body { margin: 0; } iframe { position: absolute; left: 40px; top: 50px; width: 500px; height: 500px; border: 0; }</style>
+const FRAMES_PAGE = (
+  frameUrl: string,
+) => `<!doctype html><style>body { margin: 0; } iframe { position: absolute; left: 40px; top: 50px; width: 500px; height: 500px; border: 0; }</style>
 <iframe src="${frameUrl}"></iframe>`;
 
 describe('page script: layout shifts, LCP and settling', () => {
@@ -163,7 +166,16 @@ describe('page script: layout shifts, LCP and settling', () => {
       // The frame sits at (40, 50) in the page: (120, 80) in the page is (80, 30) in the frame.
       await click(tab, { x: 120, y: 80 });
       const event = await rig.stream.waitForEvent('interaction_click', (e) => e.data!.frame_id === frameId);
-      expect(event.data).toMatchObject({ target_type: 'iframe', target_id: frameId, selector: '#frame-button', tag: 'BUTTON', text: 'In the frame', x: 80, y: 30, nav_seq: 1 });
+      expect(event.data).toMatchObject({
+        target_type: 'iframe',
+        target_id: frameId,
+        selector: '#frame-button',
+        tag: 'BUTTON',
+        text: 'In the frame',
+        x: 80,
+        y: 30,
+        nav_seq: 1,
+      });
     });
 
     it('reports keys typed inside the frame with the frame id', async () => {

@@ -26,8 +26,12 @@ describe('page lifecycle telemetry', () => {
 
   it('gives navigation, DOMContentLoaded and load in order for each navigation', () => {
     expect(ofTab.map((e) => e.type)).toEqual([
-      'page_navigation', 'page_dom_content_loaded', 'page_load',
-      'page_navigation', 'page_dom_content_loaded', 'page_load',
+      'page_navigation',
+      'page_dom_content_loaded',
+      'page_load',
+      'page_navigation',
+      'page_dom_content_loaded',
+      'page_load',
     ]);
   });
 

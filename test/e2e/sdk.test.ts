@@ -107,7 +107,9 @@ describe('the official SDK against the agent', () => {
   });
 
   it('turns an unknown session id into NotFoundError', async () => {
-    await expect(client.browsers.computer.batch('no-such-session', { actions: [{ type: 'sleep', sleep: { duration_ms: 0 } }] })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.browsers.computer.batch('no-such-session', { actions: [{ type: 'sleep', sleep: { duration_ms: 0 } }] })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
   });
 });
 
@@ -126,7 +128,9 @@ describe('client.browsers.deleteByID against the agent', () => {
     await client.browsers.deleteByID(rig.agent.sessionId);
     await open.waitForEnd();
     await expect(client.browsers.retrieve(rig.agent.sessionId)).rejects.toBeInstanceOf(NotFoundError);
-    await expect(client.browsers.computer.batch(rig.agent.sessionId, { actions: [{ type: 'sleep', sleep: { duration_ms: 0 } }] })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.browsers.computer.batch(rig.agent.sessionId, { actions: [{ type: 'sleep', sleep: { duration_ms: 0 } }] })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
   });
 });
 

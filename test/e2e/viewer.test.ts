@@ -105,9 +105,12 @@ class ViewerBrowser {
     if (!page) throw new Error('the viewer browser has no page');
     const client = await CDP({ port, target: page.id });
     const browser = new ViewerBrowser(chromium, client);
-    client.on('Runtime.exceptionThrown', (params: any) => browser.errors.push(`exception: ${params.exceptionDetails?.exception?.description ?? params.exceptionDetails?.text}`));
+    client.on('Runtime.exceptionThrown', (params: any) =>
+      browser.errors.push(`exception: ${params.exceptionDetails?.exception?.description ?? params.exceptionDetails?.text}`),
+    );
     client.on('Runtime.consoleAPICalled', (params: any) => {
-      if (params.type === 'error' || params.type === 'assert') browser.errors.push(`console.${params.type}: ${JSON.stringify(params.args?.map((a: any) => a.value ?? a.description))}`);
+      if (params.type === 'error' || params.type === 'assert')
+        browser.errors.push(`console.${params.type}: ${JSON.stringify(params.args?.map((a: any) => a.value ?? a.description))}`);
     });
     client.on('Log.entryAdded', (params: any) => {
       if (params.entry?.level === 'error') browser.errors.push(`log: ${params.entry.text} ${params.entry.url ?? ''}`);
@@ -209,7 +212,10 @@ describe('the live viewer', () => {
   it('opens on the viewer path with the ticket gone from the URL, and loads without console errors', async () => {
     const location = await viewer.evaluate<string>('location.pathname + location.search');
     expect(location).toBe(`/browsers/${rig.agent.sessionId}/viewer`);
-    await viewer.waitFor(`[...document.querySelectorAll('#panel-console .console-row .text')].some((e) => e.textContent.includes('watched page ready'))`, 'the console line of the watched page');
+    await viewer.waitFor(
+      `[...document.querySelectorAll('#panel-console .console-row .text')].some((e) => e.textContent.includes('watched page ready'))`,
+      'the console line of the watched page',
+    );
     // The history endpoint and the stream filters are found in the agent's OpenAPI document.
     await viewer.waitFor(`document.querySelector('.downloads button').title.includes('from the agent')`, 'the history endpoint to be found');
     await viewer.screenshot('loaded');
@@ -227,7 +233,9 @@ describe('the live viewer', () => {
 
   it('highlights the moment of an interaction on the timeline when it is chosen', async () => {
     const click = await rig.stream.waitForEvent('interaction_click', (e) => e.data!.selector === '#go');
-    await viewer.evaluate(`[...document.querySelectorAll('#panel-interactions .interaction-row:not([hidden])')].find((r) => r.querySelector('.selector').textContent === '#go').click()`);
+    await viewer.evaluate(
+      `[...document.querySelectorAll('#panel-interactions .interaction-row:not([hidden])')].find((r) => r.querySelector('.selector').textContent === '#go').click()`,
+    );
     const highlighted = await viewer.waitFor<string>(`document.querySelector('.timeline-canvas').dataset.highlight`, 'the highlight');
     expect(Number(highlighted)).toBe(click.ts);
   });
@@ -239,7 +247,10 @@ describe('the live viewer', () => {
     await viewer.waitFor(`${row}?.querySelector('.status').textContent === '404'`, 'the 404 in the network panel');
     expect(await viewer.evaluate(`${row}.classList.contains('failed')`)).toBe(true);
     await viewer.evaluate(`${row}.click()`);
-    const details = await viewer.waitFor<string>(`!document.querySelector('.network-details').hidden && document.querySelector('.network-details').textContent`, 'the request details');
+    const details = await viewer.waitFor<string>(
+      `!document.querySelector('.network-details').hidden && document.querySelector('.network-details').textContent`,
+      'the request details',
+    );
     expect(details).toContain('Response headers');
     expect(details).toContain('content-type');
     expect(details).toContain('not found');
@@ -253,7 +264,10 @@ describe('the live viewer', () => {
     await viewer.waitFor(row, 'the exception in the console panel');
     expect(await viewer.evaluate(`${row}.querySelector('.level').textContent`)).toBe('exception');
     await viewer.evaluate(`${row}.click()`);
-    const frames = await viewer.waitFor<string[]>(`${row}.getAttribute('aria-expanded') === 'true' && [...${row}.querySelectorAll('.stack .frame')].map((f) => f.textContent)`, 'the stack trace');
+    const frames = await viewer.waitFor<string[]>(
+      `${row}.getAttribute('aria-expanded') === 'true' && [...${row}.querySelectorAll('.stack .frame')].map((f) => f.textContent)`,
+      'the stack trace',
+    );
     expect(frames[0]).toMatch(/^at viewerThrower \(/);
     await viewer.screenshot('console-stack');
   });
@@ -264,14 +278,19 @@ describe('the live viewer', () => {
     await viewer.client.send('Page.setDownloadBehavior', { behavior: 'allow', downloadPath: dir });
     await viewer.evaluate(`document.querySelector('.downloads button').click()`);
     const lines = await waitForFile(`${dir}/session-${rig.agent.sessionId}-events.jsonl`);
-    const envelopes = lines.trim().split('\n').map((line) => JSON.parse(line) as { seq: number; event: { type: string } });
+    const envelopes = lines
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { seq: number; event: { type: string } });
     expect(envelopes.length).toBeGreaterThan(10);
     expect(envelopes.map((e) => e.seq)).toEqual([...envelopes.map((e) => e.seq)].sort((a, b) => a - b));
     expect(envelopes.some((e) => e.event.type === 'interaction_click')).toBe(true);
 
     await viewer.waitFor(`!document.querySelector('.downloads a').hidden`, 'the HAR button');
     await viewer.evaluate(`document.querySelector('.downloads a').click()`);
-    const har = JSON.parse(await waitForFile(`${dir}/${rig.agent.sessionId}.har`)) as { log: { version: string; entries: Array<{ request: { url: string } }> } };
+    const har = JSON.parse(await waitForFile(`${dir}/${rig.agent.sessionId}.har`)) as {
+      log: { version: string; entries: Array<{ request: { url: string } }> };
+    };
     expect(har.log.version).toBe('1.2');
     expect(har.log.entries.some((e) => e.request.url.endsWith('/viewer-missing'))).toBe(true);
   });
@@ -293,7 +312,10 @@ describe('the live viewer', () => {
     const hidden = await rig.stream.waitForEvent('console_log', (e) => consoleText(e) === 'while-hidden');
     // Something after it reaches the viewer, so it would have arrived by now.
     await tab.evaluate(`fetch('/after-hidden').catch(() => {})`);
-    await viewer.waitFor(`${status}.includes('stream filtered by the agent') && Number(/seq (\\d+)/.exec(${status})[1]) > ${(rig.stream.envelopes.find((e) => e.event === hidden)?.seq ?? 0)}`, 'a later event');
+    await viewer.waitFor(
+      `${status}.includes('stream filtered by the agent') && Number(/seq (\\d+)/.exec(${status})[1]) > ${rig.stream.envelopes.find((e) => e.event === hidden)?.seq ?? 0}`,
+      'a later event',
+    );
     await viewer.evaluate(`document.querySelector('.filters input[value=console]').click()`);
     await viewer.waitFor(`!${status}.includes('stream filtered')`, 'the unfiltered stream');
     await viewer.waitFor(`${rowTexts('console', '.text')}.includes('while-hidden')`, 'the hidden message, replayed');
@@ -301,7 +323,9 @@ describe('the live viewer', () => {
 
   it('resumes after a network drop with Last-Event-ID, without duplicates, and says so', async () => {
     const count = async (text: string) => {
-      await viewer.evaluate(`(() => { const s = document.querySelector('#panel-console input[type=search]'); s.value = ${JSON.stringify(text)}; s.dispatchEvent(new Event('input')); })()`);
+      await viewer.evaluate(
+        `(() => { const s = document.querySelector('#panel-console input[type=search]'); s.value = ${JSON.stringify(text)}; s.dispatchEvent(new Event('input')); })()`,
+      );
       await new Promise((resolve) => setTimeout(resolve, 300));
       return viewer.evaluate<number>(`${rowTexts('console', '.text')}.filter((t) => t.includes(${JSON.stringify(text)})).length`);
     };
@@ -347,7 +371,9 @@ describe('the live viewer', () => {
     await viewer.screenshot('browser-reconnected');
     // The picture in docs/viewer.md: the network panel with a request open, the notices above.
     await viewer.evaluate(`document.getElementById('tab-network').click()`);
-    await viewer.evaluate(`[...document.querySelectorAll('#panel-network .net-row:not([hidden])')].find((r) => r.querySelector('.url').textContent.includes('viewer-missing'))?.click()`);
+    await viewer.evaluate(
+      `[...document.querySelectorAll('#panel-network .net-row:not([hidden])')].find((r) => r.querySelector('.url').textContent.includes('viewer-missing'))?.click()`,
+    );
     await viewer.screenshot('overview', 0.75);
   });
 
@@ -445,7 +471,10 @@ describe('viewer auth', () => {
     expect(response.headers.get('location')).toBe(`/browsers/${agent.sessionId}/viewer`);
     const setCookie = response.headers.get('set-cookie')!;
     secrets.push(/^bta_viewer=([^;]+)/.exec(setCookie)![1]!);
-    const attributes = setCookie.split(';').slice(1).map((a) => a.trim());
+    const attributes = setCookie
+      .split(';')
+      .slice(1)
+      .map((a) => a.trim());
     expect(attributes).toEqual(expect.arrayContaining(['HttpOnly', 'SameSite=Strict', `Path=/browsers/${agent.sessionId}/`]));
     expect(attributes.find((a) => a.startsWith('Max-Age='))).toBeDefined();
     expect(response.headers.get('cache-control')).toBe('no-store');
@@ -462,7 +491,12 @@ describe('viewer auth', () => {
     const fresh = new URL(await ticketUrl());
     const [payload, signature] = fresh.searchParams.get('code')!.split('.');
     const forgedSignature = `${signature!.slice(0, -2)}${signature!.endsWith('AA') ? 'BB' : 'AA'}`;
-    for (const code of [`${payload}.${forgedSignature}`, `${Buffer.from('{"k":"ticket","sid":"x","exp":1e15,"jti":"j"}').toString('base64url')}.${signature}`, 'garbage', '']) {
+    for (const code of [
+      `${payload}.${forgedSignature}`,
+      `${Buffer.from('{"k":"ticket","sid":"x","exp":1e15,"jti":"j"}').toString('base64url')}.${signature}`,
+      'garbage',
+      '',
+    ]) {
       const forged = await fetch(`${base}/viewer/open?code=${encodeURIComponent(code)}`, { redirect: 'manual' });
       expect(forged.status, code).toBe(401);
     }
@@ -486,14 +520,16 @@ describe('viewer auth', () => {
     expect((await streamStatus(`${base}/telemetry`, { cookie })).type).toBe('text/event-stream');
   });
 
-  it('accepts the cookie only for reading this session\'s telemetry paths', async () => {
+  it("accepts the cookie only for reading this session's telemetry paths", async () => {
     const cookie = await viewerCookie();
     const json = { cookie, 'content-type': 'application/json' };
     // Another session's paths, the session object itself, writes, other scopes.
     expect((await streamStatus(`${agent.url}/browsers/another-session/telemetry`, { cookie })).status).toBe(401);
     expect((await fetch(base, { headers: { cookie } })).status).toBe(401);
     expect((await fetch(base, { method: 'PATCH', headers: json, body: '{"telemetry":{}}' })).status).toBe(401);
-    expect((await fetch(`${base}/computer/batch`, { method: 'POST', headers: json, body: '{"actions":[{"type":"sleep","sleep":{"duration_ms":0}}]}' })).status).toBe(401);
+    expect(
+      (await fetch(`${base}/computer/batch`, { method: 'POST', headers: json, body: '{"actions":[{"type":"sleep","sleep":{"duration_ms":0}}]}' })).status,
+    ).toBe(401);
     expect((await fetch(`${base}/viewer/sessions`, { method: 'POST', headers: { cookie } })).status).toBe(401);
     expect((await fetch(`${agent.url}/metrics`, { headers: { cookie } })).status).toBe(401);
     // A wrong bearer token is not rescued by a good cookie.

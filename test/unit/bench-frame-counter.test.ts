@@ -35,7 +35,12 @@ describe('FrameCounter', () => {
   });
 
   it('counts the same when every byte is its own chunk', () => {
-    expect(count(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1))).toEqual(expected);
+    expect(
+      count(
+        bytes,
+        Array.from({ length: bytes.length - 1 }, (_, i) => i + 1),
+      ),
+    ).toEqual(expected);
   });
 
   it('counts the same whatever the cuts, including between the two LFs of a frame end', () => {
@@ -48,7 +53,12 @@ describe('FrameCounter', () => {
       const cuts = new Set<number>();
       const k = 1 + Math.floor(random() * 40);
       for (let i = 0; i < k; i++) cuts.add(1 + Math.floor(random() * (bytes.length - 1)));
-      expect(count(bytes, [...cuts].sort((a, b) => a - b))).toEqual(expected);
+      expect(
+        count(
+          bytes,
+          [...cuts].sort((a, b) => a - b),
+        ),
+      ).toEqual(expected);
     }
   });
 

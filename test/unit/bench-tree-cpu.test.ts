@@ -19,7 +19,7 @@ describe('treeCpuSeconds', () => {
     const root = spawn('sh', ['-c', `${burn(false)}; ${burn(true)}`], { stdio: ['ignore', 'pipe', 'ignore'] });
     children.push(root);
     let printed = false;
-    root.stdout!.on('data', () => (printed = true));
+    root.stdout.on('data', () => (printed = true));
     await until(() => printed, 'the second child to finish burning', 20_000);
 
     expect(cpuSeconds(root.pid!)).toBeLessThan(0.1);

@@ -42,10 +42,13 @@ class FakeTarget {
 
   /** Input events only, compactly. */
   input(): string[] {
-    return this.sent.filter((s) => s.method.startsWith('Input.')).map(({ params: p }) => {
-      if (p.type.startsWith('mouse')) return `${p.type}(${p.x},${p.y}) ${p.button ?? ''} b${p.buttons} c${p.clickCount ?? ''} m${p.modifiers}`.replace(/ +/g, ' ');
-      return `${p.type} ${p.key}${p.text !== undefined ? ` "${p.text}"` : ''} m${p.modifiers}`;
-    });
+    return this.sent
+      .filter((s) => s.method.startsWith('Input.'))
+      .map(({ params: p }) => {
+        if (p.type.startsWith('mouse'))
+          return `${p.type}(${p.x},${p.y}) ${p.button ?? ''} b${p.buttons} c${p.clickCount ?? ''} m${p.modifiers}`.replace(/ +/g, ' ');
+        return `${p.type} ${p.key}${p.text !== undefined ? ` "${p.text}"` : ''} m${p.modifiers}`;
+      });
   }
 
   methods(): string[] {
@@ -146,12 +149,27 @@ describe('ComputerExecutor', () => {
     const { tab, executor } = setup();
     await executor.run([{ type: 'scroll', scroll: { x: 3, y: 4, delta_x: -1, delta_y: 2 } }]);
     const wheels = tab.sent.filter((s) => s.params.type === 'mouseWheel').map((s) => [s.params.deltaX, s.params.deltaY]);
-    expect(wheels).toEqual([[-100, 100], [0, 100]]);
+    expect(wheels).toEqual([
+      [-100, 100],
+      [0, 100],
+    ]);
   });
 
   it('drags with the button held along every step and released at the end', async () => {
     const { tab, executor } = setup();
-    await executor.run([{ type: 'drag_mouse', drag_mouse: { path: [[0, 0], [20, 0]], steps_per_segment: 2, step_delay_ms: 0 } }]);
+    await executor.run([
+      {
+        type: 'drag_mouse',
+        drag_mouse: {
+          path: [
+            [0, 0],
+            [20, 0],
+          ],
+          steps_per_segment: 2,
+          step_delay_ms: 0,
+        },
+      },
+    ]);
     expect(tab.input()).toEqual([
       'mouseMoved(0,0) none b0 c0 m0',
       'mousePressed(0,0) left b1 c1 m0',
@@ -168,7 +186,21 @@ describe('ComputerExecutor', () => {
       if (p.type === 'mouseMoved' && ++moves === 3) throw new Error('Internal error');
       return {};
     });
-    await failureOf(executor.run([{ type: 'drag_mouse', drag_mouse: { path: [[0, 0], [20, 0]], steps_per_segment: 2, step_delay_ms: 0 } }]));
+    await failureOf(
+      executor.run([
+        {
+          type: 'drag_mouse',
+          drag_mouse: {
+            path: [
+              [0, 0],
+              [20, 0],
+            ],
+            steps_per_segment: 2,
+            step_delay_ms: 0,
+          },
+        },
+      ]),
+    );
     expect(tab.input().at(-1)).toBe('mouseReleased(10,0) left b0 c1 m0');
   });
 
@@ -214,7 +246,12 @@ describe('ComputerExecutor', () => {
     tab.answers.set('Input.dispatchKeyEvent', async () => {
       throw new Error('Internal error');
     });
-    const failure = await failureOf(executor.run([{ type: 'sleep', sleep: { duration_ms: 0 } }, { type: 'type_text', type_text: { text: 'x' } }]));
+    const failure = await failureOf(
+      executor.run([
+        { type: 'sleep', sleep: { duration_ms: 0 } },
+        { type: 'type_text', type_text: { text: 'x' } },
+      ]),
+    );
     expect([failure.index, failure.reason, failure.status]).toEqual([1, 'cdp_error', 500]);
     expect(failure.message).toContain('Internal error');
   });
@@ -268,7 +305,12 @@ describe('ComputerExecutor', () => {
   it('runs sleep and set_cursor without an open tab', async () => {
     const { source, executor } = setup();
     source.targets.length = 0;
-    await expect(executor.run([{ type: 'sleep', sleep: { duration_ms: 1 } }, { type: 'set_cursor', set_cursor: { hidden: true } }])).resolves.toBeUndefined();
+    await expect(
+      executor.run([
+        { type: 'sleep', sleep: { duration_ms: 1 } },
+        { type: 'set_cursor', set_cursor: { hidden: true } },
+      ]),
+    ).resolves.toBeUndefined();
   });
 });
 
@@ -290,7 +332,11 @@ describe('set_cursor', () => {
         'Runtime.evaluate',
       ]);
     }
-    expect(tab.sent[1]!.params).toMatchObject({ worldName: expect.any(String), runImmediately: true, source: expect.stringContaining('cursor: none !important') });
+    expect(tab.sent[1]!.params).toMatchObject({
+      worldName: expect.any(String),
+      runImmediately: true,
+      source: expect.stringContaining('cursor: none !important'),
+    });
     expect(worker.sent).toEqual([]);
   });
 

@@ -43,7 +43,11 @@ describe('smoothSteps', () => {
 
 describe('smoothPath', () => {
   it('passes through every waypoint', () => {
-    const waypoints = [{ x: 0, y: 0 }, { x: 100, y: 0 }, { x: 100, y: 100 }];
+    const waypoints = [
+      { x: 0, y: 0 },
+      { x: 100, y: 0 },
+      { x: 100, y: 100 },
+    ];
     const points = smoothPath(waypoints, 400);
     expect(points).toContainEqual(expect.objectContaining({ x: 100, y: 0 }));
     expect(points.at(-1)).toMatchObject({ x: 100, y: 100 });
@@ -58,6 +62,12 @@ describe('autoMotionMs', () => {
   });
 
   it('measures a path along its segments', () => {
-    expect(pathLength([{ x: 0, y: 0 }, { x: 3, y: 4 }, { x: 3, y: 10 }])).toBe(11);
+    expect(
+      pathLength([
+        { x: 0, y: 0 },
+        { x: 3, y: 4 },
+        { x: 3, y: 10 },
+      ]),
+    ).toBe(11);
   });
 });

@@ -53,7 +53,13 @@ describe('POST /browsers/{id}/computer/batch', () => {
   it('answers a failed action with 422 action_failed, its index, the reason and the completed count', async () => {
     const failing: BatchRunner = {
       run: async () => {
-        throw new BatchFailure(2, 'click_mouse', 'outside_viewport', 'action 2 (click_mouse) failed: (900, 1) is outside the viewport (800x600 CSS px); 2 of the batch\'s actions completed', 2);
+        throw new BatchFailure(
+          2,
+          'click_mouse',
+          'outside_viewport',
+          "action 2 (click_mouse) failed: (900, 1) is outside the viewport (800x600 CSS px); 2 of the batch's actions completed",
+          2,
+        );
       },
     };
     const res = await post(server(failing), [{ type: 'click_mouse', click_mouse: { x: 900, y: 1 } }]);

@@ -27,7 +27,22 @@ describe('checkBatchRules', () => {
   });
 
   it('names a hold_keys entry that is not a modifier', () => {
-    expect(fields({ actions: [{ type: 'drag_mouse', drag_mouse: { path: [[0, 0], [1, 1]], hold_keys: ['ctrl', 'a'] } }] })).toEqual(['actions[0].drag_mouse.hold_keys[1]']);
+    expect(
+      fields({
+        actions: [
+          {
+            type: 'drag_mouse',
+            drag_mouse: {
+              path: [
+                [0, 0],
+                [1, 1],
+              ],
+              hold_keys: ['ctrl', 'a'],
+            },
+          },
+        ],
+      }),
+    ).toEqual(['actions[0].drag_mouse.hold_keys[1]']);
   });
 
   it('requires a scroll to have a non-zero delta', () => {
@@ -66,7 +81,31 @@ describe('requestedWaitMs', () => {
   });
 
   it('counts a drag as its delay plus the step delays of every segment', () => {
-    expect(wait({ type: 'drag_mouse', drag_mouse: { path: [[0, 0], [10, 0], [20, 0]], delay: 100 } })).toBe(100 + 2 * 10 * 16);
-    expect(wait({ type: 'drag_mouse', drag_mouse: { path: [[0, 0], [10, 0]], smooth: true, duration_ms: 700 } })).toBe(700);
+    expect(
+      wait({
+        type: 'drag_mouse',
+        drag_mouse: {
+          path: [
+            [0, 0],
+            [10, 0],
+            [20, 0],
+          ],
+          delay: 100,
+        },
+      }),
+    ).toBe(100 + 2 * 10 * 16);
+    expect(
+      wait({
+        type: 'drag_mouse',
+        drag_mouse: {
+          path: [
+            [0, 0],
+            [10, 0],
+          ],
+          smooth: true,
+          duration_ms: 700,
+        },
+      }),
+    ).toBe(700);
   });
 });

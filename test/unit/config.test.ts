@@ -618,9 +618,7 @@ describe('resolveConfig', () => {
   });
 
   it('rejects an unknown telemetry key naming its path', () => {
-    expect(errorOf(() => resolveConfig({ telemetry: { browser: { console: { on: true } } } as never }))).toBe(
-      'telemetry: browser.console.on: unknown key',
-    );
+    expect(errorOf(() => resolveConfig({ telemetry: { browser: { console: { on: true } } } as never }))).toBe('telemetry: browser.console.on: unknown key');
   });
 
   it('rejects an unknown scope naming its path', () => {

@@ -78,7 +78,7 @@ describe('EventLog', () => {
     expect([log.oldestSeq, log.latestSeq, log.size]).toEqual([2, 2, 1]);
   });
 
-  it('stores frames in slabs of its own, never in Node\'s shared Buffer pool', () => {
+  it("stores frames in slabs of its own, never in Node's shared Buffer pool", () => {
     const log = logWith(3);
     const pooled = Buffer.from('a pooled buffer');
     expect(log.frame(1)!.buffer).not.toBe(pooled.buffer);
@@ -158,7 +158,12 @@ describe('EventLog', () => {
       { ...consoleEvent('shared again'), source: shared },
       { ...consoleEvent('cut'), source: shared, truncated: true },
       { ts: 1_700_000_000_000_001, type: 'monitor_reconnected', source: Object.freeze({ kind: 'agent' as const }) },
-      { ts: 1_700_000_000_000_002, type: 'page_tab_opened', source: { kind: 'cdp', event: 'Target.targetCreated', metadata: { target_id: 'T2' } }, data: { url: 'about:blank' } },
+      {
+        ts: 1_700_000_000_000_002,
+        type: 'page_tab_opened',
+        source: { kind: 'cdp', event: 'Target.targetCreated', metadata: { target_id: 'T2' } },
+        data: { url: 'about:blank' },
+      },
     ];
     const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });
     for (const event of events) log.append(event);

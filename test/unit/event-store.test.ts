@@ -66,7 +66,7 @@ describe('seq across restarts', () => {
     const store = filled(openStore({ dataDir: join(dir, 'nested') }), 3);
     expect(statSync(join(dir, 'nested')).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, 'nested', sessionFileName('S1'))).mode & 0o777).toBe(0o600);
-    void store;
+    store;
   });
 });
 
@@ -78,7 +78,7 @@ describe('reading back', () => {
     const live = new EventLog({ maxEvents: 1000, maxBytes: 1 << 26 });
     for (let i = 0; i < 500; i++) live.append(event('console_log', `line ${i}`, { target_id: i % 2 === 0 ? 'T-even' : 'T-odd', nav_seq: i % 3 }));
     let text = '';
-    for (let seq = 1; seq <= 450; ) {
+    for (let seq = 1; seq <= 450;) {
       const run = log.read(seq, 450)!;
       text += run.bytes.toString('utf8');
       seq = run.next;
@@ -94,12 +94,14 @@ describe('reading back', () => {
     const log = filled(store, 300, 100);
     const filter = parseFilter({ target_id: 'T-odd', nav_seq: '1' })!;
     const seqs: number[] = [];
-    for (let seq = 1; seq <= log.latestSeq; ) {
+    for (let seq = 1; seq <= log.latestSeq;) {
       const run = log.readMatching(seq, log.latestSeq, filter)!;
       if (run.bytes) for (const m of run.bytes.toString('utf8').matchAll(/^id: (\d+)$/gm)) seqs.push(Number(m[1]));
       seq = run.next;
     }
-    const expected = Array.from({ length: 300 }, (_, i) => i).filter((i) => i % 2 === 1 && i % 3 === 1).map((i) => i + 1);
+    const expected = Array.from({ length: 300 }, (_, i) => i)
+      .filter((i) => i % 2 === 1 && i % 3 === 1)
+      .map((i) => i + 1);
     expect(seqs).toEqual(expected);
   });
 
@@ -142,7 +144,14 @@ describe('reading back', () => {
       // A second per event, with one event of another target 3 s late.
       for (let i = 0; i < 300; i++) log.append(event('console_log', `t${i}`, {}, t0 + (i === 150 ? i - 3 : i) * 1_000_000));
       const history = new HistoryReader(log, store);
-      const asc = history.read({ filter: undefined, order: 'asc', offset: undefined, sinceTs: t0 + 100 * 1_000_000, untilTs: t0 + 200 * 1_000_000, limit: 1000 });
+      const asc = history.read({
+        filter: undefined,
+        order: 'asc',
+        offset: undefined,
+        sinceTs: t0 + 100 * 1_000_000,
+        untilTs: t0 + 200 * 1_000_000,
+        limit: 1000,
+      });
       const seqs = asc.items.map((json) => (JSON.parse(json) as { seq: number }).seq);
       expect(seqs).toEqual(Array.from({ length: 100 }, (_, i) => i + 101));
       const desc = history.read({ filter: undefined, order: 'desc', offset: undefined, sinceTs: undefined, untilTs: t0 + 10 * 1_000_000, limit: 1000 });

@@ -16,7 +16,11 @@ describe('SilenceWatch', () => {
     vi.useFakeTimers();
     fired = 0;
     agentsTurn = true;
-    watch = new SilenceWatch(LIMIT, () => agentsTurn, () => fired++);
+    watch = new SilenceWatch(
+      LIMIT,
+      () => agentsTurn,
+      () => fired++,
+    );
   });
   afterEach(() => {
     watch.stop();
@@ -44,7 +48,7 @@ describe('SilenceWatch', () => {
     expect([before, fired]).toEqual([0, 1]);
   });
 
-  it('does not fire while it is not the agent\'s turn (a client holding things up)', () => {
+  it("does not fire while it is not the agent's turn (a client holding things up)", () => {
     agentsTurn = false;
     vi.advanceTimersByTime(10 * LIMIT);
     expect(fired).toBe(0);

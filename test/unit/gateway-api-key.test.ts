@@ -1,15 +1,8 @@
-// API keys (SPEC §13): random with a readable prefix, ≥ 32 bytes of entropy, stored as a digest,
+// API keys (docs/gateway.md): random with a readable prefix, ≥ 32 bytes of entropy, stored as a digest,
 // shown masked as the first 8 and last 4 characters around an ellipsis.
 
 import { describe, expect, it } from 'vitest';
-import {
-  digestApiKey,
-  digestsEqual,
-  expiryAfterDays,
-  generateApiKey,
-  looksLikeApiKey,
-  maskApiKey,
-} from '../../src/gateway/api-key.ts';
+import { digestApiKey, digestsEqual, expiryAfterDays, generateApiKey, looksLikeApiKey, maskApiKey } from '../../src/gateway/api-key.ts';
 
 describe('generateApiKey', () => {
   it('starts with the readable prefix btg_', () => {

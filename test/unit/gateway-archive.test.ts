@@ -61,11 +61,19 @@ describe('archivedEvent', () => {
 
   it('keeps seq, ts, type, target (data first) and nav_seq as columns', () => {
     const { seq, ts, type, targetId, navSeq, kind } = archivedEvent(consoleEnvelope(7));
-    expect({ seq, ts, type, targetId, navSeq, kind }).toEqual({ seq: 7, ts: 1764072000123456, type: 'console_log', targetId: 'T1', navSeq: 3, kind: EVENT_KIND.other });
+    expect({ seq, ts, type, targetId, navSeq, kind }).toEqual({
+      seq: 7,
+      ts: 1764072000123456,
+      type: 'console_log',
+      targetId: 'T1',
+      navSeq: 3,
+      kind: EVENT_KIND.other,
+    });
   });
 
-  it("takes the target from source.metadata when data has none", () => {
-    const text = '{"seq":1,"event":{"ts":1,"type":"page_navigation","category":"page","source":{"kind":"cdp","metadata":{"target_id":"TM"}},"data":{"url":"x"}}}';
+  it('takes the target from source.metadata when data has none', () => {
+    const text =
+      '{"seq":1,"event":{"ts":1,"type":"page_navigation","category":"page","source":{"kind":"cdp","metadata":{"target_id":"TM"}},"data":{"url":"x"}}}';
     expect([archivedEvent(text).targetId, archivedEvent(text).navSeq]).toEqual(['TM', null]);
   });
 
@@ -82,7 +90,9 @@ describe('archivedEvent', () => {
   });
 
   it("keeps an event type this gateway does not know (a newer agent's)", () => {
-    expect(archivedEvent('{"seq":1,"event":{"ts":1,"type":"captcha_solve_result","category":"captcha","source":{"kind":"agent"}}}').type).toBe('captcha_solve_result');
+    expect(archivedEvent('{"seq":1,"event":{"ts":1,"type":"captcha_solve_result","category":"captcha","source":{"kind":"agent"}}}').type).toBe(
+      'captcha_solve_result',
+    );
   });
 
   it('an envelope of another layout is kept as its event serialized again', () => {
@@ -90,9 +100,12 @@ describe('archivedEvent', () => {
     expect([event.seq, event.eventJson]).toEqual([9, '{"type":"console_log","ts":5}']);
   });
 
-  it.each(['not json', '{"event":{}}', '{"seq":0,"event":{}}', '{"seq":1.5,"event":{}}', '{"seq":1}', '{"seq":1,"event":[]}', 'null'])('%s is refused as malformed', (text) => {
-    expect(() => archivedEvent(text)).toThrow(MalformedEnvelope);
-  });
+  it.each(['not json', '{"event":{}}', '{"seq":0,"event":{}}', '{"seq":1.5,"event":{}}', '{"seq":1}', '{"seq":1,"event":[]}', 'null'])(
+    '%s is refused as malformed',
+    (text) => {
+      expect(() => archivedEvent(text)).toThrow(MalformedEnvelope);
+    },
+  );
 });
 
 describe('isoMicros', () => {

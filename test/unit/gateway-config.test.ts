@@ -1,4 +1,4 @@
-// The gateway's flags and environment (SPEC §13, in the agent's style of SPEC §2): defaults,
+// The gateway's flags and environment (docs/gateway.md, in the agent's style of docs/configuration.md): defaults,
 // flag over env, storage selection, the create-key command, and one clear error per bad value.
 
 import { resolve } from 'node:path';
@@ -105,7 +105,9 @@ describe('agent timeouts', () => {
   });
 
   it.each(['0', '9', '3600001', 'soon'])('--agent-idle-timeout-ms %s is rejected', (value) => {
-    expect(errorOf(() => serve(['--agent-idle-timeout-ms', value]))).toBe(`--agent-idle-timeout-ms: expected an integer from 10 to 3600000, got ${JSON.stringify(value)}`);
+    expect(errorOf(() => serve(['--agent-idle-timeout-ms', value]))).toBe(
+      `--agent-idle-timeout-ms: expected an integer from 10 to 3600000, got ${JSON.stringify(value)}`,
+    );
   });
 });
 

@@ -13,8 +13,35 @@ const T0 = 1_795_266_000_000_000;
 function exchange(i: number, target = 'TAB1'): TelemetryEvent[] {
   const ctx = { target_id: target, target_type: 'page', frame_id: target, loader_id: 'L1', url: `http://a.test/${i}`, nav_seq: 1 };
   return [
-    { ts: T0 + i * 1000, type: 'network_request', source: { kind: 'cdp' }, data: { ...ctx, request_id: `R${i}`, method: 'GET', document_url: 'http://a.test/', headers: { accept: '*/*' }, resource_type: 'Fetch', initiator_type: 'script' } },
-    { ts: T0 + i * 1000 + 500, type: 'network_response', source: { kind: 'cdp' }, data: { ...ctx, request_id: `R${i}`, status: 200, status_text: 'OK', headers: {}, mime_type: 'text/plain', resource_type: 'Fetch', body: 'x'.repeat(500) } },
+    {
+      ts: T0 + i * 1000,
+      type: 'network_request',
+      source: { kind: 'cdp' },
+      data: {
+        ...ctx,
+        request_id: `R${i}`,
+        method: 'GET',
+        document_url: 'http://a.test/',
+        headers: { accept: '*/*' },
+        resource_type: 'Fetch',
+        initiator_type: 'script',
+      },
+    },
+    {
+      ts: T0 + i * 1000 + 500,
+      type: 'network_response',
+      source: { kind: 'cdp' },
+      data: {
+        ...ctx,
+        request_id: `R${i}`,
+        status: 200,
+        status_text: 'OK',
+        headers: {},
+        mime_type: 'text/plain',
+        resource_type: 'Fetch',
+        body: 'x'.repeat(500),
+      },
+    },
   ] as TelemetryEvent[];
 }
 

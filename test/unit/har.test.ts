@@ -18,14 +18,22 @@ const recorded = JSON.parse(readFileSync(new URL('../fixtures/cdp/network-events
 
 const TAB = 'TAB1';
 const LOADER = 'LOADER1';
-const ctx = (over: EventContext = {}): EventContext => ({ session_id: 'S1', target_id: TAB, target_type: 'page', frame_id: TAB, loader_id: LOADER, nav_seq: 1, ...over });
+const ctx = (over: EventContext = {}): EventContext => ({
+  session_id: 'S1',
+  target_id: TAB,
+  target_type: 'page',
+  frame_id: TAB,
+  loader_id: LOADER,
+  nav_seq: 1,
+  ...over,
+});
 
 /** Monotonic seconds → Unix µs, as the agent's clock does (wallTime − timestamp). */
 let wallOffset = 1_795_266_000;
 const us = (monotonic: number) => Math.round((wallOffset + monotonic) * 1e6);
 
 function event<T extends EventType>(type: T, ts: number, data: object, truncated = false): TelemetryEvent {
-  const e: TelemetryEvent = { ts, type, source: { kind: 'cdp' }, data: data as never };
+  const e: TelemetryEvent = { ts, type, source: { kind: 'cdp' }, data: data };
   if (truncated) e.truncated = true;
   return e;
 }
@@ -48,8 +56,11 @@ function networkEvents(name: string, context: EventContext = ctx(), body = true)
       const f = params as Protocol.Network.LoadingFinishedEvent;
       const r = received.get(f.requestId)!;
       const fetched = c.responseBody[f.requestId];
-      const outcome = { body: body && fetched ? ({ text: fetched.body, base64Encoded: fetched.base64Encoded } as FetchedBody) : undefined, skippedForSize: false };
-      const t = translateResponse({ ...context, url: r.response.url }, 'GET', r, outcome, DEFAULT_LIMITS, { finished: f, decodedBytes: decoded.get(f.requestId) ?? 0 });
+      const outcome = { body: body && fetched ? { text: fetched.body, base64Encoded: fetched.base64Encoded } : undefined, skippedForSize: false };
+      const t = translateResponse({ ...context, url: r.response.url }, 'GET', r, outcome, DEFAULT_LIMITS, {
+        finished: f,
+        decodedBytes: decoded.get(f.requestId) ?? 0,
+      });
       out.push(event('network_response', us(f.timestamp), t.data, t.truncated));
     } else if (method === 'Network.loadingFailed') {
       const p = params as Protocol.Network.LoadingFailedEvent;
@@ -85,7 +96,12 @@ describe('HarBuilder: entries', () => {
     const res = response!.data as NetworkResponseData;
     expect(entry.request).toMatchObject({ method: 'GET', url: req.url, httpVersion: 'HTTP/1.1', bodySize: 0 });
     expect(entry.request.headers).toEqual(Object.entries(req.headers).map(([name, value]) => ({ name, value })));
-    expect(entry.response).toMatchObject({ status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', content: { mimeType: 'application/json', text: res.body, size: res.data_length } });
+    expect(entry.response).toMatchObject({
+      status: 200,
+      statusText: 'OK',
+      httpVersion: 'HTTP/1.1',
+      content: { mimeType: 'application/json', text: res.body, size: res.data_length },
+    });
     expect(entry.response._transferSize).toBe(res.encoded_data_length);
     expect(entry._resourceType).toBe('fetch');
   });
@@ -229,8 +245,24 @@ describe('HarBuilder: pages', () => {
       resource_type: 'Document',
     });
     const sub = (id: string, ts: number) => [
-      event('network_request', ts, { ...ctx({ loader_id: loader, nav_seq: navSeq, url: `${url}/${id}` }), request_id: id, method: 'GET', document_url: url, headers: {}, resource_type: 'Script', initiator_type: 'parser' }),
-      event('network_response', ts + 1000, { ...ctx({ loader_id: loader, nav_seq: navSeq, url: `${url}/${id}` }), request_id: id, status: 200, status_text: 'OK', headers: {}, mime_type: 'text/javascript', resource_type: 'Script' }),
+      event('network_request', ts, {
+        ...ctx({ loader_id: loader, nav_seq: navSeq, url: `${url}/${id}` }),
+        request_id: id,
+        method: 'GET',
+        document_url: url,
+        headers: {},
+        resource_type: 'Script',
+        initiator_type: 'parser',
+      }),
+      event('network_response', ts + 1000, {
+        ...ctx({ loader_id: loader, nav_seq: navSeq, url: `${url}/${id}` }),
+        request_id: id,
+        status: 200,
+        status_text: 'OK',
+        headers: {},
+        mime_type: 'text/javascript',
+        resource_type: 'Script',
+      }),
     ];
     const dcl = event('page_dom_content_loaded', t0 + 30_000, { ...ctx({ loader_id: loader, nav_seq: navSeq, url }), cdp_timestamp: 1 });
     const load = event('page_load', t0 + 50_000, { ...ctx({ loader_id: loader, nav_seq: navSeq, url }), cdp_timestamp: 2 });
@@ -238,7 +270,15 @@ describe('HarBuilder: pages', () => {
   }
 
   const T0 = 1_795_266_000_000_000;
-  const seed = event('network_request', T0 - 100_000, { ...ctx({ nav_seq: 0, loader_id: 'L0', url: 'about:blank' }), request_id: 'seed', method: 'GET', document_url: '', headers: {}, initiator_type: 'other', resource_type: 'Other' });
+  const seed = event('network_request', T0 - 100_000, {
+    ...ctx({ nav_seq: 0, loader_id: 'L0', url: 'about:blank' }),
+    request_id: 'seed',
+    method: 'GET',
+    document_url: '',
+    headers: {},
+    initiator_type: 'other',
+    resource_type: 'Other',
+  });
   const two = [seed, ...navigation('LA', 1, T0, 'http://a.test'), ...navigation('LB', 2, T0 + 1_000_000, 'http://b.test')];
 
   it('makes a page of each top-level navigation, started by its document request', () => {
@@ -273,7 +313,9 @@ describe('HarBuilder: pages', () => {
 
 describe('HarBuilder: the document', () => {
   it('validates against the HAR 1.2 JSON schema', () => {
-    const events = ['document', 'get_json', 'post_json', 'redirect_chain', 'refused', 'aborted', 'not_found', 'image', 'long_header'].flatMap((name) => networkEvents(name));
+    const events = ['document', 'get_json', 'post_json', 'redirect_chain', 'refused', 'aborted', 'not_found', 'image', 'long_header'].flatMap((name) =>
+      networkEvents(name),
+    );
     const har = build(events);
     const validate = harValidator();
     expect(validate(har), JSON.stringify(validate.errors)).toBe(true);

@@ -41,7 +41,17 @@ describe('hostOfHeader', () => {
 });
 
 describe('HostPolicy', () => {
-  const HOSTS = ['127.0.0.1:1', '127.0.0.2:1', 'localhost:1', '[::1]:1', '[::ffff:127.0.0.1]:1', '10.0.0.5:1', '[2001:db8::1]:1', 'evil.example:1', 'gateway.example:1'];
+  const HOSTS = [
+    '127.0.0.1:1',
+    '127.0.0.2:1',
+    'localhost:1',
+    '[::1]:1',
+    '[::ffff:127.0.0.1]:1',
+    '10.0.0.5:1',
+    '[2001:db8::1]:1',
+    'evil.example:1',
+    'gateway.example:1',
+  ];
   const answered = (policy: HostPolicy) => HOSTS.filter((h) => policy.allows(h));
 
   it('on loopback: loopback addresses and localhost', () => {
@@ -71,7 +81,11 @@ describe('HostPolicy', () => {
   });
 
   it('allowed hosts add names in every case', () => {
-    expect(['127.0.0.1', '10.0.0.5', '0.0.0.0'].map((listen) => new HostPolicy(listen, ['gateway.example']).allows('Gateway.Example:8443'))).toEqual([true, true, true]);
+    expect(['127.0.0.1', '10.0.0.5', '0.0.0.0'].map((listen) => new HostPolicy(listen, ['gateway.example']).allows('Gateway.Example:8443'))).toEqual([
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('a request without Host is not answered', () => {

@@ -237,7 +237,12 @@ describe('error body', () => {
     }
 
     it('answers invalid JSON with 400 bad_request', async () => {
-      const res = await withBodyRoute().inject({ method: 'POST', url: '/test/body', headers: { 'content-type': 'application/json' }, payload: '{"actions": [' });
+      const res = await withBodyRoute().inject({
+        method: 'POST',
+        url: '/test/body',
+        headers: { 'content-type': 'application/json' },
+        payload: '{"actions": [',
+      });
       expect([res.statusCode, res.json().code]).toEqual([400, 'bad_request']);
     });
 
@@ -403,13 +408,13 @@ describe('GET /browsers/{id}/telemetry (the stream)', () => {
     const h = harness();
     const stream = await openStream(await listen(h), `/browsers/${SESSION_ID}/telemetry`);
     const { headers } = stream.response;
-    expect([stream.response.statusCode, headers['content-type'], headers['x-sse-content-type'], headers['cache-control'], headers['x-accel-buffering']]).toEqual([
-      200,
-      'text/event-stream',
-      'application/json',
-      'no-cache, no-transform',
-      'no',
-    ]);
+    expect([
+      stream.response.statusCode,
+      headers['content-type'],
+      headers['x-sse-content-type'],
+      headers['cache-control'],
+      headers['x-accel-buffering'],
+    ]).toEqual([200, 'text/event-stream', 'application/json', 'no-cache, no-transform', 'no']);
   });
 
   it('starts with the next new event by default', async () => {

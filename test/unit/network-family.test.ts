@@ -29,14 +29,22 @@ function recordedParams<T>(name: string, method: string): T {
 
 // ---- CDP params -------------------------------------------------------------------------------
 
-function requestWillBeSent(requestId: string, url: string, over: Partial<Protocol.Network.RequestWillBeSentEvent> = {}): Protocol.Network.RequestWillBeSentEvent {
+function requestWillBeSent(
+  requestId: string,
+  url: string,
+  over: Partial<Protocol.Network.RequestWillBeSentEvent> = {},
+): Protocol.Network.RequestWillBeSentEvent {
   const params = recordedParams<Protocol.Network.RequestWillBeSentEvent>('get_json', 'Network.requestWillBeSent');
   params.requestId = requestId;
   params.request.url = url;
   return { ...params, ...over };
 }
 
-function responseReceived(requestId: string, mimeType = 'application/json', type: Protocol.Network.ResourceType = 'Fetch'): Protocol.Network.ResponseReceivedEvent {
+function responseReceived(
+  requestId: string,
+  mimeType = 'application/json',
+  type: Protocol.Network.ResourceType = 'Fetch',
+): Protocol.Network.ResponseReceivedEvent {
   const params = recordedParams<Protocol.Network.ResponseReceivedEvent>('get_json', 'Network.responseReceived');
   params.requestId = requestId;
   params.type = type;
@@ -44,12 +52,37 @@ function responseReceived(requestId: string, mimeType = 'application/json', type
   return params;
 }
 
-const loadingFinished = (requestId: string, encodedDataLength = 100): Protocol.Network.LoadingFinishedEvent => ({ requestId, timestamp: 1300, encodedDataLength });
-const dataReceived = (requestId: string, dataLength: number): Protocol.Network.DataReceivedEvent => ({ requestId, timestamp: 1300, dataLength, encodedDataLength: dataLength });
-const loadingFailed = (requestId: string): Protocol.Network.LoadingFailedEvent => ({ requestId, timestamp: 1300, type: 'Fetch', errorText: 'net::ERR_ABORTED', canceled: true });
+const loadingFinished = (requestId: string, encodedDataLength = 100): Protocol.Network.LoadingFinishedEvent => ({
+  requestId,
+  timestamp: 1300,
+  encodedDataLength,
+});
+const dataReceived = (requestId: string, dataLength: number): Protocol.Network.DataReceivedEvent => ({
+  requestId,
+  timestamp: 1300,
+  dataLength,
+  encodedDataLength: dataLength,
+});
+const loadingFailed = (requestId: string): Protocol.Network.LoadingFailedEvent => ({
+  requestId,
+  timestamp: 1300,
+  type: 'Fetch',
+  errorText: 'net::ERR_ABORTED',
+  canceled: true,
+});
 
 function frame(id: string, loaderId: string, url: string): Protocol.Page.Frame {
-  return { id, loaderId, url, domainAndRegistry: '', securityOrigin: '', mimeType: 'text/html', secureContextType: 'InsecureScheme', crossOriginIsolatedContextType: 'NotIsolated', gatedAPIFeatures: [] };
+  return {
+    id,
+    loaderId,
+    url,
+    domainAndRegistry: '',
+    securityOrigin: '',
+    mimeType: 'text/html',
+    secureContextType: 'InsecureScheme',
+    crossOriginIsolatedContextType: 'NotIsolated',
+    gatedAPIFeatures: [],
+  };
 }
 
 // ---- a fake core ------------------------------------------------------------------------------
@@ -85,7 +118,7 @@ function setup(options: { limits?: Partial<Limits>; config?: TelemetryConfig } =
     admits: (category) => isCategoryOn(config, category),
     stats: new TelemetryStats(),
     emit(type, _ts, data, options) {
-      events.push({ type, data, truncated: options?.truncated === true, method: options?.method } as Emitted);
+      events.push({ type, data, truncated: options?.truncated === true, method: options?.method });
     },
     setUpStep: (_target, _step, command) => command.catch(() => undefined),
   };
@@ -162,7 +195,13 @@ describe('NetworkFamily', () => {
       attach('S-page', 'T-page', 'page');
       setConfig(networkOff());
       setConfig(defaultTelemetryConfig());
-      expect(connection.commandsFor('S-page')).toEqual(['Network.enable', 'Network.configureDurableMessages', 'Network.disable', 'Network.enable', 'Network.configureDurableMessages']);
+      expect(connection.commandsFor('S-page')).toEqual([
+        'Network.enable',
+        'Network.configureDurableMessages',
+        'Network.disable',
+        'Network.enable',
+        'Network.configureDurableMessages',
+      ]);
     });
   });
 
@@ -183,7 +222,11 @@ describe('NetworkFamily', () => {
       connection.answers.set('Network.getResponseBody', async () => ({ body: '<p>inner', base64Encoded: false }));
       const tab = attach('S-page', 'T-page', 'page');
       const iframe = attach('S-iframe', 'T-iframe', 'iframe', tab.target);
-      connection.emit('Network.requestWillBeSent', requestWillBeSent('DOC-IFRAME', 'http://other.test/inner.html', { type: 'Document', frameId: 'T-iframe', loaderId: 'DOC-IFRAME' }), 'S-page');
+      connection.emit(
+        'Network.requestWillBeSent',
+        requestWillBeSent('DOC-IFRAME', 'http://other.test/inner.html', { type: 'Document', frameId: 'T-iframe', loaderId: 'DOC-IFRAME' }),
+        'S-page',
+      );
       connection.emit('Network.responseReceived', responseReceived('DOC-IFRAME', 'text/html', 'Document'), 'S-page');
       connection.emit('Network.dataReceived', dataReceived('DOC-IFRAME', 9), iframe.target.sessionId);
       connection.emit('Network.loadingFinished', loadingFinished('DOC-IFRAME'), 'S-iframe');
@@ -354,10 +397,15 @@ describe('NetworkFamily', () => {
   });
 
   describe('when bodies are fetched', () => {
-    const bodyAsks = (c: FakeConnection) => c.sent.filter((x) => x.method === 'Network.getResponseBody').map((x) => (x.params as { requestId: string }).requestId);
+    const bodyAsks = (c: FakeConnection) =>
+      c.sent.filter((x) => x.method === 'Network.getResponseBody').map((x) => (x.params as { requestId: string }).requestId);
     /** The tab starts loading a document in its main frame (its request, then its commit). */
     const startLoad = (c: FakeConnection, tab: TargetState, loaderId: string) =>
-      c.emit('Network.requestWillBeSent', requestWillBeSent(loaderId, `http://fixture.test/${loaderId}.html`, { type: 'Document', frameId: tab.target.targetId, loaderId }), tab.target.sessionId);
+      c.emit(
+        'Network.requestWillBeSent',
+        requestWillBeSent(loaderId, `http://fixture.test/${loaderId}.html`, { type: 'Document', frameId: tab.target.targetId, loaderId }),
+        tab.target.sessionId,
+      );
     /** The document's HTML has arrived (its body is wanted too). */
     const finishDocument = (c: FakeConnection, tab: TargetState, loaderId: string) => {
       c.emit('Network.responseReceived', responseReceived(loaderId, 'text/html', 'Document'), tab.target.sessionId);
@@ -459,7 +507,11 @@ describe('NetworkFamily', () => {
       startLoad(connection, tab, 'L1');
       completeRequest(connection, 'S1', 'R-page', 'http://fixture.test/a.json');
       completeRequest(connection, 'S-iframe', 'R-iframe', 'http://other.test/b.json');
-      connection.emit('Network.requestWillBeSent', requestWillBeSent('L-IF', 'http://other.test/next.html', { type: 'Document', frameId: 'T-iframe', loaderId: 'L-IF' }), 'S1');
+      connection.emit(
+        'Network.requestWillBeSent',
+        requestWillBeSent('L-IF', 'http://other.test/next.html', { type: 'Document', frameId: 'T-iframe', loaderId: 'L-IF' }),
+        'S1',
+      );
       expect(bodyAsks(connection)).toEqual(['R-iframe']);
     });
 

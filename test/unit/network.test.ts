@@ -400,7 +400,13 @@ describe('transfer extension fields (docs/export.md "HAR")', () => {
     const { data } = translateResponse(ctx, 'GET', r, { skippedForSize: false }, limits(), { finished: end, decodedBytes: 0 });
     const t = r.response.timing!;
     expect(data.timing!.request_time_offset).toBeCloseTo((t.requestTime - end.timestamp) * 1000, 3);
-    expect(data.timing).toMatchObject({ dns_start: -1, connect_start: -1, send_start: t.sendStart, send_end: t.sendEnd, receive_headers_end: t.receiveHeadersEnd });
+    expect(data.timing).toMatchObject({
+      dns_start: -1,
+      connect_start: -1,
+      send_start: t.sendStart,
+      send_end: t.sendEnd,
+      receive_headers_end: t.receiveHeadersEnd,
+    });
   });
 
   it('leaves request_time_offset out when the end of the response was never reported', () => {
@@ -426,7 +432,13 @@ describe('transfer extension fields (docs/export.md "HAR")', () => {
 
   it('cuts a base64 body after whole 3-byte groups of at most the byte limit', () => {
     const bytes = Buffer.from(Array.from({ length: 100 }, (_, i) => i));
-    const { data, truncated } = translateResponse(ctx, 'GET', received('image'), { body: { text: bytes.toString('base64'), base64Encoded: true }, skippedForSize: false }, limits({ maxBodyBytes: 10 }));
+    const { data, truncated } = translateResponse(
+      ctx,
+      'GET',
+      received('image'),
+      { body: { text: bytes.toString('base64'), base64Encoded: true }, skippedForSize: false },
+      limits({ maxBodyBytes: 10 }),
+    );
     expect(Buffer.from(data.body!, 'base64')).toEqual(bytes.subarray(0, 9));
     expect(truncated).toBe(true);
   });

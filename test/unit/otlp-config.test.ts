@@ -45,7 +45,9 @@ describe('OTLP export settings', () => {
   it('reads the protocol from the flag, else OTEL_EXPORTER_OTLP_LOGS_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL', () => {
     const on = ['--otlp-endpoint', 'http://a:4318'];
     expect(parse([...on], { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).otlp?.protocol).toBe('http/json');
-    expect(parse([...on], { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: 'http/protobuf' }).otlp?.protocol).toBe('http/protobuf');
+    expect(parse([...on], { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: 'http/protobuf' }).otlp?.protocol).toBe(
+      'http/protobuf',
+    );
     expect(parse([...on, '--otlp-protocol', 'http/json'], { OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: 'http/protobuf' }).otlp?.protocol).toBe('http/json');
   });
 
@@ -73,7 +75,9 @@ describe('OTLP export settings', () => {
     const on = ['--otlp-endpoint', 'http://a:4318'];
     expect(parse([...on, '--otlp-categories', 'console, network']).otlp?.categories).toEqual(['console', 'network']);
     expect(parse([...on, '--otlp-categories', 'all']).otlp?.categories).toContain('screenshot');
-    expect(errorOf(() => parse([...on, '--otlp-categories', 'console,logs']))).toMatch(/^--otlp-categories: expected a comma-separated list of console, network, page, interaction, monitor, screenshot, or all/);
+    expect(errorOf(() => parse([...on, '--otlp-categories', 'console,logs']))).toMatch(
+      /^--otlp-categories: expected a comma-separated list of console, network, page, interaction, monitor, screenshot, or all/,
+    );
   });
 
   it('takes queue bounds as a count and a byte size', () => {
@@ -84,11 +88,14 @@ describe('OTLP export settings', () => {
   it('refuses an OTLP flag without an endpoint, and an endpoint that is not http(s)', () => {
     expect(errorOf(() => parse(['--otlp-protocol', 'http/json']))).toBe('--otlp-protocol: needs --otlp-endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT)');
     expect(errorOf(() => parse(['--otlp-endpoint', 'collector:4318']))).toMatch(/^--otlp-endpoint: expected an http\(s\):\/\/ base URL/);
-    expect(errorOf(() => parse([], { OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: 'grpc://a:4317' }))).toMatch(/^OTEL_EXPORTER_OTLP_LOGS_ENDPOINT \(env\): expected the full http\(s\):\/\/ URL/);
+    expect(errorOf(() => parse([], { OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: 'grpc://a:4317' }))).toMatch(
+      /^OTEL_EXPORTER_OTLP_LOGS_ENDPOINT \(env\): expected the full http\(s\):\/\/ URL/,
+    );
   });
 
   it('lists the flags in --help', () => {
-    for (const flag of ['--otlp-endpoint', '--otlp-protocol', '--otlp-categories', '--otlp-queue-events', '--otlp-queue-bytes']) expect(helpText()).toContain(flag);
+    for (const flag of ['--otlp-endpoint', '--otlp-protocol', '--otlp-categories', '--otlp-queue-events', '--otlp-queue-bytes'])
+      expect(helpText()).toContain(flag);
     expect(helpText()).toContain('OTEL_EXPORTER_OTLP_HEADERS');
   });
 });
@@ -109,7 +116,9 @@ describe('startAgent({ otlp })', () => {
   });
 
   it('names the option in errors', () => {
-    expect(errorOf(() => resolveConfig({ otlp: { url: 'http://a:4318/v1/logs', queueEvents: 0 } }))).toBe('otlp.queueEvents: expected a positive integer, got 0');
+    expect(errorOf(() => resolveConfig({ otlp: { url: 'http://a:4318/v1/logs', queueEvents: 0 } }))).toBe(
+      'otlp.queueEvents: expected a positive integer, got 0',
+    );
     expect(errorOf(() => resolveConfig({ otlp: { url: 'http://a/v1/logs', endpoint: 'x' } as never }))).toMatch(/^otlp\.endpoint: unknown option/);
     expect(errorOf(() => resolveConfig({ otlp: {} as never }))).toMatch(/^otlp\.url: missing/);
   });

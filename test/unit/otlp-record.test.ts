@@ -35,7 +35,12 @@ describe('toLogRecord', () => {
   });
 
   it('maps a failed load to WARN with error.type', () => {
-    const r = record({ ts: 1, type: 'network_loading_failed', source: { kind: 'cdp' }, data: { url: 'http://a/x', request_id: '1', error_text: 'net::ERR_FAILED', canceled: false } });
+    const r = record({
+      ts: 1,
+      type: 'network_loading_failed',
+      source: { kind: 'cdp' },
+      data: { url: 'http://a/x', request_id: '1', error_text: 'net::ERR_FAILED', canceled: false },
+    });
     expect(r.severityText).toBe('WARN');
     expect(r.attributes).toMatchObject({ 'url.full': 'http://a/x', 'error.type': 'net::ERR_FAILED', 'bta.data.canceled': false, 'bta.data.request_id': '1' });
     expect(r.body).toBe('net::ERR_FAILED http://a/x');
@@ -59,7 +64,12 @@ describe('toLogRecord', () => {
   });
 
   it('redacts credentials in url.full', () => {
-    const r = record({ ts: 1, type: 'network_response', source: { kind: 'cdp' }, data: { url: 'https://user:pw@a.example/p?q=1', status: 204, method: 'GET', headers: {} } });
+    const r = record({
+      ts: 1,
+      type: 'network_response',
+      source: { kind: 'cdp' },
+      data: { url: 'https://user:pw@a.example/p?q=1', status: 204, method: 'GET', headers: {} },
+    });
     expect(r.attributes['url.full']).toBe('https://REDACTED:REDACTED@a.example/p?q=1');
     expect(r.attributes['http.response.status_code']).toBe(204);
     expect(r.body).toBe('204 GET https://REDACTED:REDACTED@a.example/p?q=1');

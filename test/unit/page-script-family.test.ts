@@ -25,7 +25,10 @@ class Rig implements FamilyHost {
   readonly events: TelemetryEvent[] = [];
   readonly shifts: TargetState[] = [];
   nowMs = 1000;
-  readonly family = new PageScriptFamily((state) => this.shifts.push(state), () => this.nowMs);
+  readonly family = new PageScriptFamily(
+    (state) => this.shifts.push(state),
+    () => this.nowMs,
+  );
 
   constructor(readonly config: TelemetryConfig = defaultTelemetryConfig()) {
     this.family.start(this);
@@ -73,7 +76,13 @@ class Rig implements FamilyHost {
   /** An execution context of `frameId`; in the script's world unless `world` says otherwise. */
   context(sessionId: string, id: number, frameId: string, world = this.binding.executionContextName): void {
     const state = this.tracker.get(sessionId)!;
-    const context = { id, name: world, origin: 'http://a.test', uniqueId: `u${id}`, auxData: { frameId, isDefault: world === '', type: world ? 'isolated' : 'default' } };
+    const context = {
+      id,
+      name: world,
+      origin: 'http://a.test',
+      uniqueId: `u${id}`,
+      auxData: { frameId, isDefault: world === '', type: world ? 'isolated' : 'default' },
+    };
     this.tracker.recordExecutionContext(state, context);
     this.fake.emit('Runtime.executionContextCreated', { context }, sessionId);
   }
@@ -105,7 +114,9 @@ describe('page script injection', () => {
     const rig = new Rig();
     rig.attach('S2', 'F2', 'iframe', true);
     rig.attach('S3', 'F3', 'iframe', false);
-    const runImmediately = (sessionId: string) => (rig.fake.sent.find((c) => c.sessionId === sessionId && c.method === 'Page.addScriptToEvaluateOnNewDocument')!.params as { runImmediately: boolean }).runImmediately;
+    const runImmediately = (sessionId: string) =>
+      (rig.fake.sent.find((c) => c.sessionId === sessionId && c.method === 'Page.addScriptToEvaluateOnNewDocument')!.params as { runImmediately: boolean })
+        .runImmediately;
     expect(runImmediately('S2')).toBe(false);
     expect(runImmediately('S3')).toBe(true);
   });
@@ -159,10 +170,15 @@ describe('page script on a config change', () => {
     return rig.fake.sent.map((c) => c.method);
   }
 
-  const lastSource = () => (rig.fake.sent.filter((c) => c.method === 'Page.addScriptToEvaluateOnNewDocument').at(-1)!.params as { source: string; runImmediately: boolean });
+  const lastSource = () =>
+    rig.fake.sent.filter((c) => c.method === 'Page.addScriptToEvaluateOnNewDocument').at(-1)!.params as { source: string; runImmediately: boolean };
 
   it('swaps the script for one without listeners when interaction is turned off', async () => {
-    expect(await switchTo({ interaction: false })).toEqual(['Runtime.addBinding', 'Page.addScriptToEvaluateOnNewDocument', 'Page.removeScriptToEvaluateOnNewDocument']);
+    expect(await switchTo({ interaction: false })).toEqual([
+      'Runtime.addBinding',
+      'Page.addScriptToEvaluateOnNewDocument',
+      'Page.removeScriptToEvaluateOnNewDocument',
+    ]);
     expect(rig.fake.sent.find((c) => c.method === 'Page.removeScriptToEvaluateOnNewDocument')!.params).toEqual({ identifier: 'script-1' });
     expect(lastSource().source).toContain('"interaction":false,"page":true,"history":false');
     expect(lastSource().runImmediately).toBe(true);
@@ -204,8 +220,18 @@ describe('page script reports', () => {
     rig.report('S1', 5, CLICK);
     expect(rig.events).toHaveLength(1);
     expect(rig.events[0]!.data).toEqual({
-      session_id: 'S1', target_id: 'T1', target_type: 'page', frame_id: 'T1', loader_id: 'L1', url: 'http://a.test/', nav_seq: 0,
-      x: 10, y: 20, selector: '#buy', tag: 'BUTTON', text: 'Buy',
+      session_id: 'S1',
+      target_id: 'T1',
+      target_type: 'page',
+      frame_id: 'T1',
+      loader_id: 'L1',
+      url: 'http://a.test/',
+      nav_seq: 0,
+      x: 10,
+      y: 20,
+      selector: '#buy',
+      tag: 'BUTTON',
+      text: 'Buy',
     });
     expect(rig.events[0]!.source).toMatchObject({ kind: 'cdp', event: 'Runtime.bindingCalled' });
   });
@@ -217,24 +243,57 @@ describe('page script reports', () => {
 
   it('gives a layout shift source_frame_id, duration 0 and its details, and feeds the settle machines', () => {
     rig.report('S1', 6, { type: 'page_layout_shift', time: 1234.5, value: 0.25, had_recent_input: false });
-    expect(rig.events[0]!.data).toMatchObject({ frame_id: 'F2', source_frame_id: 'F2', time: 1234.5, duration: 0, layout_shift_details: { value: 0.25, had_recent_input: false } });
+    expect(rig.events[0]!.data).toMatchObject({
+      frame_id: 'F2',
+      source_frame_id: 'F2',
+      time: 1234.5,
+      duration: 0,
+      layout_shift_details: { value: 0.25, had_recent_input: false },
+    });
     expect(rig.shifts.map((s) => s.target.sessionId)).toEqual(['S1']);
   });
 
   /** What Runtime.evaluate answers for the list of LCP elements: one node per backend node id. */
-  const nodes = (...ids: number[]) => async () => ({
-    result: { type: 'object', subtype: 'array', objectId: 'o1', deepSerializedValue: { type: 'array', value: ids.map((id) => ({ type: 'node', value: { backendNodeId: id } })) } },
+  const nodes =
+    (...ids: number[]) =>
+    async () => ({
+      result: {
+        type: 'object',
+        subtype: 'array',
+        objectId: 'o1',
+        deepSerializedValue: { type: 'array', value: ids.map((id) => ({ type: 'node', value: { backendNodeId: id } })) },
+      },
+    });
+  const lcp = (ref: number, elementId = 'hero') => ({
+    type: 'page_lcp',
+    time: 50,
+    render_time: 50,
+    load_time: 40,
+    size: 240000,
+    element_id: elementId,
+    url: 'http://a.test/h.png',
+    element_ref: ref,
   });
-  const lcp = (ref: number, elementId = 'hero') => ({ type: 'page_lcp', time: 50, render_time: 50, load_time: 40, size: 240000, element_id: elementId, url: 'http://a.test/h.png', element_ref: ref });
 
   it('resolves the LCP element to a backend node id in the script world', async () => {
     rig.fake.answers.set('Runtime.evaluate', nodes(42));
-    rig.report('S1', 5, { type: 'page_lcp', time: 50, render_time: 50, load_time: 40, size: 240000, element_id: 'hero', url: 'http://a.test/h.png', element_ref: 3 });
+    rig.report('S1', 5, {
+      type: 'page_lcp',
+      time: 50,
+      render_time: 50,
+      load_time: 40,
+      size: 240000,
+      element_id: 'hero',
+      url: 'http://a.test/h.png',
+      element_ref: 3,
+    });
     await new Promise((resolve) => setImmediate(resolve));
     const evaluate = rig.fake.sent.find((c) => c.method === 'Runtime.evaluate')!.params as { contextId: number; expression: string };
     expect(evaluate.contextId).toBe(5);
     expect(evaluate.expression).toContain('takeLcpElement(3)');
-    expect(rig.events[0]!.data).toMatchObject({ lcp_details: { render_time: 50, load_time: 40, size: 240000, element_id: 'hero', url: 'http://a.test/h.png', node_id: 42 } });
+    expect(rig.events[0]!.data).toMatchObject({
+      lcp_details: { render_time: 50, load_time: 40, size: 240000, element_id: 'hero', url: 'http://a.test/h.png', node_id: 42 },
+    });
     expect(rig.fake.sent.some((c) => c.method === 'Runtime.releaseObject')).toBe(true);
   });
 
@@ -251,7 +310,12 @@ describe('page script reports', () => {
     const evaluations = rig.fake.sent.filter((c) => c.method === 'Runtime.evaluate');
     expect(evaluations).toHaveLength(1);
     expect((evaluations[0]!.params as { expression: string }).expression).toMatch(/takeLcpElement\(1\).*takeLcpElement\(2\)/);
-    expect(rig.events.map((e) => [(e.data as { lcp_details: { element_id: string; node_id?: number } }).lcp_details.element_id, (e.data as { lcp_details: { node_id?: number } }).lcp_details.node_id])).toEqual([
+    expect(
+      rig.events.map((e) => [
+        (e.data as { lcp_details: { element_id: string; node_id?: number } }).lcp_details.element_id,
+        (e.data as { lcp_details: { node_id?: number } }).lcp_details.node_id,
+      ]),
+    ).toEqual([
       ['first', 7],
       ['second', 8],
     ]);
@@ -266,7 +330,16 @@ describe('page script reports', () => {
   });
 
   it('marks an LCP whose URL the script had to cut as truncated', () => {
-    rig.report('S1', 5, { type: 'page_lcp', time: 50, render_time: 50, load_time: 40, size: 100, element_id: '', url: 'data:image/png;base64,AAAA', truncated: true });
+    rig.report('S1', 5, {
+      type: 'page_lcp',
+      time: 50,
+      render_time: 50,
+      load_time: 40,
+      size: 100,
+      element_id: '',
+      url: 'data:image/png;base64,AAAA',
+      truncated: true,
+    });
     expect(rig.events[0]!.truncated).toBe(true);
   });
 

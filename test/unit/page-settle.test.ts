@@ -25,7 +25,8 @@ describe('settle machines per tab', () => {
   }
 
   function addScriptContext(sessionId: string, frameId: string, id: number): void {
-    const world = (rig.connection.sent.find((c) => c.method === 'Runtime.addBinding' && c.sessionId === sessionId)!.params as { executionContextName: string }).executionContextName;
+    const world = (rig.connection.sent.find((c) => c.method === 'Runtime.addBinding' && c.sessionId === sessionId)!.params as { executionContextName: string })
+      .executionContextName;
     const context = { id, name: world, origin: '', uniqueId: `u${id}`, auxData: { frameId, isDefault: false, type: 'isolated' } };
     rig.connection.emit('Runtime.executionContextCreated', { context }, sessionId);
   }
@@ -47,7 +48,13 @@ describe('settle machines per tab', () => {
     vi.advanceTimersByTime(1);
     expect(settledTypes()).toEqual(['page_layout_settled@T1', 'page_navigation_settled@T1']);
     expect(rig.ofType('page_navigation_settled')[0]!.data).toEqual({
-      session_id: 'S1', target_id: 'T1', target_type: 'page', frame_id: 'T1', loader_id: 'L-T1', url: 'http://a.test/T1', nav_seq: 1,
+      session_id: 'S1',
+      target_id: 'T1',
+      target_type: 'page',
+      frame_id: 'T1',
+      loader_id: 'L-T1',
+      url: 'http://a.test/T1',
+      nav_seq: 1,
     });
     expect(rig.ofType('page_layout_settled')[0]!.source).toEqual({ kind: 'agent' });
   });
@@ -64,7 +71,7 @@ describe('settle machines per tab', () => {
     expect(settledTypes()).toEqual(['page_layout_settled@T1', 'page_navigation_settled@T1']);
   });
 
-  it("re-arms on a layout shift of an out-of-process iframe of the tab", () => {
+  it('re-arms on a layout shift of an out-of-process iframe of the tab', () => {
     openTab('S1', 'T1');
     const tab = rig.telemetry.tracker.get('S1')!.target;
     rig.attach('S2', 'F1', 'iframe', tab);

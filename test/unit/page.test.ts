@@ -5,8 +5,25 @@ const target = { sessionId: 'S1', targetId: 'F1', type: 'page' };
 
 describe('page translators', () => {
   it('translates a main-frame navigation into exactly the page_navigation fields', () => {
-    const frame = { id: 'F1', loaderId: 'L1', url: 'http://a.test/x', domainAndRegistry: '', securityOrigin: 'http://a.test', mimeType: 'text/html', secureContextType: 'Insecure', crossOriginIsolatedContextType: 'NotIsolated', gatedAPIFeatures: [] } as never;
-    expect(translateFrameNavigated(frame, target)).toEqual({ url: 'http://a.test/x', frame_id: 'F1', loader_id: 'L1', session_id: 'S1', target_id: 'F1', target_type: 'page' });
+    const frame = {
+      id: 'F1',
+      loaderId: 'L1',
+      url: 'http://a.test/x',
+      domainAndRegistry: '',
+      securityOrigin: 'http://a.test',
+      mimeType: 'text/html',
+      secureContextType: 'Insecure',
+      crossOriginIsolatedContextType: 'NotIsolated',
+      gatedAPIFeatures: [],
+    } as never;
+    expect(translateFrameNavigated(frame, target)).toEqual({
+      url: 'http://a.test/x',
+      frame_id: 'F1',
+      loader_id: 'L1',
+      session_id: 'S1',
+      target_id: 'F1',
+      target_type: 'page',
+    });
   });
 
   it('adds parent_frame_id for a child frame and keeps the URL fragment', () => {

@@ -6,12 +6,14 @@ import type { Protocol } from 'devtools-protocol';
 import { describe, expect, test } from 'vitest';
 import { renderRemoteObject } from '../../src/telemetry/remote-object.ts';
 
-const recorded = JSON.parse(
-  readFileSync(new URL('../fixtures/cdp/console-api-called.json', import.meta.url), 'utf8'),
-) as Record<string, Protocol.Runtime.ConsoleAPICalledEvent>;
-const exceptions = JSON.parse(
-  readFileSync(new URL('../fixtures/cdp/exception-thrown.json', import.meta.url), 'utf8'),
-) as Record<string, Protocol.Runtime.ExceptionThrownEvent>;
+const recorded = JSON.parse(readFileSync(new URL('../fixtures/cdp/console-api-called.json', import.meta.url), 'utf8')) as Record<
+  string,
+  Protocol.Runtime.ConsoleAPICalledEvent
+>;
+const exceptions = JSON.parse(readFileSync(new URL('../fixtures/cdp/exception-thrown.json', import.meta.url), 'utf8')) as Record<
+  string,
+  Protocol.Runtime.ExceptionThrownEvent
+>;
 
 /** The rendered arguments of one recorded console call. */
 function renderedArgs(name: string): string[] {
@@ -146,9 +148,7 @@ describe('described objects', () => {
   });
 
   test('renders an error as its full stack text', () => {
-    expect(renderedArgs('log_error')).toEqual([
-      'Error: boom\n    at makeError (http://fixture.test/app.js:1:31)\n    at http://fixture.test/app.js:1:64',
-    ]);
+    expect(renderedArgs('log_error')).toEqual(['Error: boom\n    at makeError (http://fixture.test/app.js:1:31)\n    at http://fixture.test/app.js:1:64']);
   });
 
   test('renders DOM nodes by their selector-like description', () => {
@@ -156,9 +156,6 @@ describe('described objects', () => {
   });
 
   test('renders a regexp and a date by their descriptions', () => {
-    expect(renderedArgs('log_regexp_and_date')).toEqual([
-      '/ab+c/gi',
-      'Thu Jan 01 1970 00:00:00 GMT+0000 (Coordinated Universal Time)',
-    ]);
+    expect(renderedArgs('log_regexp_and_date')).toEqual(['/ab+c/gi', 'Thu Jan 01 1970 00:00:00 GMT+0000 (Coordinated Universal Time)']);
   });
 });

@@ -57,7 +57,9 @@ describe('unique CSS selectors', () => {
   });
 
   it('stops at the nearest ancestor with a unique id, with :nth-of-type steps below it', async () => {
-    await page.setContent('<body><ul id="list"><li>a</li><li><span>b</span><span>c</span></li></ul><ol><li>a</li><li><span>b</span><span>c</span></li></ol></body>');
+    await page.setContent(
+      '<body><ul id="list"><li>a</li><li><span>b</span><span>c</span></li></ul><ol><li>a</li><li><span>b</span><span>c</span></li></ol></body>',
+    );
     expect(await page.evaluate(selectorOf(`document.querySelectorAll('#list span')[1]`))).toBe('#list > li:nth-of-type(2) > span:nth-of-type(2)');
   });
 
@@ -80,7 +82,9 @@ describe('unique CSS selectors', () => {
   it('anchors the path to :root when a look-alike chain exists deeper in the tree', async () => {
     // Both bodies are parsed away into one, so build the look-alike with the DOM.
     await page.setContent('<body><main>x</main></body>');
-    await page.evaluate(`(() => { const fake = document.createElement('html'); fake.append(document.createElement('body')); fake.firstChild.append(document.createElement('main')); document.querySelector('main').append(fake); })()`);
+    await page.evaluate(
+      `(() => { const fake = document.createElement('html'); fake.append(document.createElement('body')); fake.firstChild.append(document.createElement('main')); document.querySelector('main').append(fake); })()`,
+    );
     expect(await page.evaluate(selectorOf(`document.querySelector('main')`))).toBe(':root > body > main');
     expect(inexact(await page.evaluate<Described[]>(DESCRIBE_ALL))).toEqual([]);
   });

@@ -78,7 +78,10 @@ describe('TargetManager', () => {
     const child = connection.sent.find((c) => c.method === 'Target.setAutoAttach' && c.sessionId === 'F')!;
     expect(child.params).toMatchObject({ autoAttach: true, waitForDebuggerOnStart: true, flatten: true });
     expect((child.params as { filter: unknown[] }).filter).toEqual(
-      expect.arrayContaining([{ type: 'service_worker', exclude: true }, { type: 'shared_worker', exclude: true }]),
+      expect.arrayContaining([
+        { type: 'service_worker', exclude: true },
+        { type: 'shared_worker', exclude: true },
+      ]),
     );
     expect(connection.commandsFor('W')).not.toContain('Target.setAutoAttach');
   });

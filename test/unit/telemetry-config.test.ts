@@ -115,7 +115,11 @@ describe('telemetry patch validation', () => {
   });
 
   it('accepts a body policy and names each bad field of one', () => {
-    expect(validateTelemetryPatch({ browser: { network: { bodies: { enabled: true, resource_types: ['Script'], mime_types: ['text/*', '+json', 'Application/JSON'], max_bytes: 0 } } } })).toEqual([]);
+    expect(
+      validateTelemetryPatch({
+        browser: { network: { bodies: { enabled: true, resource_types: ['Script'], mime_types: ['text/*', '+json', 'Application/JSON'], max_bytes: 0 } } },
+      }),
+    ).toEqual([]);
     expect(validateTelemetryPatch({ browser: { network: { bodies: false } } })).toEqual([]);
     const problems = validateTelemetryPatch({
       browser: { network: { bodies: { resource_types: ['xhr', 3], mime_types: ['json', 'text/*'], max_bytes: -1, size: 1 } }, page: { bodies: {} } },

@@ -26,10 +26,25 @@ function useTab(connection: FakeConnection, targetId: string, sessionId: string)
   const targetInfo = { targetId, type: 'page', url: 'http://a.test/', title: '', attached: true, canAccessOpener: false };
   connection.emit('Target.targetCreated', { targetInfo });
   connection.emit('Target.attachedToTarget', { sessionId, targetInfo, waitingForDebugger: false });
-  const frame = (id: string, parentId?: string) => ({ id, parentId, loaderId: `L-${id}`, url: 'http://a.test/', domainAndRegistry: 'a.test', securityOrigin: 'http://a.test', mimeType: 'text/html', secureContextType: 'InsecureScheme', crossOriginIsolatedContextType: 'NotIsolated', gatedAPIFeatures: [] });
+  const frame = (id: string, parentId?: string) => ({
+    id,
+    parentId,
+    loaderId: `L-${id}`,
+    url: 'http://a.test/',
+    domainAndRegistry: 'a.test',
+    securityOrigin: 'http://a.test',
+    mimeType: 'text/html',
+    secureContextType: 'InsecureScheme',
+    crossOriginIsolatedContextType: 'NotIsolated',
+    gatedAPIFeatures: [],
+  });
   connection.emit('Page.frameNavigated', { frame: frame(targetId), type: 'Navigation' }, sessionId);
   connection.emit('Page.frameNavigated', { frame: frame(`${targetId}-child`, targetId), type: 'Navigation' }, sessionId);
-  connection.emit('Runtime.consoleAPICalled', { type: 'log', args: [{ type: 'string', value: 'hi' }], executionContextId: 1, timestamp: Date.now() }, sessionId);
+  connection.emit(
+    'Runtime.consoleAPICalled',
+    { type: 'log', args: [{ type: 'string', value: 'hi' }], executionContextId: 1, timestamp: Date.now() },
+    sessionId,
+  );
 }
 
 describe('TelemetryMemory', () => {

@@ -117,7 +117,11 @@ describe('the viewer routes', () => {
   }
 
   async function mint(instance: FastifyInstance): Promise<string> {
-    const response = await instance.inject({ method: 'POST', url: `/browsers/${SESSION}/viewer/sessions`, headers: { authorization: 'Bearer reader', host: 'agent.test:10001' } });
+    const response = await instance.inject({
+      method: 'POST',
+      url: `/browsers/${SESSION}/viewer/sessions`,
+      headers: { authorization: 'Bearer reader', host: 'agent.test:10001' },
+    });
     expect(response.statusCode).toBe(201);
     const { url } = response.json() as { url: string };
     expect(url.startsWith(`http://agent.test:10001/browsers/${SESSION}/viewer/open?code=`)).toBe(true);

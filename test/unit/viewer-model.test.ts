@@ -5,10 +5,10 @@ import { SseParser } from '../../viewer/sse.ts';
 
 let seq = 0;
 function envelope<T extends EventType>(type: T, data: TelemetryEvent<T>['data'], ts = 1_000_000 + seq * 1000): Envelope {
-  return { seq: ++seq, event: { ts, type, source: { kind: 'cdp' }, data } as TelemetryEvent };
+  return { seq: ++seq, event: { ts, type, source: { kind: 'cdp' }, data } };
 }
 
-describe('the viewer\'s SSE parser', () => {
+describe("the viewer's SSE parser", () => {
   it('parses frames split anywhere, CRLF included, and counts keepalives', () => {
     const parser = new SseParser();
     const text = 'id: 1\ndata: {"a":1}\n\n: keepalive\n\nid: 2\r\ndata: x\r\ndata: y\r\n\r\n';
@@ -22,13 +22,44 @@ describe('the viewer\'s SSE parser', () => {
   });
 });
 
-describe('the viewer\'s session model', () => {
+describe("the viewer's session model", () => {
   it('merges a request, its redirect and its response into one network entry', () => {
     const model = new SessionModel();
     const headers = { 'Content-Length': '12' };
-    model.ingest(envelope('network_request', { request_id: 'r1', method: 'GET', url: 'http://a/old', document_url: '', headers: {}, initiator_type: 'script', target_id: 't1' }));
-    model.ingest(envelope('network_request', { request_id: 'r1', method: 'GET', url: 'http://a/new', document_url: '', headers: {}, initiator_type: 'script', is_redirect: true, redirect_url: 'http://a/old' }));
-    model.ingest(envelope('network_response', { request_id: 'r1', status: 404, status_text: 'Not Found', headers, mime_type: 'text/plain', body: 'not found', target_id: 't1' }));
+    model.ingest(
+      envelope('network_request', {
+        request_id: 'r1',
+        method: 'GET',
+        url: 'http://a/old',
+        document_url: '',
+        headers: {},
+        initiator_type: 'script',
+        target_id: 't1',
+      }),
+    );
+    model.ingest(
+      envelope('network_request', {
+        request_id: 'r1',
+        method: 'GET',
+        url: 'http://a/new',
+        document_url: '',
+        headers: {},
+        initiator_type: 'script',
+        is_redirect: true,
+        redirect_url: 'http://a/old',
+      }),
+    );
+    model.ingest(
+      envelope('network_response', {
+        request_id: 'r1',
+        status: 404,
+        status_text: 'Not Found',
+        headers,
+        mime_type: 'text/plain',
+        body: 'not found',
+        target_id: 't1',
+      }),
+    );
     expect(model.network).toHaveLength(1);
     expect(model.network[0]).toMatchObject({ url: 'http://a/new', redirects: ['http://a/old'], status: 404, size: 12, body: 'not found' });
     expect(model.network[0]!.endTs).toBeGreaterThan(model.network[0]!.ts);

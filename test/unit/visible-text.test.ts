@@ -23,7 +23,11 @@ describe('visible text of a clicked element', () => {
   });
 
   it('leaves out hidden elements, scripts and styles', async () => {
-    expect(await textOf('<body><div id="t">shown<span style="display:none">gone</span><span hidden>gone</span><span style="visibility:hidden">gone</span><script>var gone</script><style>.gone{}</style></div></body>')).toBe('shown');
+    expect(
+      await textOf(
+        '<body><div id="t">shown<span style="display:none">gone</span><span hidden>gone</span><span style="visibility:hidden">gone</span><script>var gone</script><style>.gone{}</style></div></body>',
+      ),
+    ).toBe('shown');
   });
 
   it('cuts at 200 characters without splitting a surrogate pair', async () => {
@@ -39,8 +43,10 @@ describe('visible text of a clicked element', () => {
     expect(await textOf('<body><input id="t" value="typed by the user"></body>')).toBe('');
   });
 
-  it("leaves out the content of form fields inside the clicked element", async () => {
-    expect(await textOf('<body><label id="t">Notes <textarea>private notes</textarea><select><option>secret choice</option></select></label></body>')).toBe('Notes');
+  it('leaves out the content of form fields inside the clicked element', async () => {
+    expect(await textOf('<body><label id="t">Notes <textarea>private notes</textarea><select><option>secret choice</option></select></label></body>')).toBe(
+      'Notes',
+    );
   });
 
   it('gives nothing for a password field', async () => {

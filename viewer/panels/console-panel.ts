@@ -29,7 +29,11 @@ export class ConsolePanel implements Panel {
     private readonly model: SessionModel,
     private readonly filter: () => ViewFilter,
   ) {
-    this.rows = new FilteredRows(model, () => model.console, (row) => this.matches(row));
+    this.rows = new FilteredRows(
+      model,
+      () => model.console,
+      (row) => this.matches(row),
+    );
     this.list = new VirtualList<ConsoleRow>({
       label: 'Console messages',
       rowHeight: ROW_HEIGHT,
@@ -62,7 +66,13 @@ export class ConsolePanel implements Panel {
     this.element = h(
       'div',
       { class: 'panel console-panel' },
-      h('div', { class: 'panel-bar', role: 'toolbar', 'aria-label': 'Console filters' }, h('span', { class: 'group', role: 'group', 'aria-label': 'Levels' }, ...levelButtons), search, this.counter),
+      h(
+        'div',
+        { class: 'panel-bar', role: 'toolbar', 'aria-label': 'Console filters' },
+        h('span', { class: 'group', role: 'group', 'aria-label': 'Levels' }, ...levelButtons),
+        search,
+        this.counter,
+      ),
       this.list.element,
     );
   }

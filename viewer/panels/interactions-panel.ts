@@ -25,7 +25,11 @@ export class InteractionsPanel implements Panel {
     /** An interaction was chosen: show its moment. */
     private readonly choose: (row: InteractionRow) => void,
   ) {
-    this.rows = new FilteredRows(model, () => model.interactions, (row) => this.matches(row));
+    this.rows = new FilteredRows(
+      model,
+      () => model.interactions,
+      (row) => this.matches(row),
+    );
     this.list = new VirtualList<InteractionRow>({
       label: 'Interactions',
       rowHeight: 24,
@@ -47,7 +51,13 @@ export class InteractionsPanel implements Panel {
     this.element = h(
       'div',
       { class: 'panel interactions-panel' },
-      h('div', { class: 'panel-bar', role: 'toolbar', 'aria-label': 'Interaction filters' }, h('span', { class: 'group', role: 'group', 'aria-label': 'Kinds' }, ...toggles), this.counter, h('span', { class: 'hint' }, 'Enter or click: show on the timeline')),
+      h(
+        'div',
+        { class: 'panel-bar', role: 'toolbar', 'aria-label': 'Interaction filters' },
+        h('span', { class: 'group', role: 'group', 'aria-label': 'Kinds' }, ...toggles),
+        this.counter,
+        h('span', { class: 'hint' }, 'Enter or click: show on the timeline'),
+      ),
       this.list.element,
     );
   }
@@ -81,7 +91,12 @@ export class InteractionsPanel implements Panel {
 
   private renderRow(row: InteractionRow, element: HTMLElement): void {
     if (element.childElementCount === 0) {
-      element.append(h('span', { class: 'cell time' }), h('span', { class: 'cell kind' }), h('span', { class: 'cell selector' }), h('span', { class: 'cell detail' }));
+      element.append(
+        h('span', { class: 'cell time' }),
+        h('span', { class: 'cell kind' }),
+        h('span', { class: 'cell selector' }),
+        h('span', { class: 'cell detail' }),
+      );
     }
     const [time, kind, selector, detail] = element.children as unknown as HTMLElement[];
     element.className = `vrow interaction-row kind-${row.kind}`;

@@ -40,7 +40,11 @@ export class NetworkPanel implements Panel {
     /** The timeline's visible range (unix µs), for the waterfall. */
     private readonly range: () => { start: number; end: number },
   ) {
-    this.rows = new FilteredRows(model, () => model.network, (entry) => this.matches(entry));
+    this.rows = new FilteredRows(
+      model,
+      () => model.network,
+      (entry) => this.matches(entry),
+    );
     this.list = new VirtualList<NetworkEntry>({
       label: 'Network requests',
       rowHeight: ROW_HEIGHT,
@@ -168,7 +172,14 @@ export class NetworkPanel implements Panel {
     const general: Array<[string, string]> = [
       ['URL', entry.url],
       ['Method', entry.method],
-      ['Status', entry.failed !== undefined ? `${entry.failed}${entry.canceled ? ' (canceled)' : ''}` : entry.status === undefined ? 'pending' : `${entry.status} ${entry.statusText}`],
+      [
+        'Status',
+        entry.failed !== undefined
+          ? `${entry.failed}${entry.canceled ? ' (canceled)' : ''}`
+          : entry.status === undefined
+            ? 'pending'
+            : `${entry.status} ${entry.statusText}`,
+      ],
       ['Type', entry.resourceType],
       ['MIME type', entry.mimeType],
       ['Started', clock(entry.ts)],

@@ -67,12 +67,21 @@ export class TargetsPanel implements Panel {
         h(
           'table',
           {},
-          h('thead', {}, h('tr', {}, ...['Type', 'Target', 'URL', 'First seen', 'Last seen', 'Navigations', 'Frames', ''].map((c) => h('th', { scope: 'col' }, c)))),
+          h(
+            'thead',
+            {},
+            h('tr', {}, ...['Type', 'Target', 'URL', 'First seen', 'Last seen', 'Navigations', 'Frames', ''].map((c) => h('th', { scope: 'col' }, c))),
+          ),
           h('tbody', {}, ...rows.map((t) => this.row(t, current))),
         ),
       );
     });
-    replaceChildren(this.body, current !== undefined ? this.clearButton() : null, ...sections, targets.length === 0 ? h('p', { class: 'hint' }, 'No target seen yet.') : null);
+    replaceChildren(
+      this.body,
+      current !== undefined ? this.clearButton() : null,
+      ...sections,
+      targets.length === 0 ? h('p', { class: 'hint' }, 'No target seen yet.') : null,
+    );
   }
 
   private row(target: TargetRow, current: string | undefined): HTMLElement {

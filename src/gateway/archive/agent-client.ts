@@ -120,7 +120,12 @@ export class AgentClient {
     this.httpsAgent.destroy();
   }
 
-  private send(agent: AgentAddress, path: string, headers: Record<string, string>, responseMs: number): Promise<{ request: ClientRequest; response: IncomingMessage }> {
+  private send(
+    agent: AgentAddress,
+    path: string,
+    headers: Record<string, string>,
+    responseMs: number,
+  ): Promise<{ request: ClientRequest; response: IncomingMessage }> {
     const target = new URL(`${agent.agentUrl}${path}`);
     const secure = target.protocol === 'https:';
     const request = (secure ? https : http).request({

@@ -222,7 +222,10 @@ export class ArchiveStore {
     return totals;
   }
 
-  private async insertPostgres(events: ReadonlyArray<{ sessionKey: number; event: ArchivedEvent }>, maxSeq: Map<number, number>): Promise<SessionBatchResult[]> {
+  private async insertPostgres(
+    events: ReadonlyArray<{ sessionKey: number; event: ArchivedEvent }>,
+    maxSeq: Map<number, number>,
+  ): Promise<SessionBatchResult[]> {
     const n = events.length;
     const keys = new Array<number>(n);
     const seqs = new Array<number>(n);
@@ -357,10 +360,10 @@ export class ArchiveStore {
    * meanwhile. A lease not returned was lost (expired and taken by another instance).
    */
   async renew(holder: string, expiresAt: number): Promise<Array<{ sessionKey: number; ended: boolean }>> {
-    const rows = await this.db.all<{ session_key: number }>(
-      'UPDATE archive_follow SET lease_expires_at = ? WHERE lease_holder = ? RETURNING session_key',
-      [expiresAt, holder],
-    );
+    const rows = await this.db.all<{ session_key: number }>('UPDATE archive_follow SET lease_expires_at = ? WHERE lease_holder = ? RETURNING session_key', [
+      expiresAt,
+      holder,
+    ]);
     const keys = rows.map((row) => Number(row.session_key));
     const ended = new Set<number>();
     for (let start = 0; start < keys.length; start += 500) {
@@ -542,10 +545,10 @@ export class ArchiveStore {
   /** Deletes a session's events older than `cutoffTs` and takes them off its counts; the number deleted. */
   async trimBefore(sessionKey: number, cutoffTs: number): Promise<number> {
     return this.db.transaction(async (tx) => {
-      const rows = await tx.all<{ kind: number; n: number }>(
-        'SELECT kind, COUNT(*) AS n FROM archive_events WHERE session_key = ? AND ts < ? GROUP BY kind',
-        [sessionKey, cutoffTs],
-      );
+      const rows = await tx.all<{ kind: number; n: number }>('SELECT kind, COUNT(*) AS n FROM archive_events WHERE session_key = ? AND ts < ? GROUP BY kind', [
+        sessionKey,
+        cutoffTs,
+      ]);
       let total = 0;
       let errors = 0;
       let failed = 0;

@@ -38,12 +38,7 @@ export type StreamPlan =
  * Where a stream of `session` starts and who serves it. `lastEventId` is the raw header (a bad
  * one throws the agent's 400 invalid_input); it wins over `replayAll`.
  */
-export async function planStream(
-  store: ArchiveStore,
-  session: SessionRecord,
-  lastEventId: string | undefined,
-  replayAll: boolean,
-): Promise<StreamPlan> {
+export async function planStream(store: ArchiveStore, session: SessionRecord, lastEventId: string | undefined, replayAll: boolean): Promise<StreamPlan> {
   const mark = session.archivedSeq;
   const oldest = mark > 0 ? (await store.oldestSeq(session.sessionKey)) || mark + 1 : mark + 1;
   const { startSeq, resume } = resolveStart({ oldestSeq: oldest, latestSeq: mark }, lastEventId, replayAll);

@@ -51,7 +51,11 @@ export class Archive implements SessionEndHooks {
     this.client = new AgentClient({ connectMs: options.connectTimeoutMs, responseMs: options.responseTimeoutMs, streamHeadMs: options.streamSilenceMs });
     // PostgreSQL commits several sessions' batches at once, on as many pooled connections;
     // SQLite has one writer whatever the lanes.
-    this.writer = new ArchiveWriter(this.store, { log: options.log, lanes: options.db.dialect === 'postgres' ? POSTGRES_WRITE_LANES : 1, onCommitted: options.onCommitted });
+    this.writer = new ArchiveWriter(this.store, {
+      log: options.log,
+      lanes: options.db.dialect === 'postgres' ? POSTGRES_WRITE_LANES : 1,
+      onCommitted: options.onCommitted,
+    });
     this.keeper = new LeaseKeeper({
       store: this.store,
       writer: this.writer,

@@ -53,8 +53,7 @@ export function archivedEvent(envelopeJson: string): ArchivedEvent {
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) throw new MalformedEnvelope('the envelope has no seq');
   if (typeof event !== 'object' || event === null || Array.isArray(event)) throw new MalformedEnvelope('the envelope has no event');
   const prefix = `{"seq":${seq},"event":`;
-  const eventJson =
-    envelopeJson.startsWith(prefix) && envelopeJson.endsWith('}') ? envelopeJson.slice(prefix.length, -1) : JSON.stringify(event);
+  const eventJson = envelopeJson.startsWith(prefix) && envelopeJson.endsWith('}') ? envelopeJson.slice(prefix.length, -1) : JSON.stringify(event);
   const type = typeof event.type === 'string' ? event.type : 'unknown';
   const data = typeof event.data === 'object' && event.data !== null ? event.data : undefined;
   const targetId = data?.target_id ?? event.source?.metadata?.target_id;

@@ -164,7 +164,10 @@ export class Follower {
       void this.deps.store.recordLogId(this.session.sessionKey, logId).catch(() => undefined);
     }
     if (headerText(response.headers['x-resume']) === 'gap') {
-      this.log.warn({ after_seq: this.lastSeq, first_seq: headerText(response.headers['x-first-seq']) }, 'archive follower: events after the archived seq left the agent before they were archived');
+      this.log.warn(
+        { after_seq: this.lastSeq, first_seq: headerText(response.headers['x-first-seq']) },
+        'archive follower: events after the archived seq left the agent before they were archived',
+      );
     }
     const reader = new SseReader();
     const { writer } = this.deps;

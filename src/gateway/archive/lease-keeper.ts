@@ -212,7 +212,10 @@ export class LeaseKeeper {
       if (follower.unreachableTries === 0) continue;
       const lastHeard = Math.max(follower.lastHeardAt ?? 0, entry.heardBefore ?? 0, entry.createdAt);
       if (now - lastHeard < this.options.silenceMs) continue;
-      this.options.log.warn({ session_id: follower.session.sessionId, silent_ms: now - lastHeard }, 'archive: the agent has been silent too long; the session is ended');
+      this.options.log.warn(
+        { session_id: follower.session.sessionId, silent_ms: now - lastHeard },
+        'archive: the agent has been silent too long; the session is ended',
+      );
       follower.stop();
       this.followed.delete(sessionKey);
       await this.options.store.markEnded(sessionKey, 'agent_silent');

@@ -98,7 +98,8 @@ export class ArchiveRetention {
         trimmed.add(sessionKey);
       }
     }
-    if (result.eventsDeleted > 0 || result.sessionsPurged > 0) this.options.log.info({ ...result, cutoff: new Date(cutoffMs).toISOString() }, 'archive retention');
+    if (result.eventsDeleted > 0 || result.sessionsPurged > 0)
+      this.options.log.info({ ...result, cutoff: new Date(cutoffMs).toISOString() }, 'archive retention');
     return result;
   }
 }

@@ -19,7 +19,7 @@ export interface AgentTimeouts {
   keepaliveMs: number;
 }
 
-/** SPEC §5: an agent writes a keepalive after `--keepalive-ms` without a frame (src/stream/sse-subscriber.ts). */
+/** docs/events.md: an agent writes a keepalive after `--keepalive-ms` without a frame (src/stream/sse-subscriber.ts). */
 export const SILENT_KEEPALIVE_PERIODS = 3;
 
 /** A stream whose agent sent no byte for 3 of its keepalive periods has a dead agent. */

@@ -1,4 +1,4 @@
-// /org/api_keys (SPEC §13, seed §2 and §4.9): create (the plaintext is in that response only),
+// /org/api_keys (docs/gateway.md, seed §2 and §4.9): create (the plaintext is in that response only),
 // list, get and delete, always masked. A project-scoped key works only with keys of its own
 // project and cannot mint an org-wide key; no key can delete itself. A deleted key's open
 // forwarded streams end at once (`onKeyDeleted`, key-watch.ts).

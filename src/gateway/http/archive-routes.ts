@@ -238,10 +238,7 @@ export function registerArchiveRoutes(app: FastifyInstance, archive: Archive, pr
     );
     const body = Readable.from(pieces, { objectMode: false });
     body.on('error', (err) => request.log.warn({ err: err.message }, 'archived har export failed while streaming'));
-    return reply
-      .type('application/json; charset=utf-8')
-      .header('Content-Disposition', `attachment; filename="${session.sessionId}.har"`)
-      .send(body);
+    return reply.type('application/json; charset=utf-8').header('Content-Disposition', `attachment; filename="${session.sessionId}.har"`).send(body);
   });
 
   return {

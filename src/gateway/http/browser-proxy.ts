@@ -1,4 +1,4 @@
-// The public browser paths (SPEC §13): `/browsers/{id}`, `/browsers/{id}/telemetry[/stream]`,
+// The public browser paths (docs/gateway.md): `/browsers/{id}`, `/browsers/{id}/telemetry[/stream]`,
 // `/browsers/{id}/computer/batch`, `/browsers/{id}/fs/write_file`. After the caller's key and
 // project are checked, the request is forwarded to the session's agent with the agent's own
 // token: method, path and query verbatim, the body streamed unread. The agent's answer is piped
@@ -362,16 +362,18 @@ export class BrowserProxy {
       pipeAgent();
       return;
     }
-    prelude.write(response, () => !done && !response.destroyed).then(pipeAgent, (err: unknown) => {
-      request.log.warn({ session_id: (request.params as { id: string }).id, err }, 'archived part of a stream failed');
-      exchange.abort();
-    });
+    prelude
+      .write(response, () => !done && !response.destroyed)
+      .then(pipeAgent, (err: unknown) => {
+        request.log.warn({ session_id: (request.params as { id: string }).id, err }, 'archived part of a stream failed');
+        exchange.abort();
+      });
   }
 }
 
 /**
  * The gateway's answer in place of the agent's. A failed non-GET request is never worth an
- * automatic retry (SPEC §4): the agent may have run part of a batch or written a file; a GET may
+ * automatic retry (docs/operations.md#threat-model): the agent may have run part of a batch or written a file; a GET may
  * be retried (the SDK retries 5xx by default). A request body not all received (an agent that
  * stopped taking an upload) leaves the connection unusable: it is closed after the answer.
  */
@@ -384,7 +386,11 @@ function failure(request: FastifyRequest, error: GatewayError): GatewayError {
 /** The agent's (error) body, up to MAX_INNER_BODY; given up after `idleMs` without a byte. */
 async function readSmallBody(response: IncomingMessage, idleMs: number): Promise<string> {
   let text = '';
-  const watch = new SilenceWatch(idleMs, () => true, () => response.destroy());
+  const watch = new SilenceWatch(
+    idleMs,
+    () => true,
+    () => response.destroy(),
+  );
   try {
     for await (const chunk of response) {
       watch.touch();

@@ -1,4 +1,4 @@
-// POST /browsers (SPEC §13): the VM provisioner registers a session's agent (its URL and its
+// POST /browsers (docs/gateway.md): the VM provisioner registers a session's agent (its URL and its
 // token) under an optional project. Organization-wide keys only. The response never shows the
 // agent's address or token: clients must always come through the gateway.
 

@@ -1,5 +1,5 @@
 // The gateway's errors: the ApiError and body both programs share (src/http/errors.ts), with the
-// gateway's own closed list of codes: the agent's, plus the codes only the gateway uses (SPEC §13): `conflict` (a name or session id taken) and `project_not_empty`,
+// gateway's own closed list of codes: the agent's, plus the codes only the gateway uses (docs/gateway.md): `conflict` (a name or session id taken) and `project_not_empty`,
 // both 409 with `x-should-retry: false` (the official SDK retries 409 by default, and repeating
 // the request cannot change the answer), and `misdirected_request` (421, a Host header the
 // gateway does not answer: src/http/host-policy.ts).

@@ -104,11 +104,14 @@ export class KeyWatch {
       queueMicrotask(() => this.revoked(keyId));
       return;
     }
-    key.expiry = setTimeout(() => {
-      key.expiry = undefined;
-      if (this.now() >= key.expiresAt!) this.revoked(keyId);
-      else this.armExpiry(keyId, key);
-    }, Math.min(delay, MAX_TIMER_MS));
+    key.expiry = setTimeout(
+      () => {
+        key.expiry = undefined;
+        if (this.now() >= key.expiresAt!) this.revoked(keyId);
+        else this.armExpiry(keyId, key);
+      },
+      Math.min(delay, MAX_TIMER_MS),
+    );
     key.expiry.unref();
   }
 

@@ -1,4 +1,4 @@
-// Offset paging of list endpoints (SPEC §13): `limit` 1..100 (default 20) and `offset` 0..2^53-1
+// Offset paging of list endpoints (docs/gateway.md): `limit` 1..100 (default 20) and `offset` 0..2^53-1
 // in the query; `X-Has-More` and `X-Next-Offset` (absolute start of the next page, 0 when there
 // is none, which the official SDK's pager treats as the end) in the response.
 

@@ -1,4 +1,4 @@
-// /org/projects (SPEC §13, seed §4.5-4.8): list with paging and filters, create, get by id or
+// /org/projects (docs/gateway.md, seed §4.5-4.8): list with paging and filters, create, get by id or
 // name, update name or status, soft delete when empty. A project-scoped key sees and touches
 // only its own project and cannot create projects.
 

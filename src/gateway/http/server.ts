@@ -82,7 +82,10 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
       sendError(reply, apiError);
     });
     // A viewer cookie stands for the key that minted it, on its session's telemetry reads only.
-    authenticated.addHook('onRequest', auth.hook((request) => viewer.cookiePrincipal(request)));
+    authenticated.addHook(
+      'onRequest',
+      auth.hook((request) => viewer.cookiePrincipal(request)),
+    );
     // A deleted project's sessions and their events go at once (archive/retention.ts).
     registerProjectRoutes(authenticated, deps.store, () => void deps.archive.retention.run());
     registerApiKeyRoutes(authenticated, deps.store, (keyId) => keys.revoked(keyId));

@@ -112,7 +112,10 @@ export class GatewayViewer {
       requireProjectAccess(principal, session.projectId, 'browser');
       const { ticket, expiresAt } = this.auth.mintTicket(session.sessionId, principal.keyId);
       const url = `${originOf(request)}/browsers/${encodeURIComponent(session.sessionId)}/viewer/open?${TICKET_PARAM}=${ticket}`;
-      return reply.code(201).header('Cache-Control', 'no-store').send({ url, expires_at: new Date(expiresAt).toISOString() });
+      return reply
+        .code(201)
+        .header('Cache-Control', 'no-store')
+        .send({ url, expires_at: new Date(expiresAt).toISOString() });
     });
 
     app.get(

@@ -1,4 +1,4 @@
-// The JSON shapes of the gateway's resources (seed §2, SPEC §13): snake_case, ISO 8601 UTC times.
+// The JSON shapes of the gateway's resources (seed §2, docs/gateway.md): snake_case, ISO 8601 UTC times.
 
 import type { SessionRecord } from '../archive/archive-store.ts';
 import type { ApiKeyRecord, BrowserRecord, EndedReason, Project } from '../storage/store.ts';

@@ -12,11 +12,7 @@ const JSON_OID = 114;
 const asText = (value: string) => value;
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID
-      ? (value: string) => Number(value)
-      : oid === JSON_OID
-        ? asText
-        : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    oid === INT8_OID ? (value: string) => Number(value) : oid === JSON_OID ? asText : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 /** `?` placeholders → `$1, $2, ...` (the store's SQL never has a literal question mark). */

@@ -265,10 +265,14 @@ export class GatewayStore {
     const now = this.now();
     const project: Project = { id: newId(now), name, status: 'active', createdAt: now, updatedAt: now };
     try {
-      await this.db.run(
-        'INSERT INTO projects (id, name, name_folded, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-        [project.id, name, foldName(name), project.status, now, now],
-      );
+      await this.db.run('INSERT INTO projects (id, name, name_folded, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [
+        project.id,
+        name,
+        foldName(name),
+        project.status,
+        now,
+        now,
+      ]);
     } catch (err) {
       throw this.nameClash(err, name);
     }
@@ -322,10 +326,7 @@ export class GatewayStore {
       const liveBrowsers = Number(browsers?.n ?? 0);
       const liveKeys = Number(keys?.n ?? 0);
       if (liveBrowsers > 0 || liveKeys > 0) {
-        throw new StoreError(
-          'project_not_empty',
-          `the project still has ${liveBrowsers} live browser(s) and ${liveKeys} live API key(s): delete them first`,
-        );
+        throw new StoreError('project_not_empty', `the project still has ${liveBrowsers} live browser(s) and ${liveKeys} live API key(s): delete them first`);
       }
       await tx.run('UPDATE projects SET deleted_at = ?, updated_at = ? WHERE id = ?', [now, now, id]);
     });

@@ -46,10 +46,17 @@ export async function load(tab: Tab, url: string): Promise<void> {
   const marker = `${Date.now()}-${Math.random()}`;
   await evaluate(tab, `window.__loadMarker = ${JSON.stringify(marker)}`).catch(() => undefined);
   await tab.navigate(url);
-  await waitUntil<boolean>(tab, `window.__loadMarker !== ${JSON.stringify(marker)} && window.fixtureReady === true && document.readyState === 'complete'`, (v) => v === true);
+  await waitUntil<boolean>(
+    tab,
+    `window.__loadMarker !== ${JSON.stringify(marker)} && window.fixtureReady === true && document.readyState === 'complete'`,
+    (v) => v,
+  );
 }
 
 /** The centre of an element, in viewport CSS px (integers). */
 export async function centerOf(tab: Tab, selector: string): Promise<{ x: number; y: number }> {
-  return evaluate(tab, `(() => { const r = document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect(); return { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 2) }; })()`);
+  return evaluate(
+    tab,
+    `(() => { const r = document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect(); return { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 2) }; })()`,
+  );
 }

@@ -36,8 +36,7 @@ export class TestStorages {
       this.dirs.push(dataDir);
       return { dataDir };
     }
-    const server =
-      backend === 'postgres' ? (this.postgres ??= TestPostgres.start()) : (this.embedded ??= TestPostgres.start('embedded'));
+    const server = backend === 'postgres' ? (this.postgres ??= TestPostgres.start()) : (this.embedded ??= TestPostgres.start('embedded'));
     const databaseUrl = await (await server).createDatabase();
     this.databases.push({ server: await server, url: databaseUrl });
     return { databaseUrl };

@@ -82,7 +82,9 @@ function freePort(): Promise<number> {
 
 /** A data directory made by initdb once per machine and PostgreSQL version, then reused. */
 function templateDataDir(binDir: string): string {
-  const version = execFileSync(join(binDir, 'postgres'), ['--version'], { encoding: 'utf8' }).trim().replace(/[^0-9.]+/g, '-');
+  const version = execFileSync(join(binDir, 'postgres'), ['--version'], { encoding: 'utf8' })
+    .trim()
+    .replace(/[^0-9.]+/g, '-');
   const template = join(tmpdir(), `gateway-test-pg-template${version}${IS_ROOT ? 'root' : String(process.getuid?.())}`);
   if (existsSync(join(template, 'PG_VERSION'))) return template;
   const work = mkdtempSync(join(tmpdir(), 'gateway-test-pg-initdb-'));
@@ -130,13 +132,25 @@ export class TestPostgres {
     for (let attempt = 0; attempt < 3; attempt++) {
       const port = await freePort();
       const args = [
-        '-D', dataDir, '-p', String(port), '-k', work, '-c', 'listen_addresses=127.0.0.1',
+        '-D',
+        dataDir,
+        '-p',
+        String(port),
+        '-k',
+        work,
+        '-c',
+        'listen_addresses=127.0.0.1',
         // A throwaway server: durability off makes it fast.
-        '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
       ];
       const child = spawn(join(binDir, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...runAs() });
       let log = '';
-      child.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
+      child.stderr.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
       const adminUrl = `postgres://${SUPERUSER}@127.0.0.1:${port}/postgres`;
       try {
         await waitUntilAccepting(adminUrl, child, () => log);

@@ -43,7 +43,19 @@ function cleanEnv(): NodeJS.ProcessEnv {
     if (name.startsWith('GATEWAY_') || name.startsWith('OTEL_')) continue;
     env[name] = value;
   }
-  for (const name of ['CDP_URL', 'CHROME_PATH', 'HOST', 'PORT', 'SESSION_ID', 'AGENT_TOKEN', 'AGENT_TOKENS_FILE', 'TELEMETRY', 'DATA_DIR', 'LOG_LEVEL', 'KEEPALIVE_MS']) {
+  for (const name of [
+    'CDP_URL',
+    'CHROME_PATH',
+    'HOST',
+    'PORT',
+    'SESSION_ID',
+    'AGENT_TOKEN',
+    'AGENT_TOKENS_FILE',
+    'TELEMETRY',
+    'DATA_DIR',
+    'LOG_LEVEL',
+    'KEEPALIVE_MS',
+  ]) {
     delete env[name];
   }
   return env;
@@ -140,7 +152,19 @@ export class AgentProgram {
 
   static async start(bundles: Bundles, token: string, extra: string[] = []): Promise<AgentProgram> {
     const dataDir = mkdtempSync(join(tmpdir(), 'gateway-archive-agent-'));
-    const program = ProgramProcess.start(bundles.agent, ['--port', '0', '--token', token, '--data-dir', dataDir, '--screenshots', 'off', '--log-level', 'info', ...extra]);
+    const program = ProgramProcess.start(bundles.agent, [
+      '--port',
+      '0',
+      '--token',
+      token,
+      '--data-dir',
+      dataDir,
+      '--screenshots',
+      'off',
+      '--log-level',
+      'info',
+      ...extra,
+    ]);
     const listening = await program.line('listening');
     return new AgentProgram(program, listening.url as string, listening.session_id as string, token, dataDir);
   }

@@ -319,7 +319,9 @@ export class Tab {
       if (failure !== undefined) throw failure;
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
-        throw new Error(`tab ${this.targetId}: no console line reached the stream in 15 s${answered ? '' : ' (Runtime.evaluate never answered: is the tab paused?)'}`);
+        throw new Error(
+          `tab ${this.targetId}: no console line reached the stream in 15 s${answered ? '' : ' (Runtime.evaluate never answered: is the tab paused?)'}`,
+        );
       }
       const probe = this.evaluate(`console.log(${JSON.stringify(marker)})`).then(
         () => (answered = true),

@@ -25,7 +25,11 @@ export class FakeConnection {
     const list = this.handlers.get(event) ?? [];
     list.push(handler);
     this.handlers.set(event, list);
-    return () => this.handlers.set(event, (this.handlers.get(event) ?? []).filter((h) => h !== handler));
+    return () =>
+      this.handlers.set(
+        event,
+        (this.handlers.get(event) ?? []).filter((h) => h !== handler),
+      );
   }
 
   emit(event: string, params: unknown, sessionId?: string): void {

@@ -31,7 +31,18 @@ export class TelemetryRig {
 
   /** A committed navigation of a frame of `sessionId`'s target. */
   navigate(sessionId: string, frameId: string, loaderId: string, url: string, parentId?: string): void {
-    const frame = { id: frameId, loaderId, url, parentId, domainAndRegistry: '', securityOrigin: '', mimeType: 'text/html', secureContextType: 'Insecure', crossOriginIsolatedContextType: 'NotIsolated', gatedAPIFeatures: [] };
+    const frame = {
+      id: frameId,
+      loaderId,
+      url,
+      parentId,
+      domainAndRegistry: '',
+      securityOrigin: '',
+      mimeType: 'text/html',
+      secureContextType: 'Insecure',
+      crossOriginIsolatedContextType: 'NotIsolated',
+      gatedAPIFeatures: [],
+    };
     this.connection.emit('Page.frameNavigated', { frame, type: 'Navigation' }, sessionId);
   }
 
