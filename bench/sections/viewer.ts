@@ -83,7 +83,7 @@ async function main(): Promise<void> {
 
     const port = Number(new URL(viewerBrowser.browserWsUrl).port);
     const page = (await CDP.List({ port })).find((t) => t.type === 'page')!;
-    viewer = await CDP({ port, target: page.id });
+    viewer = await CDP({ port, target: page.id, local: true });
     await viewer.send('Emulation.setDeviceMetricsOverride', { width: 1280, height: 800, deviceScaleFactor: 1, mobile: false });
     await viewer.send('Page.enable');
     await viewer.send('Page.addScriptToEvaluateOnNewDocument', { source: OBSERVER });

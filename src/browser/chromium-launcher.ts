@@ -82,6 +82,9 @@ export const CHROMIUM_FLAGS = [
   '--disable-component-update',
   '--disable-sync',
   '--disable-dev-shm-usage',
+  // Out-of-process iframes for every cross-site frame (the telemetry follows them as targets):
+  // desktop Chromium isolates sites by default, the bundled headless shell does not.
+  '--site-per-process',
 ];
 
 export interface LaunchOptions {
@@ -193,7 +196,7 @@ export class ChromiumProcess {
       return new ChromiumProcess(child, userDataDir, wsUrl, binary);
     } catch (err) {
       child.kill('SIGKILL');
-      removeDirWithRetry(userDataDir);
+      void removeDirWithRetry(userDataDir);
       throw err;
     }
   }

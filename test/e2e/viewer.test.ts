@@ -103,7 +103,7 @@ class ViewerBrowser {
     const targets = await CDP.List({ port });
     const page = targets.find((t) => t.type === 'page');
     if (!page) throw new Error('the viewer browser has no page');
-    const client = await CDP({ port, target: page.id });
+    const client = await CDP({ port, target: page.id, local: true });
     const browser = new ViewerBrowser(chromium, client);
     client.on('Runtime.exceptionThrown', (params: any) =>
       browser.errors.push(`exception: ${params.exceptionDetails?.exception?.description ?? params.exceptionDetails?.text}`),
@@ -145,7 +145,7 @@ class ViewerBrowser {
 
   async screenshot(name: string, scale = 1): Promise<void> {
     const clip = { x: 0, y: 0, width: 1280, height: 800, scale };
-    const { data } = (await this.client.send('Page.captureScreenshot', { format: 'png', ...(scale === 1 ? {} : { clip }) })) as { data: string };
+    const { data } = await this.client.send('Page.captureScreenshot', { format: 'png', ...(scale === 1 ? {} : { clip }) });
     mkdirSync(ARTIFACTS, { recursive: true });
     writeFileSync(`${ARTIFACTS}/${name}.png`, Buffer.from(data, 'base64'));
   }
