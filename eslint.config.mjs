@@ -51,6 +51,8 @@ export default tseslint.config(
       // pg returns BIGINT and COUNT columns as strings where the row types say number: the
       // Number() calls that convert them are needed at run time.
       '@typescript-eslint/no-unnecessary-type-conversion': 'off',
+      // `const { a: _a, ...rest } = value` is how a copy without `a` is made.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
     },
   },
   {

@@ -175,7 +175,8 @@ class SyntheticAgent {
 async function agentsProcess(): Promise<void> {
   const agents: SyntheticAgent[] = [];
   let timer: NodeJS.Timeout | undefined;
-  process.on('message', async (message: ToAgents) => {
+  process.on('message', (message: ToAgents) => void onMessage(message));
+  async function onMessage(message: ToAgents): Promise<void> {
     if (message.kind === 'start') {
       for (let i = 0; i < message.sessions; i++) {
         const agent = new SyntheticAgent(`bench-${process.pid}-${i}`);
@@ -202,7 +203,7 @@ async function agentsProcess(): Promise<void> {
         emitted: agents.reduce((sum, a) => sum + a.frames.length, 0),
       } satisfies FromAgents);
     }
-  });
+  }
 }
 
 // ---- ingest -------------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ function parseFlags(argv: string[]): Flags {
   };
 }
 
-async function machine(): Promise<Record<string, unknown>> {
+async function machine(): Promise<{ cpu: string | undefined; cores: number; memoryGiB: number; kernel: string; node: string; chromium: string }> {
   let chromium = 'unknown';
   try {
     const binary = await locateChromium({ chromePath: process.env.CHROME_PATH });
@@ -120,7 +120,7 @@ async function main(): Promise<void> {
     typicalSubresources: TYPICAL_SUBRESOURCES,
   };
   log(
-    `bench ${q ? '--quick' : 'full'} on ${meta.machine.cpu} ×${meta.machine.cores}, ${meta.machine.chromium}, load average ${os
+    `bench ${q ? '--quick' : 'full'} on ${String(meta.machine.cpu)} ×${meta.machine.cores}, ${meta.machine.chromium}, load average ${os
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`,
@@ -222,7 +222,7 @@ async function main(): Promise<void> {
   const report = renderReport(results);
   process.stdout.write(`\n## Benchmark results (${q ? 'quick' : 'full'} run, ${meta.date})\n\n`);
   process.stdout.write(
-    `Machine: ${meta.machine.cpu}, ${meta.machine.cores} cores, ${meta.machine.memoryGiB} GiB; ${meta.machine.node}; ${meta.machine.chromium}. `,
+    `Machine: ${String(meta.machine.cpu)}, ${meta.machine.cores} cores, ${meta.machine.memoryGiB} GiB; ${meta.machine.node}; ${meta.machine.chromium}. `,
   );
   process.stdout.write(
     `Load average at start ${meta.loadAverageStart.map((l) => l.toFixed(1)).join(' ')}, at end ${os
@@ -259,8 +259,8 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
-main().catch(async (err: Error) => {
-  process.stderr.write(`bench failed: ${err.stack ?? err}\n`);
+main().catch(async (err: unknown) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
   await stopAll();
   process.exit(1);
 });

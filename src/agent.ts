@@ -109,6 +109,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       dropScope();
       // Fresh state machines for every connection; memory (tabs announced, console watermarks)
       // carries over so a reconnect repeats nothing.
+      // The screenshot option reads it before it is set (undefined until then): a const would be in its TDZ.
+      // eslint-disable-next-line prefer-const -- assigned once, but read by the closure below before that
       let targets: TargetManager | undefined;
       const telemetry = new Telemetry(connection, sink, {
         stats,
@@ -138,7 +140,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
           () => undefined,
         );
       // A hidden cursor stays hidden in the tabs of a new connection too.
-      void computer.cursor.sync(targets).catch((err: Error) => logger.warn({ err: err.message }, 'cursor state sync failed'));
+      void computer.cursor.sync(targets).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'cursor state sync failed'));
     },
     lost(reason) {
       dropScope();

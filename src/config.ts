@@ -39,7 +39,6 @@ import {
   withDefaults,
   withLabel,
   type GivenValues,
-  type LogLevel,
   type Setting,
   type SettingValues,
   type ValueKind,

@@ -96,6 +96,7 @@ export interface Setting<T> {
 export function defaultText(setting: Setting<unknown>): string {
   if (setting.default !== undefined) return setting.default;
   if (setting.defaultValue === undefined) return 'none';
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a kind without format has primitive values
   return setting.kind.format ? setting.kind.format(setting.defaultValue) : String(setting.defaultValue);
 }
 

@@ -12,8 +12,8 @@ export function closeOnSignals(program: string, close: () => Promise<void>): voi
     setTimeout(() => process.exit(0), SHUTDOWN_DEADLINE_MS).unref();
     close().then(
       () => process.exit(0),
-      (err: Error) => {
-        process.stderr.write(`${program}: error during shutdown after ${signal}: ${err.message}\n`);
+      (err: unknown) => {
+        process.stderr.write(`${program}: error during shutdown after ${signal}: ${(err as Error).message}\n`);
         process.exit(0);
       },
     );

@@ -53,7 +53,7 @@ async function exists(url: URL, method: 'HEAD' | 'GET' = 'HEAD'): Promise<boolea
   try {
     const response = await fetch(url, { method, credentials: 'same-origin', signal: controller.signal });
     controller.abort();
-    if (response.status === 405 && method === 'HEAD') return exists(url, 'GET');
+    if (response.status === 405 && method === 'HEAD') return await exists(url, 'GET');
     // 400: the route is there and refused the probe's query.
     return response.ok || response.status === 400;
   } catch {

@@ -9,7 +9,6 @@ import type {
   ConsoleLogData,
   Envelope,
   EventContext,
-  EventType,
   HeaderMap,
   InteractionClickData,
   InteractionKeyData,
@@ -519,7 +518,7 @@ export class SessionModel {
     const drop = Math.ceil(this.maxHeld / 5);
     const cutoff = this.envelopes[drop]!.seq;
     for (const envelope of this.envelopes.splice(0, drop)) this.seqs.delete(envelope.seq);
-    const keep = <T extends Row>(rows: T[]) => {
+    const keep = (rows: Row[]) => {
       const first = indexAfter(rows, cutoff - 1);
       rows.splice(0, first);
     };

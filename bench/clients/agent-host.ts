@@ -88,6 +88,7 @@ function instrumentCdpSocket(): void {
   const require = createRequire(import.meta.url);
   const criEntry = require.resolve('chrome-remote-interface');
   const WebSocket = createRequire(criEntry)('ws') as EmitterClass;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with .call(this, ...)
   const emit = WebSocket.prototype.emit;
   WebSocket.prototype.emit = function (this: unknown, event: string | symbol, ...args: unknown[]): boolean {
     if (event === 'message' && markPrefix !== undefined) {

@@ -207,6 +207,7 @@ const setups = new Set<Promise<unknown>>();
 client.on('event', (message: { method: string; params: unknown }) => {
   if (message.method === 'Target.attachedToTarget') onAttached(message.params as Protocol.Target.AttachedToTargetEvent);
   else if (message.method === 'Target.detachedFromTarget') {
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- Chromium still sends it, and attached is keyed by target id
     const targetId = (message.params as Protocol.Target.DetachedFromTargetEvent).targetId;
     if (targetId) attached.delete(targetId);
   }

@@ -119,7 +119,7 @@ export function serveIpc(handlers: Record<string, (args: never) => unknown>): vo
       .then(() => handler(message.args as never))
       .then(
         (result) => process.send!({ id: message.id, result: result ?? null }),
-        (err: Error) => process.send!({ id: message.id, error: err?.stack ?? String(err) }),
+        (err: unknown) => process.send!({ id: message.id, error: (err as Error | undefined)?.stack ?? String(err) }),
       );
   });
   // The orchestrator went away (crash, SIGKILL): do not outlive it.

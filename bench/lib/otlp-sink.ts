@@ -11,15 +11,14 @@ export class OtlpSink {
   private constructor(private readonly server: http.Server) {}
 
   static async start(): Promise<OtlpSink> {
-    let sink: OtlpSink | undefined;
     const server = http.createServer((req, res) => {
-      req.on('data', (chunk: Buffer) => (sink!.bytes += chunk.length));
+      req.on('data', (chunk: Buffer) => (sink.bytes += chunk.length));
       req.on('end', () => {
-        sink!.requests++;
+        sink.requests++;
         res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf' }).end();
       });
     });
-    sink = new OtlpSink(server);
+    const sink = new OtlpSink(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return sink;
   }

@@ -229,25 +229,47 @@ export class PageServer {
       else for (const waiter of this.idleWaiters.splice(0)) waiter();
       return;
     }
-    if (path === '/idle') return sendHtml(res, IDLE_PAGE);
-    if (path === '/still') return sendHtml(res, stillPage(Number(url.searchParams.get('n')), this.port));
+    if (path === '/idle') {
+      sendHtml(res, IDLE_PAGE);
+      return;
+    }
+    if (path === '/still') {
+      sendHtml(res, stillPage(Number(url.searchParams.get('n')), this.port));
+      return;
+    }
     if (path.startsWith('/a/')) {
       const asset = this.assets.get(path.slice(3));
-      if (!asset) return notFound(res);
+      if (!asset) {
+        notFound(res);
+        return;
+      }
       res.writeHead(200, { 'content-type': asset.type, ...NO_STORE }).end(asset.body);
       return;
     }
-    if (path === '/api/item') return sendJson(res, apiItem(Number(url.searchParams.get('b')), Number(url.searchParams.get('k'))));
-    if (path === '/api/f') return sendJson(res, { k: Number(url.searchParams.get('k')), ok: true });
-    if (path === '/f/frame') return sendHtml(res, iframePage(Number(url.searchParams.get('n'))));
+    if (path === '/api/item') {
+      sendJson(res, apiItem(Number(url.searchParams.get('b')), Number(url.searchParams.get('k'))));
+      return;
+    }
+    if (path === '/api/f') {
+      sendJson(res, { k: Number(url.searchParams.get('k')), ok: true });
+      return;
+    }
+    if (path === '/f/frame') {
+      sendHtml(res, iframePage(Number(url.searchParams.get('n'))));
+      return;
+    }
     if (path.startsWith('/p/')) {
       const chainId = Number(url.searchParams.get('c'));
       const index = Number(url.searchParams.get('i'));
       const chain = this.chains.get(chainId);
       const ctx: PageContext = { chain: chainId, index, next: this.nextOf(chain, index), query: url.searchParams, port: this.port };
       const render = PAGES[path.slice(3)];
-      if (!render) return notFound(res);
-      return sendHtml(res, render(ctx));
+      if (!render) {
+        notFound(res);
+        return;
+      }
+      sendHtml(res, render(ctx));
+      return;
     }
     notFound(res);
   }

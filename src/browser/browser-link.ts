@@ -217,17 +217,17 @@ export class BrowserLink {
       if (this.current !== connection) return;
       const answered = await withTimeout(connection.send('Browser.getVersion'), timeout).then(
         () => true,
-        (err: Error) => !(err instanceof ProbeTimeout),
+        (err: unknown) => !(err instanceof ProbeTimeout),
       );
       if (this.current !== connection) return;
       if (!answered) {
         this.lose(connection, 'unresponsive');
         return;
       }
-      this.probeTimer = setTimeout(probe, interval);
+      this.probeTimer = setTimeout(() => void probe(), interval);
       this.probeTimer.unref();
     };
-    this.probeTimer = setTimeout(probe, interval);
+    this.probeTimer = setTimeout(() => void probe(), interval);
     this.probeTimer.unref();
   }
 

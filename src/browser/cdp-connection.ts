@@ -18,10 +18,10 @@ import type { EventEmitter } from 'node:events';
 import type WebSocket from 'ws';
 import { ConnectionClosedError } from './cdp-errors.ts';
 
-export type CommandName = keyof ProtocolMapping.Commands & string;
+export type CommandName = keyof ProtocolMapping.Commands;
 export type CommandParams<M extends CommandName> = ProtocolMapping.Commands[M]['paramsType'][0];
 export type CommandResult<M extends CommandName> = ProtocolMapping.Commands[M]['returnType'];
-export type EventName = keyof ProtocolMapping.Events & string;
+export type EventName = keyof ProtocolMapping.Events;
 export type EventParams<E extends EventName> = ProtocolMapping.Events[E][0];
 
 export type EventHandler<E extends EventName> = (params: EventParams<E>, sessionId: string | undefined) => void;

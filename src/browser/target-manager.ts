@@ -65,6 +65,7 @@ export class AttachedTarget {
         },
         (error: unknown) => {
           this.pending.delete(reject);
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the connection's rejection, passed through as it is
           reject(error);
         },
       );
@@ -220,8 +221,8 @@ export class TargetManager {
     }
     if (target.type === 'page' || target.type === 'iframe') {
       const autoAttach = target.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: CHILD_FILTER });
-      autoAttach.catch((err: Error) => {
-        if (!isTargetGone(err, target)) this.observer.setupFailed(target, 'Target.setAutoAttach', err);
+      autoAttach.catch((err: unknown) => {
+        if (!isTargetGone(err, target)) this.observer.setupFailed(target, 'Target.setAutoAttach', err as Error);
       });
       setups.push(autoAttach);
     }

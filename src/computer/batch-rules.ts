@@ -58,7 +58,7 @@ export function requestedWaitMs(action: Action): number {
     case 'sleep':
       return n(action.sleep.duration_ms);
     case 'type_text': {
-      const chars = typeof action.type_text.text === 'string' ? [...action.type_text.text].length : 0;
+      const chars = typeof action.type_text.text === 'string' ? Array.from(action.type_text.text).length : 0;
       return n(action.type_text.delay, DEFAULTS.typeDelayMs) * Math.max(0, chars - 1);
     }
     case 'press_key':

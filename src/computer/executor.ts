@@ -106,7 +106,7 @@ export class ComputerExecutor implements BatchRunner {
   private async runNow(actions: readonly Action[], signal: AbortSignal | undefined): Promise<void> {
     const source = this.options.targets();
     // After a reconnect the new targets must get the hidden cursor too.
-    await this.cursor.sync(source).catch((err: Error) => this.options.logger?.warn({ err: err.message }, 'cursor state sync failed'));
+    await this.cursor.sync(source).catch((err: unknown) => this.options.logger?.warn({ err: (err as Error).message }, 'cursor state sync failed'));
     const context: BatchContext = { source, signal };
     for (let index = 0; index < actions.length; index++) {
       const action = actions[index]!;
@@ -151,7 +151,8 @@ export class ComputerExecutor implements BatchRunner {
       case 'press_key':
       case 'scroll':
       case 'drag_mouse':
-        return void (await this.runInputAction(action, context));
+        await this.runInputAction(action, context);
+        return;
       default:
         assertNever(action);
     }
@@ -164,17 +165,23 @@ export class ComputerExecutor implements BatchRunner {
     try {
       switch (action.type) {
         case 'click_mouse':
-          return void (await this.click(input, action.click_mouse));
+          await this.click(input, action.click_mouse);
+          return;
         case 'move_mouse':
-          return void (await this.move(input, action.move_mouse, signal));
+          await this.move(input, action.move_mouse, signal);
+          return;
         case 'type_text':
-          return void (await this.typeText(input, action.type_text, signal));
+          await this.typeText(input, action.type_text, signal);
+          return;
         case 'press_key':
-          return void (await this.pressKeys(input, action.press_key, signal));
+          await this.pressKeys(input, action.press_key, signal);
+          return;
         case 'scroll':
-          return void (await this.scroll(input, action.scroll));
+          await this.scroll(input, action.scroll);
+          return;
         case 'drag_mouse':
-          return void (await this.drag(input, action.drag_mouse, signal));
+          await this.drag(input, action.drag_mouse, signal);
+          return;
         default:
           assertNever(action);
       }
@@ -237,7 +244,7 @@ export class ComputerExecutor implements BatchRunner {
   }
 
   private async typeText(input: TabInput, a: TypeTextAction, signal: AbortSignal | undefined): Promise<void> {
-    const chars = [...a.text.replace(/\r\n/g, '\n')];
+    const chars = Array.from(a.text.replace(/\r\n/g, '\n'));
     const delayMs = a.delay ?? DEFAULTS.typeDelayMs;
     for (let i = 0; i < chars.length; i++) {
       if (i > 0) await wait(delayMs, signal);

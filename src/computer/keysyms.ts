@@ -182,7 +182,7 @@ export function holdKey(nameText: string): KeyDefinition | undefined {
  * then case-insensitively (`return`, `page_up`).
  */
 export function lookupKeysym(keysym: string): KeyPress | undefined {
-  if ([...keysym].length === 1) return BY_CHAR.get(keysym);
+  if (Array.from(keysym).length === 1) return BY_CHAR.get(keysym);
   return NAMED.get(keysym) ?? NAMED_LOWER.get(keysym.toLowerCase());
 }
 

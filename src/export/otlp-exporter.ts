@@ -267,6 +267,7 @@ export class OtlpExporter implements OtlpExportStats {
   private send(records: ReadableLogRecord[]): Promise<SendOutcome> {
     return new Promise((resolve) => {
       const done = (result: ExportResult) => {
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-comparison -- ExportResultCode.SUCCESS is 0; @opentelemetry/core is not a direct dependency
         if (result.code === EXPORT_SUCCESS) resolve({ kind: 'sent' });
         else {
           const error = result.error ?? new Error('export failed');

@@ -13,8 +13,11 @@ type SeverityNumber = NonNullable<ReadableLogRecord['severityNumber']>;
 export type InstrumentationScope = ReadableLogRecord['instrumentationScope'];
 
 /** Severity numbers of the OpenTelemetry log data model (INFO 9, WARN 13, ERROR 17). */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-enum-assignment -- the data model's number; @opentelemetry/api-logs is not a direct dependency
 const INFO = { number: 9 as SeverityNumber, text: 'INFO' };
+// eslint-disable-next-line @typescript-eslint/no-unsafe-enum-assignment -- the data model's number; @opentelemetry/api-logs is not a direct dependency
 const WARN = { number: 13 as SeverityNumber, text: 'WARN' };
+// eslint-disable-next-line @typescript-eslint/no-unsafe-enum-assignment -- the data model's number; @opentelemetry/api-logs is not a direct dependency
 const ERROR = { number: 17 as SeverityNumber, text: 'ERROR' };
 
 /** Attributes of our own: `bta.*`; the rest of `data` goes under DATA_PREFIX. */
@@ -103,8 +106,8 @@ function attributesOf(seq: number, exportSeq: number, event: TelemetryEvent): At
     const value = data[field];
     if (value === undefined) continue;
     const name = semconv?.[field];
-    if (name === 'http.request.method') setMethod(attributes, String(value));
-    else if (name === 'url.full') attributes[name] = redactCredentials(String(value));
+    if (name === 'http.request.method') setMethod(attributes, text(value));
+    else if (name === 'url.full') attributes[name] = redactCredentials(text(value));
     else if (name !== undefined) attributes[name] = value as AttributeValue;
     else if (field === 'headers' && headerPrefix !== undefined) setHeaders(attributes, headerPrefix, value as HeaderMap);
     // Objects and arrays keep their structure: OTLP log attributes take any value (kvlist, array).
@@ -163,21 +166,26 @@ function bodyOf(event: TelemetryEvent, attributes: Attributes): string {
   switch (event.type) {
     case 'console_log':
     case 'console_error':
-      return String(data?.text ?? '');
+      return text(data?.text ?? '');
     case 'network_request':
-      return `${attributes['http.request.method_original'] ?? attributes['http.request.method']} ${attributes['url.full']}`;
+      return `${text(attributes['http.request.method_original'] ?? attributes['http.request.method'])} ${text(attributes['url.full'])}`;
     case 'network_response': {
       const method = attributes['http.request.method_original'] ?? attributes['http.request.method'];
-      return `${data?.status} ${method === undefined ? '' : `${method} `}${attributes['url.full']}`;
+      return `${text(data?.status)} ${method === undefined ? '' : `${text(method)} `}${text(attributes['url.full'])}`;
     }
     case 'network_loading_failed':
-      return `${data?.error_text} ${attributes['url.full']}`;
+      return `${text(data?.error_text)} ${text(attributes['url.full'])}`;
     case 'page_navigation':
     case 'page_tab_opened':
-      return String(data?.url ?? event.type);
+      return text(data?.url ?? event.type);
     default:
       return assertNever(event.type);
   }
+}
+
+/** A value from the event's data as a template literal prints it (the fields read here are strings or numbers). */
+function text(value: unknown): string {
+  return String(value);
 }
 
 // Attribute names are built once per field or header name, not once per event: the names repeat.
@@ -197,7 +205,7 @@ function dataKey(field: string): string {
 
 function headerKey(prefix: string, name: string): string {
   let names = headerKeys.get(prefix);
-  if (names === undefined) headerKeys.set(prefix, (names = new Map()));
+  if (names === undefined) headerKeys.set(prefix, (names = new Map<string, string>()));
   let key = names.get(name);
   if (key === undefined) {
     key = prefix + name.toLowerCase();

@@ -141,7 +141,7 @@ const kinds = {
   keyRecheckMs: integerKind(10, MAX_KEY_RECHECK_MS, `an integer from 10 to ${MAX_KEY_RECHECK_MS}`),
   // The URL usually carries a password: never echoed.
   databaseUrl: stringKind('a postgres:// or postgresql:// URL with a host', isPostgresUrl, true),
-  keyName: stringKind('1 to 255 characters', (s) => s.length > 0 && [...s].length <= 255),
+  keyName: stringKind('1 to 255 characters', (s) => s.length > 0 && Array.from(s).length <= 255),
   days: integerKind(1, MAX_DAYS_TO_EXPIRE, `an integer from 1 to ${MAX_DAYS_TO_EXPIRE}`),
   onOff: choiceKind<boolean>({ on: true, off: false, true: true, false: false }, 'on, off, true or false'),
   retainDays: integerKind(1, MAX_ARCHIVE_RETAIN_DAYS, `an integer from 1 to ${MAX_ARCHIVE_RETAIN_DAYS}`),

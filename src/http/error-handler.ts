@@ -81,7 +81,7 @@ export function handleClientError(error: Error & { code?: string }, socket: Dupl
  * of either program, passes through as it is.
  */
 export function toApiError(error: unknown): ApiError<string> {
-  if (error instanceof ApiError) return error;
+  if (error instanceof ApiError) return error as ApiError<string>;
   if (typeof error !== 'object' || error === null) return internalError();
   const e = error as {
     code?: unknown;

@@ -98,7 +98,7 @@ export const telemetryConfigSchema = {
       type: 'object',
       required: [...CONFIG_CATEGORIES],
       properties: Object.fromEntries(
-        CONFIG_CATEGORIES.map((c) => {
+        CONFIG_CATEGORIES.map((c): [string, object] => {
           if (c === 'network') {
             const bodies = { type: 'object', required: Object.keys(bodyPolicyProperties), properties: bodyPolicyProperties };
             return [c, { type: 'object', required: ['enabled', 'bodies'], properties: { enabled: { type: 'boolean' }, bodies } }];

@@ -231,9 +231,9 @@ export class NetworkFamily implements TelemetryFamily {
     this.enabledSessions.add(sessionId);
     this.durableSessions.add(sessionId);
     const enable = this.host.setUpStep(target, 'Network.enable', target.send('Network.enable', this.enableParams));
-    const durable = target.send('Network.configureDurableMessages', this.durableParams).catch((err: Error) => {
+    const durable = target.send('Network.configureDurableMessages', this.durableParams).catch((err: unknown) => {
       this.durableSessions.delete(sessionId);
-      this.host.logger.debug({ target_id: target.targetId, err: err.message }, 'durable bodies not available');
+      this.host.logger.debug({ target_id: target.targetId, err: (err as Error).message }, 'durable bodies not available');
     });
     return [enable, durable];
   }

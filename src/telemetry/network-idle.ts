@@ -52,6 +52,7 @@ export class NetworkIdleMachine {
   private disposed = false;
 
   constructor(options: NetworkIdleOptions) {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- a callback option, called as a plain function
     this.onIdle = options.onIdle;
     this.epoch = options.navSeq ?? 0;
     this.quietMs = options.quietMs ?? NETWORK_QUIET_MS;

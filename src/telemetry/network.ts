@@ -97,6 +97,7 @@ export function requestUrl(request: Protocol.Network.Request): string {
 
 /** Whether the request has a body that did not come inline (a Blob, or over `maxPostDataSize`). */
 export function needsPostDataFetch(params: Protocol.Network.RequestWillBeSentEvent): boolean {
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- Chromium still sends postData, and postDataEntries holds base64 bytes, not this text
   return params.request.hasPostData === true && params.request.postData === undefined;
 }
 
@@ -122,6 +123,7 @@ export function translateRequestWillBeSent(
   if (params.type !== undefined) data.resource_type = params.type;
   data.initiator_type = params.initiator.type;
   let post: Cut<string> | undefined;
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- Chromium still sends postData, and postDataEntries holds base64 bytes, not this text
   if (request.postData !== undefined) post = truncateUtf8(request.postData, limits.maxPostDataBytes);
   else if (postData !== undefined) post = decodeBodyText(postData, limits.maxPostDataBytes);
   if (post !== undefined) {

@@ -46,7 +46,6 @@ import { mayFail } from '../browser/cdp-errors.ts';
 import { PAGE_SCRIPT_BUNDLE, PAGE_SCRIPT_GLOBAL_NAME } from '../generated/page-script.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
-import type { TelemetryConfig } from './telemetry-config.ts';
 import { parsePageScriptReport } from './page-script-report.ts';
 import { TokenBucket } from './token-bucket.ts';
 
@@ -109,6 +108,7 @@ export class PageScriptFamily implements TelemetryFamily {
     host.handle('Runtime.executionContextCreated', (p, s) => {
       if (p.context.name === this.worldName) this.contextsOf(s).add(p.context.id);
     });
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- contexts are keyed by executionContextId, which Chromium still sends
     host.handle('Runtime.executionContextDestroyed', (p, s) => this.worldContexts.get(s.target.sessionId)?.delete(p.executionContextId));
     host.handle('Runtime.executionContextsCleared', (_p, s) => this.worldContexts.get(s.target.sessionId)?.clear());
     host.handle('Runtime.bindingCalled', this.onBindingCalled);
@@ -130,7 +130,7 @@ export class PageScriptFamily implements TelemetryFamily {
   }
 
   /** The config changed: re-register the script with the categories now on, or stop it. */
-  reconfigure(state: TargetState, _previous: TelemetryConfig, _next: TelemetryConfig): Array<Promise<unknown>> {
+  reconfigure(state: TargetState): Array<Promise<unknown>> {
     const target = state.target;
     if (!SCRIPT_TARGET_TYPES.has(target.type)) return [];
     const options = this.optionsFor(false);
@@ -202,10 +202,19 @@ export class PageScriptFamily implements TelemetryFamily {
   private readonly onBindingCalled = (params: Protocol.Runtime.BindingCalledEvent, state: TargetState): void => {
     if (params.name !== BINDING_NAME) return;
     const sessionId = state.target.sessionId;
-    if (!this.worldContexts.get(sessionId)?.has(params.executionContextId)) return void this.drop('invalid_report', state, 'not from the page script world');
-    if (!this.bucketOf(sessionId).take()) return void this.drop('rate_limit', state, 'over the rate limit');
+    if (!this.worldContexts.get(sessionId)?.has(params.executionContextId)) {
+      this.drop('invalid_report', state, 'not from the page script world');
+      return;
+    }
+    if (!this.bucketOf(sessionId).take()) {
+      this.drop('rate_limit', state, 'over the rate limit');
+      return;
+    }
     const parsed = parsePageScriptReport(params.payload);
-    if (!parsed.ok) return void this.drop('invalid_report', state, parsed.reason);
+    if (!parsed.ok) {
+      this.drop('invalid_report', state, parsed.reason);
+      return;
+    }
     const report = parsed.report;
     if (!this.host.admits(EVENT_CATEGORY[report.type]!)) return;
     // Binding calls carry no timestamp: the event time is when the agent received the report.

@@ -91,7 +91,7 @@ export class ScreenshotFamily implements TelemetryFamily {
       .then((png) => {
         if (png !== undefined && !this.disposed) this.options.monitor.emit('monitor_screenshot', { png });
       })
-      .catch((err: Error) => this.host.logger.debug({ err: err.message }, 'screenshot failed'))
+      .catch((err: unknown) => this.host.logger.debug({ err: (err as Error).message }, 'screenshot failed'))
       .finally(() => (this.inFlight = false));
   }
 

@@ -102,6 +102,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
 
   start(): void {
     this.handle('Runtime.executionContextCreated', (p, s) => this.tracker.recordExecutionContext(s, p.context));
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- contexts are keyed by executionContextId, which Chromium still sends
     this.handle('Runtime.executionContextDestroyed', (p, s) => s.contextFrames.delete(p.executionContextId));
     this.handle('Runtime.executionContextsCleared', (_p, s) => s.contextFrames.clear());
     this.handle('Page.frameNavigated', (p, s) => this.onFrameNavigated(p.frame, s));
@@ -262,9 +263,9 @@ export class Telemetry implements TargetObserver, FamilyHost {
   }
 
   setUpStep<T>(target: AttachedTarget, step: string, command: Promise<T>): Promise<T | undefined> {
-    return command.catch((err: Error) => {
+    return command.catch((err: unknown) => {
       // A target that went away during setup loses nothing (its detach event may come later).
-      if (!isTargetGone(err, target)) this.setupFailed(target, step, err);
+      if (!isTargetGone(err, target)) this.setupFailed(target, step, err as Error);
       return undefined;
     });
   }

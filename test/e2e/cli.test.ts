@@ -8,7 +8,6 @@ import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
 import { consoleText, Driver, SseClient, TOKEN, type Tab } from './support/harness.ts';
 import {
   AgentProcess,
-  childrenOf,
   cleanEnv,
   embeddedChromium,
   type Exit,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConsoleErrorData, ConsoleLogData, TelemetryEvent } from '../../injected/schema.ts';
+import type { ConsoleErrorData, ConsoleLogData } from '../../injected/schema.ts';
 import { consoleText, startRig, type Tab, type TestRig } from './support/harness.ts';
 
 const PAGE = `<!doctype html><title>console</title><div id="d">x</div><script>
@@ -27,7 +27,7 @@ describe('console telemetry', () => {
   });
   afterAll(() => rig?.close());
 
-  const byText = (text: string) => rig.stream.events.find((e) => consoleText(e) === text) as TelemetryEvent | undefined;
+  const byText = (text: string) => rig.stream.events.find((e) => consoleText(e) === text);
 
   it('reports console.log with the exact fields and context', () => {
     const event = byText('hello')!;

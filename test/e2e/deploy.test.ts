@@ -79,8 +79,8 @@ describe('container entrypoint', () => {
     });
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => (stderr += chunk));
-    const command = await waitFor(() => /curl -N -H 'Authorization: Bearer (\S+)' (\S+)/.exec(stderr), 'the banner').catch((err: Error) => {
-      throw new Error(`${err.message}; stderr: ${stderr}`);
+    const command = await waitFor(() => /curl -N -H 'Authorization: Bearer (\S+)' (\S+)/.exec(stderr), 'the banner').catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; stderr: ${stderr}`);
     });
     const [, token, streamUrl] = command;
     const stream = await SseClient.open(`${streamUrl}?replay=all`, token);

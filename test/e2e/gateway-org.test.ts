@@ -43,7 +43,8 @@ describe.each(BACKENDS_WITH_EMBEDDED)('the organization API on %s', (backend) =>
 
     it('auto-pagination asks for 13 pages of 20 and stops at the last', async () => {
       const before = rig.requestsTo('GET', '/org/projects').length;
-      for await (const _ of rig.sdk().projects.list({ query: PREFIX })) _;
+      const listed = [];
+      for await (const project of rig.sdk().projects.list({ query: PREFIX })) listed.push(project);
       const after = await rig.waitForRequests('GET', '/org/projects', before + 13);
       expect(after.length - before).toBe(13);
     });
@@ -164,7 +165,7 @@ describe.each(BACKENDS_WITH_EMBEDDED)('the organization API on %s', (backend) =>
     it('a name of 255 code points is accepted', async () => {
       const prefix = uniqueName('long');
       const name = prefix + '😀'.repeat(255 - prefix.length);
-      expect([...name].length).toBe(255);
+      expect(Array.from(name).length).toBe(255);
       await expect(rig.sdk().projects.create({ name })).resolves.toMatchObject({ name });
     });
 

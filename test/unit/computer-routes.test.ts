@@ -97,7 +97,14 @@ describe('POST /browsers/{id}/computer/batch', () => {
 
   it('never runs an invalid batch', async () => {
     let runs = 0;
-    const res = await post(server({ run: async () => void runs++ }), [{ type: 'sleep', sleep: { duration_ms: 1 } }, { type: 'sleep' }]);
+    const res = await post(
+      server({
+        run: async () => {
+          runs++;
+        },
+      }),
+      [{ type: 'sleep', sleep: { duration_ms: 1 } }, { type: 'sleep' }],
+    );
     expect([res.statusCode, runs]).toEqual([400, 0]);
   });
 

@@ -140,7 +140,7 @@ describe('translateConsoleApiCalled', () => {
 
   test('converts the epoch-millisecond timestamp to integer Unix microseconds', () => {
     const params = consoleCall('log_string');
-    params.timestamp = 1700000000123.4567;
+    params.timestamp = 1700000000123.4568;
     expect(translateConsoleApiCalled(params, ctx, DEFAULT_LIMITS).ts).toBe(1700000000123457);
   });
 

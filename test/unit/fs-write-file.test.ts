@@ -200,6 +200,7 @@ describe('writeFileAtomic', () => {
   it('gives up with 408 on a body whose first chunk never comes', async () => {
     async function* never(): AsyncIterable<Uint8Array> {
       await new Promise(() => undefined);
+      yield new Uint8Array(); // never reached
     }
     const error = await errorOf(writeFileAtomic(parseWriteTarget(path.join(dir, 'never.txt')), never(), { maxBytes: 1024, idleTimeoutMs: 20 }));
     expect(error.status).toBe(408);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventContext, EventType, NetworkResponseData, TelemetryEvent } from '../../injected/schema.ts';
 import { HarBuilder, harTimings, type HarEntry, type HarOptions, type HarPage } from '../../src/export/har.ts';
 import { DEFAULT_LIMITS } from '../../src/limits.ts';
-import { translateLoadingFailed, translateRequestWillBeSent, translateResponse, type FetchedBody } from '../../src/telemetry/network.ts';
+import { translateLoadingFailed, translateRequestWillBeSent, translateResponse } from '../../src/telemetry/network.ts';
 import { harValidator } from './support/har-validator.ts';
 
 interface RecordedCase {
@@ -32,7 +32,7 @@ const ctx = (over: EventContext = {}): EventContext => ({
 let wallOffset = 1_795_266_000;
 const us = (monotonic: number) => Math.round((wallOffset + monotonic) * 1e6);
 
-function event<T extends EventType>(type: T, ts: number, data: object, truncated = false): TelemetryEvent {
+function event(type: EventType, ts: number, data: object, truncated = false): TelemetryEvent {
   const e: TelemetryEvent = { ts, type, source: { kind: 'cdp' }, data: data };
   if (truncated) e.truncated = true;
   return e;
@@ -51,7 +51,7 @@ function networkEvents(name: string, context: EventContext = ctx(), body = true)
       const t = translateRequestWillBeSent(structuredClone(p), { ...context, url: p.request.url }, DEFAULT_LIMITS);
       out.push(event('network_request', us(p.timestamp), t.data, t.truncated));
     } else if (method === 'Network.responseReceived') received.set(params.requestId, structuredClone(params));
-    else if (method === 'Network.dataReceived') decoded.set(params.requestId, (decoded.get(params.requestId) ?? 0) + params.dataLength);
+    else if (method === 'Network.dataReceived') decoded.set(params.requestId, (decoded.get(params.requestId) ?? 0) + (params.dataLength as number));
     else if (method === 'Network.loadingFinished') {
       const f = params as Protocol.Network.LoadingFinishedEvent;
       const r = received.get(f.requestId)!;

@@ -379,7 +379,10 @@ function openStream(port: number, path: string, headers: Record<string, string> 
         ended: new Promise((done) => response.on('end', done)),
         until: (condition, timeoutMs = 5000) =>
           new Promise((done, fail) => {
-            if (condition()) return done();
+            if (condition()) {
+              done();
+              return;
+            }
             const timer = setTimeout(() => fail(new Error(`timed out; seqs so far ${seqs().join(',')}`)), timeoutMs);
             const check = (): void => {
               if (!condition()) return;

@@ -23,6 +23,7 @@ const recorded = JSON.parse(readFileSync(new URL('../fixtures/cdp/network-events
   { events: Array<{ method: string; params: any }> }
 >;
 
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the recorded event's params type
 function recordedParams<T>(name: string, method: string): T {
   return structuredClone(recorded[name]!.events.find((e) => e.method === method)!.params) as T;
 }
@@ -129,7 +130,7 @@ function setup(options: { limits?: Partial<Limits>; config?: TelemetryConfig } =
     const info = { targetId, type, url: '', title: '', attached: true, canAccessOpener: false };
     const target = new AttachedTarget(connection.asConnection(), sessionId, targetId, type, info, parent, true);
     const state = tracker.add(target);
-    family.setUpTarget(state);
+    void family.setUpTarget(state);
     return state;
   };
 
@@ -142,7 +143,7 @@ function setup(options: { limits?: Partial<Limits>; config?: TelemetryConfig } =
   const ofType = <T extends EventType>(type: T) => events.filter((e): e is Emitted<T> => e.type === type);
   const setConfig = (next: TelemetryConfig) => {
     config = next;
-    for (const state of tracker.all()) family.reconfigure(state);
+    for (const state of tracker.all()) void family.reconfigure(state);
   };
   return { connection, tracker, family, events, attach, navigate, ofType, setConfig, host };
 }

@@ -32,6 +32,7 @@ interface RecordedCase {
 const recorded = JSON.parse(readFileSync(new URL('../fixtures/cdp/network-events.json', import.meta.url), 'utf8')) as Record<string, RecordedCase>;
 
 /** A fresh copy of the params of the `index`-th `method` event of a recorded case. */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the recorded event's params type
 function recordedEvent<T>(name: string, method: string, index = 0): T {
   const events = recorded[name]?.events.filter((e) => e.method === method) ?? [];
   const event = events[index];
@@ -147,6 +148,7 @@ describe('translateRequestWillBeSent', () => {
 
   it('takes a Blob body from getRequestPostData', () => {
     const params = willBeSent('post_blob');
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- the field Chromium sends and src/telemetry/network.ts reads
     expect(params.request.postData).toBeUndefined();
     const post = recorded.post_blob!.postData[params.requestId]!;
     const { data } = translateRequestWillBeSent(params, ctx, limits(), { text: post.postData, base64Encoded: post.base64Encoded });
@@ -183,6 +185,7 @@ describe('translateRequestWillBeSent', () => {
 
   it('cuts the largest strings when data is over maxEventDataBytes', () => {
     const params = willBeSent('post_json');
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- the field Chromium sends and src/telemetry/network.ts reads
     params.request.postData = 'p'.repeat(50_000);
     const { data, truncated } = translateRequestWillBeSent(params, ctx, limits({ maxEventDataBytes: 4096 }));
     expect(utf8Bytes(JSON.stringify(data))).toBeLessThanOrEqual(4096);

@@ -65,7 +65,7 @@ class Rig implements FamilyHost {
   attach(sessionId: string, targetId: string, type: string, wasWaiting = true, parent?: AttachedTarget): TargetState {
     const info = { targetId, type, url: 'http://a.test/', title: '', attached: true, canAccessOpener: false };
     const state = this.tracker.add(new AttachedTarget(this.connection, sessionId, targetId, type, info, parent, wasWaiting));
-    this.family.setUpTarget(state);
+    void this.family.setUpTarget(state);
     return state;
   }
 
@@ -163,10 +163,9 @@ describe('page script on a config change', () => {
   });
 
   async function switchTo(browser: Partial<Record<Category, boolean>>): Promise<string[]> {
-    const previous = structuredClone(rig.config);
     for (const [category, enabled] of Object.entries(browser)) rig.config.browser[category as Category].enabled = enabled;
     rig.fake.sent.length = 0;
-    await Promise.all(rig.family.reconfigure(state, previous, rig.config));
+    await Promise.all(rig.family.reconfigure(state));
     return rig.fake.sent.map((c) => c.method);
   }
 

@@ -154,7 +154,7 @@ describe('SseSubscriber', () => {
   });
 
   it('does not advance its cursor while blocked (it holds no queue)', async () => {
-    const { sink, subscriber } = await blockedAfterOneEvent(log);
+    const { subscriber } = await blockedAfterOneEvent(log);
     for (let i = 0; i < 5; i++) log.append(event());
     await endOfTick();
     expect([subscriber.isBlocked, subscriber.nextSeq]).toEqual([true, 2]);

@@ -157,7 +157,7 @@ describe('PATCH /browsers/{id} body', () => {
   });
 
   it('prefixes telemetry problems with their full path', () => {
-    expect(() => parseBrowserPatch({ telemetry: { browser: { console: { on: true } } } })).toThrowError(
+    expect(() => parseBrowserPatch({ telemetry: { browser: { console: { on: true } } } })).toThrow(
       expect.objectContaining({ details: [expect.objectContaining({ field: 'telemetry.browser.console.on' })] }),
     );
   });

@@ -123,7 +123,7 @@ describe('the viewer routes', () => {
       headers: { authorization: 'Bearer reader', host: 'agent.test:10001' },
     });
     expect(response.statusCode).toBe(201);
-    const { url } = response.json() as { url: string };
+    const { url } = response.json<{ url: string }>();
     expect(url.startsWith(`http://agent.test:10001/browsers/${SESSION}/viewer/open?code=`)).toBe(true);
     return new URL(url).pathname + new URL(url).search;
   }

@@ -12,6 +12,7 @@ const JSON_OID = 114;
 const asText = (value: string) => value;
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-enum-assignment -- pg's own parser for the oid pg gives, typed as pg types it
     oid === INT8_OID ? (value: string) => Number(value) : oid === JSON_OID ? asText : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 

@@ -130,7 +130,7 @@ let lastIdRandom = 0n;
 
 function base32(value: bigint, digits: number): string {
   let text = '';
-  for (let i = digits - 1; i >= 0; i--) text += ID_ALPHABET[Number((value >> BigInt(5 * i)) & 31n)];
+  for (let i = digits - 1; i >= 0; i--) text += ID_ALPHABET.charAt(Number((value >> BigInt(5 * i)) & 31n));
   return text;
 }
 

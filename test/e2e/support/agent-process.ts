@@ -47,8 +47,7 @@ const DATA_DIR = mkdtempSync(join(tmpdir(), 'bta-cli-data-'));
 process.once('exit', () => rmSync(DATA_DIR, { recursive: true, force: true }));
 
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of AGENT_ENV_VARS) delete env[name];
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !(AGENT_ENV_VARS as readonly string[]).includes(name)));
   return { ...env, DATA_DIR, ...extra };
 }
 

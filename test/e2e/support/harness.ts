@@ -316,6 +316,7 @@ export class Tab {
     let answered = false;
     let failure: unknown;
     while (!seen()) {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the probe threw, as it is
       if (failure !== undefined) throw failure;
       const remaining = deadline - Date.now();
       if (remaining <= 0) {

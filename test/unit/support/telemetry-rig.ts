@@ -25,7 +25,7 @@ export class TelemetryRig {
   attach(sessionId: string, targetId: string, type: string, parent?: AttachedTarget): AttachedTarget {
     const info = { targetId, type, url: 'about:blank', title: '', attached: true, canAccessOpener: false };
     const target = new AttachedTarget(this.connection.asConnection(), sessionId, targetId, type, info, parent, true);
-    this.telemetry.setUpTarget(target);
+    void this.telemetry.setUpTarget(target);
     return target;
   }
 
