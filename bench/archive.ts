@@ -34,6 +34,7 @@ import { archivedEvent } from '../src/gateway/archive/event-row.ts';
 import { SQLITE_FILE_NAME } from '../src/gateway/storage/sqlite.ts';
 import { TestPostgres } from '../test/e2e/support/gateway-postgres.ts';
 import { summarize, type Summary } from './lib/stats.ts';
+import { syntheticContext } from './lib/synthetic.ts';
 
 type Backend = 'sqlite' | 'postgres';
 
@@ -74,14 +75,7 @@ function syntheticEventJson(i: number, tsUs: number): string {
   const roll = i % 10;
   const type = roll < 5 ? 'console_log' : roll === 5 ? 'console_error' : roll < 8 ? 'network_request' : 'network_response';
   const category = type.startsWith('console') ? 'console' : 'network';
-  const context = {
-    target_id: targetId,
-    target_type: 'page',
-    frame_id: 'F1',
-    loader_id: 'L1',
-    url: 'http://127.0.0.1:8080/page.html',
-    nav_seq: Math.floor(i / 1000),
-  };
+  const context = syntheticContext(i, targetId);
   const data =
     category === 'console'
       ? { ...context, level: type === 'console_error' ? 'error' : 'log', text: `line ${i} ${'x'.repeat(120)}`, args: [`line ${i}`] }

@@ -17,6 +17,7 @@ import { StreamHub } from '../../src/stream/stream-hub.ts';
 import { defaultTelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
 import type { BenchContext } from '../lib/context.ts';
 import { quantile } from '../lib/stats.ts';
+import { syntheticContext } from '../lib/synthetic.ts';
 
 export interface StoreResult {
   events: number;
@@ -34,14 +35,7 @@ function syntheticEvent(i: number): TelemetryEvent {
   const targetId = TARGETS[i % TARGETS.length]!;
   const roll = i % 10;
   const type: EventType = roll < 6 ? 'console_log' : roll === 6 ? 'console_error' : roll < 9 ? 'network_request' : 'network_response';
-  const context = {
-    target_id: targetId,
-    target_type: 'page',
-    frame_id: 'F1',
-    loader_id: 'L1',
-    url: 'http://127.0.0.1:8080/page.html',
-    nav_seq: Math.floor(i / 1000),
-  };
+  const context = syntheticContext(i, targetId);
   const data =
     type === 'console_log' || type === 'console_error'
       ? { ...context, level: type === 'console_error' ? 'error' : 'log', text: `line ${i} ${'x'.repeat(120)}`, args: [`line ${i}`] }

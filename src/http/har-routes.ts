@@ -6,11 +6,11 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { harPieces } from '../export/har-stream.ts';
 import { parseFilter } from '../stream/event-filter.ts';
-import { HistoryReader, parseTimeBound } from '../stream/history.ts';
+import { HistoryReader } from '../stream/history.ts';
 import { VERSION } from '../version.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
-import { invalidInput } from './errors.ts';
+import { timeBound } from './telemetry-routes.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
 
@@ -84,17 +84,8 @@ export function registerHarRoutes(app: FastifyInstance, deps: HttpDeps, auth: Be
       // Validated as the history read validates them (400 naming the field).
       const filter = parseFilter({ target_id: query.target_id, nav_seq: query.nav_seq });
       const now = Date.now();
-      const bound = (name: 'since' | 'until', text: string | undefined): number | undefined => {
-        if (text === undefined) return undefined;
-        const value = parseTimeBound(text, now);
-        if (value === undefined)
-          throw invalidInput(`${name}: expected an RFC 3339 time or a duration like 5m`, [
-            { code: 'invalid_input', message: 'expected an RFC 3339 time or a duration like 5m', field: name },
-          ]);
-        return value;
-      };
-      const sinceTs = bound('since', query.since);
-      const untilTs = bound('until', query.until);
+      const sinceTs = timeBound('since', query.since, now);
+      const untilTs = timeBound('until', query.until, now);
       const pieces = harPieces(
         history,
         { targetIds: filter?.targetIds ? [...filter.targetIds] : undefined, sinceTs, untilTs, lastSeq: deps.log.latestSeq },

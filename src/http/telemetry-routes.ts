@@ -153,21 +153,12 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, au
         throw invalidInput('since: not allowed with order=desc (a desc page ends at offset or until)', [
           { code: 'invalid_input', message: 'not allowed with order=desc', field: 'since' },
         ]);
-      const bound = (name: 'since' | 'until', text: string | undefined): number | undefined => {
-        if (text === undefined) return undefined;
-        const value = parseTimeBound(text, now);
-        if (value === undefined)
-          throw invalidInput(`${name}: expected an RFC 3339 time or a duration like 5m`, [
-            { code: 'invalid_input', message: 'expected an RFC 3339 time or a duration like 5m', field: name },
-          ]);
-        return value;
-      };
       const page = history.read({
         filter,
         order,
         offset: query.offset,
-        sinceTs: order === 'asc' ? bound('since', query.since ?? '5m') : undefined,
-        untilTs: bound('until', query.until),
+        sinceTs: order === 'asc' ? timeBound('since', query.since ?? '5m', now) : undefined,
+        untilTs: timeBound('until', query.until, now),
         limit: query.limit ?? HISTORY_DEFAULT_LIMIT,
       });
       return reply
@@ -183,4 +174,15 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, au
 /** Node joins repeated unknown headers with ", "; an array is treated the same way. */
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** `since`/`until` of the history and HAR reads in Unix µs; 400 naming the parameter when malformed. */
+export function timeBound(name: 'since' | 'until', text: string | undefined, nowMs: number): number | undefined {
+  if (text === undefined) return undefined;
+  const value = parseTimeBound(text, nowMs);
+  if (value === undefined)
+    throw invalidInput(`${name}: expected an RFC 3339 time or a duration like 5m`, [
+      { code: 'invalid_input', message: 'expected an RFC 3339 time or a duration like 5m', field: name },
+    ]);
+  return value;
 }

@@ -19,7 +19,7 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EventFilter, EventMeta } from '../stream/event-filter.ts';
+import { filterSql, type EventFilter, type EventMeta } from '../stream/event-filter.ts';
 import { EVENT_TYPE_CATEGORY } from '../../injected/schema.ts';
 
 export const FLUSH_INTERVAL_MS = 100;
@@ -261,7 +261,7 @@ export class EventStore {
     this.flush();
     const where = ['seq >= ?', 'seq <= ?'];
     const params: unknown[] = [from, to];
-    addFilter(filter, where, params);
+    addFilterTo(filter, where, params);
     const rows: StoredEnvelope[] = [];
     let bytes = 0;
     let cut = false;
@@ -331,7 +331,7 @@ export class EventStore {
       where.push('ts < ?');
       params.push(query.untilTs);
     }
-    addFilter(query.filter, where, params);
+    addFilterTo(query.filter, where, params);
     const sql = `SELECT seq, envelope FROM events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq ${query.order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`;
     params.push(query.limit);
     return this.db
@@ -496,21 +496,8 @@ function fileSet(path: string): string[] {
   return [path, `${path}-wal`, `${path}-shm`];
 }
 
-function addFilter(filter: EventFilter | undefined, where: string[], params: unknown[]): void {
-  if (!filter) return;
-  if (filter.types !== undefined) {
-    if (filter.types.size === 0) where.push('0');
-    else {
-      where.push(`type IN (${[...filter.types].map(() => '?').join(', ')})`);
-      params.push(...filter.types);
-    }
-  }
-  if (filter.targetIds !== undefined) {
-    where.push(`target_id IN (${[...filter.targetIds].map(() => '?').join(', ')})`);
-    params.push(...filter.targetIds);
-  }
-  if (filter.navSeqs !== undefined) {
-    where.push(`nav_seq IN (${[...filter.navSeqs].map(() => '?').join(', ')})`);
-    params.push(...filter.navSeqs);
-  }
+function addFilterTo(filter: EventFilter | undefined, where: string[], params: unknown[]): void {
+  const sql = filterSql(filter);
+  where.push(...sql.clauses);
+  params.push(...sql.params);
 }

@@ -103,3 +103,25 @@ export function matches(filter: EventFilter, meta: EventMeta): boolean {
   if (filter.navSeqs !== undefined && (meta.navSeq === undefined || !filter.navSeqs.has(meta.navSeq))) return false;
   return true;
 }
+
+/**
+ * The filter as SQL conditions over the columns `type`, `target_id` and `nav_seq`, with `?`
+ * placeholders, and their values in order: the agent's store and the gateway's archive both use it.
+ */
+export function filterSql(filter: EventFilter | undefined): { clauses: string[]; params: Array<string | number> } {
+  const clauses: string[] = [];
+  const params: Array<string | number> = [];
+  if (!filter) return { clauses, params };
+  const oneOf = (column: string, values: ReadonlySet<string | number>) => {
+    if (values.size === 0) {
+      clauses.push('1 = 0');
+      return;
+    }
+    clauses.push(`${column} IN (${[...values].map(() => '?').join(', ')})`);
+    params.push(...values);
+  };
+  if (filter.types !== undefined) oneOf('type', filter.types);
+  if (filter.targetIds !== undefined) oneOf('target_id', filter.targetIds);
+  if (filter.navSeqs !== undefined) oneOf('nav_seq', filter.navSeqs);
+  return { clauses, params };
+}

@@ -4,7 +4,7 @@
 // (src/gateway/storage/database.ts); the batched insert is the one place the two differ
 // (a prepared statement per row inside one transaction on SQLite, one `unnest` on PostgreSQL).
 
-import type { EventFilter } from '../../stream/event-filter.ts';
+import { filterSql, type EventFilter } from '../../stream/event-filter.ts';
 import type { Database, Queryable, SqlValue } from '../storage/database.ts';
 import type { BrowserRecord, EndedReason, Page, PageRequest } from '../storage/store.ts';
 import { EVENT_KIND, type ArchivedEvent } from './event-row.ts';
@@ -451,7 +451,7 @@ export class ArchiveStore {
       where.push('ts < ?');
       params.push(query.untilTs);
     }
-    addFilter(query.filter, where, params);
+    addFilterTo(query.filter, where, params);
     const rows = await this.db.all<{ seq: number; event: string }>(
       `SELECT seq, event FROM archive_events WHERE ${where.join(' AND ')} ORDER BY seq ${query.order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`,
       [...params, query.limit],
@@ -569,22 +569,8 @@ export class ArchiveStore {
   }
 }
 
-/** The filter as SQL, like the agent's store (src/store/event-store.ts). */
-function addFilter(filter: EventFilter | undefined, where: string[], params: SqlValue[]): void {
-  if (!filter) return;
-  if (filter.types !== undefined) {
-    if (filter.types.size === 0) where.push('1 = 0');
-    else {
-      where.push(`type IN (${[...filter.types].map(() => '?').join(', ')})`);
-      params.push(...filter.types);
-    }
-  }
-  if (filter.targetIds !== undefined) {
-    where.push(`target_id IN (${[...filter.targetIds].map(() => '?').join(', ')})`);
-    params.push(...filter.targetIds);
-  }
-  if (filter.navSeqs !== undefined) {
-    where.push(`nav_seq IN (${[...filter.navSeqs].map(() => '?').join(', ')})`);
-    params.push(...filter.navSeqs);
-  }
+function addFilterTo(filter: EventFilter | undefined, where: string[], params: SqlValue[]): void {
+  const sql = filterSql(filter);
+  where.push(...sql.clauses);
+  params.push(...sql.params);
 }
