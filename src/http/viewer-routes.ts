@@ -141,21 +141,21 @@ export function registerViewerRoutes(app: FastifyInstance, deps: HttpDeps, auth:
   );
 }
 
-interface Asset {
+export interface Asset {
   type: string;
   body: string;
   etag: string;
 }
 
 /** The asset, or 304 when the browser holds this version (`no-cache`: it asks every time). */
-function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: Asset): FastifyReply {
+export function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: Asset): FastifyReply {
   reply.header('Cache-Control', 'no-cache').header('ETag', asset.etag);
   if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
   return reply.type(asset.type).send(asset.body);
 }
 
 /** `http://host:port` as the caller reached this server (the Host header, else the local address). */
-function originOf(request: FastifyRequest): string {
+export function originOf(request: FastifyRequest): string {
   const host = request.headers.host;
   if (host !== undefined && host !== '') return `${request.protocol}://${host}`;
   const { localAddress, localPort } = request.socket;

@@ -6,7 +6,7 @@
 
 import { filterSql, type EventFilter } from '../../stream/event-filter.ts';
 import type { Database, Queryable, SqlValue } from '../storage/database.ts';
-import type { BrowserRecord, EndedReason, Page, PageRequest } from '../storage/store.ts';
+import { toBrowser, type BrowserRecord, type EndedReason, type Page, type PageRequest } from '../storage/store.ts';
 import { EVENT_KIND, type ArchivedEvent } from './event-row.ts';
 
 /** A session as the archive sees it: live or ended, of a live project (or of none). */
@@ -143,12 +143,7 @@ const nullableNumber = (value: unknown): number | null => (value === null || val
 
 function toSession(row: SessionRow): SessionRecord {
   return {
-    sessionId: row.session_id,
-    sessionKey: Number(row.session_key),
-    projectId: row.project_id,
-    agentUrl: row.agent_url,
-    agentToken: row.agent_token,
-    createdAt: Number(row.created_at),
+    ...toBrowser(row),
     endedAt: nullableNumber(row.deleted_at),
     endedReason: row.ended_reason,
     archivedSeq: Number(row.archived_seq),

@@ -20,7 +20,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VIEWER_ASSETS } from '../../generated/viewer-assets.ts';
 import { notFound, unauthorized } from '../../http/errors.ts';
 import { cookieValues, sessionPath, TICKET_PARAM, VIEWER_COOKIE, ViewerAuth, type ViewerGrant } from '../../http/viewer-auth.ts';
-import { SECURITY_HEADERS } from '../../http/viewer-routes.ts';
+import { originOf, SECURITY_HEADERS, sendAsset } from '../../http/viewer-routes.ts';
 import type { ArchiveStore } from '../archive/archive-store.ts';
 import type { Database } from '../storage/database.ts';
 import type { GatewayStore } from '../storage/store.ts';
@@ -31,12 +31,6 @@ import { principalOf, requireProjectAccess, type Principal } from './auth.ts';
 const VIEWER_READ_ROUTES = new Set(['/browsers/:id/telemetry', '/browsers/:id/telemetry/stream', '/browsers/:id/telemetry/events', '/browsers/:id/har']);
 
 const params = { type: 'object', properties: { id: { type: 'string', minLength: 1 } }, required: ['id'] } as const;
-
-interface Asset {
-  type: string;
-  body: string;
-  etag: string;
-}
 
 /** The HMAC key of `secret`, bound to this one use (the same secret signs nothing else). */
 export function viewerKeyFromSecret(secret: string): Buffer {
@@ -164,20 +158,4 @@ export class GatewayViewer {
 /** The key id a freshly made cookie carries (it is the ticket's `sub`). */
 function claimsSubject(auth: ViewerAuth, cookie: string, sessionId: string): string | undefined {
   return auth.verifyCookie(cookie, sessionId)?.subject;
-}
-
-/** The asset, or 304 when the browser holds this version (`no-cache`: it asks every time). */
-function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: Asset): FastifyReply {
-  reply.header('Cache-Control', 'no-cache').header('ETag', asset.etag);
-  if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
-  return reply.type(asset.type).send(asset.body);
-}
-
-/** `http://host:port` as the caller reached the gateway (the Host header, which the Host check allowed). */
-function originOf(request: FastifyRequest): string {
-  const host = request.headers.host;
-  if (host !== undefined && host !== '') return `${request.protocol}://${host}`;
-  const { localAddress, localPort } = request.socket;
-  const address = localAddress?.includes(':') ? `[${localAddress}]` : localAddress;
-  return `${request.protocol}://${address}:${localPort}`;
 }

@@ -182,7 +182,7 @@ interface ApiKeyRow {
   [key: string]: unknown;
 }
 
-interface BrowserRow {
+export interface BrowserRow {
   session_id: string;
   session_key: number;
   project_id: string | null;
@@ -215,7 +215,7 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
   };
 }
 
-function toBrowser(row: BrowserRow): BrowserRecord {
+export function toBrowser(row: BrowserRow): BrowserRecord {
   return {
     sessionId: row.session_id,
     sessionKey: Number(row.session_key),
