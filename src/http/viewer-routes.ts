@@ -82,12 +82,7 @@ export function registerViewerRoutes(app: FastifyInstance, deps: HttpDeps, auth:
     },
     async (request, reply) => {
       const { id } = request.params as BrowserParams;
-      const { ticket, expiresAt } = viewerAuth.mintTicket(id);
-      const url = `${originOf(request)}/browsers/${encodeURIComponent(id)}/viewer/open?${TICKET_PARAM}=${ticket}`;
-      return reply
-        .code(201)
-        .header('Cache-Control', 'no-store')
-        .send({ url, expires_at: new Date(expiresAt).toISOString() });
+      return sendViewerLink(request, reply, id, viewerAuth.mintTicket(id));
     },
   );
 
@@ -161,4 +156,13 @@ export function originOf(request: FastifyRequest): string {
   const { localAddress, localPort } = request.socket;
   const address = localAddress?.includes(':') ? `[${localAddress}]` : localAddress;
   return `${request.protocol}://${address}:${localPort}`;
+}
+
+/** 201 with the one-time viewer link of a ticket just minted (never cached). */
+export function sendViewerLink(request: FastifyRequest, reply: FastifyReply, sessionId: string, minted: { ticket: string; expiresAt: number }): FastifyReply {
+  const url = `${originOf(request)}/browsers/${encodeURIComponent(sessionId)}/viewer/open?${TICKET_PARAM}=${minted.ticket}`;
+  return reply
+    .code(201)
+    .header('Cache-Control', 'no-store')
+    .send({ url, expires_at: new Date(minted.expiresAt).toISOString() });
 }

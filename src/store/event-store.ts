@@ -323,15 +323,7 @@ export class EventStore {
       where.push('seq < ?');
       params.push(this.firstSeqAtOrAfter(query.untilTs + TS_SKEW_US));
     }
-    if (query.sinceTs !== undefined) {
-      where.push('ts >= ?');
-      params.push(query.sinceTs);
-    }
-    if (query.untilTs !== undefined) {
-      where.push('ts < ?');
-      params.push(query.untilTs);
-    }
-    addFilterTo(query.filter, where, params);
+    addFilterTo(query.filter, where, params, query.sinceTs, query.untilTs);
     const sql = `SELECT seq, envelope FROM events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq ${query.order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`;
     params.push(query.limit);
     return this.db
@@ -496,8 +488,8 @@ function fileSet(path: string): string[] {
   return [path, `${path}-wal`, `${path}-shm`];
 }
 
-function addFilterTo(filter: EventFilter | undefined, where: string[], params: unknown[]): void {
-  const sql = filterSql(filter);
+function addFilterTo(filter: EventFilter | undefined, where: string[], params: unknown[], sinceTs?: number, untilTs?: number): void {
+  const sql = filterSql(filter, sinceTs, untilTs);
   where.push(...sql.clauses);
   params.push(...sql.params);
 }

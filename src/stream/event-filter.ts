@@ -105,12 +105,21 @@ export function matches(filter: EventFilter, meta: EventMeta): boolean {
 }
 
 /**
- * The filter as SQL conditions over the columns `type`, `target_id` and `nav_seq`, with `?`
- * placeholders, and their values in order: the agent's store and the gateway's archive both use it.
+ * The filter, and a time window in Unix µs (since inclusive, until exclusive), as SQL conditions
+ * over the columns `ts`, `type`, `target_id` and `nav_seq`, with `?` placeholders, and their values
+ * in order: the agent's store and the gateway's archive both use it.
  */
-export function filterSql(filter: EventFilter | undefined): { clauses: string[]; params: Array<string | number> } {
+export function filterSql(filter: EventFilter | undefined, sinceTs?: number, untilTs?: number): { clauses: string[]; params: Array<string | number> } {
   const clauses: string[] = [];
   const params: Array<string | number> = [];
+  if (sinceTs !== undefined) {
+    clauses.push('ts >= ?');
+    params.push(sinceTs);
+  }
+  if (untilTs !== undefined) {
+    clauses.push('ts < ?');
+    params.push(untilTs);
+  }
   if (!filter) return { clauses, params };
   const oneOf = (column: string, values: ReadonlySet<string | number>) => {
     if (values.size === 0) {

@@ -6,7 +6,7 @@
 
 import { filterSql, type EventFilter } from '../../stream/event-filter.ts';
 import type { Database, Queryable, SqlValue } from '../storage/database.ts';
-import { toBrowser, type BrowserRecord, type EndedReason, type Page, type PageRequest } from '../storage/store.ts';
+import { toBrowser, type BrowserRecord, type BrowserRow, type EndedReason, type Page, type PageRequest } from '../storage/store.ts';
 import { EVENT_KIND, type ArchivedEvent } from './event-row.ts';
 
 /** A session as the archive sees it: live or ended, of a live project (or of none). */
@@ -120,13 +120,7 @@ const UPDATE_COUNTS = `UPDATE browsers SET
 
 const UPDATE_HIGH_WATER = 'UPDATE browsers SET archived_seq = CASE WHEN archived_seq > ? THEN archived_seq ELSE ? END WHERE session_key = ?';
 
-interface SessionRow {
-  session_id: string;
-  session_key: number;
-  project_id: string | null;
-  agent_url: string;
-  agent_token: string;
-  created_at: number;
+interface SessionRow extends BrowserRow {
   deleted_at: number | null;
   ended_reason: EndedReason | null;
   archived_seq: number;
@@ -438,15 +432,7 @@ export class ArchiveStore {
       where.push('seq <= ?');
       params.push(maxSeq);
     }
-    if (query.sinceTs !== undefined) {
-      where.push('ts >= ?');
-      params.push(query.sinceTs);
-    }
-    if (query.untilTs !== undefined) {
-      where.push('ts < ?');
-      params.push(query.untilTs);
-    }
-    addFilterTo(query.filter, where, params);
+    addFilterTo(query.filter, where, params, query.sinceTs, query.untilTs);
     const rows = await this.db.all<{ seq: number; event: string }>(
       `SELECT seq, event FROM archive_events WHERE ${where.join(' AND ')} ORDER BY seq ${query.order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`,
       [...params, query.limit],
@@ -564,8 +550,8 @@ export class ArchiveStore {
   }
 }
 
-function addFilterTo(filter: EventFilter | undefined, where: string[], params: SqlValue[]): void {
-  const sql = filterSql(filter);
+function addFilterTo(filter: EventFilter | undefined, where: string[], params: SqlValue[], sinceTs?: number, untilTs?: number): void {
+  const sql = filterSql(filter, sinceTs, untilTs);
   where.push(...sql.clauses);
   params.push(...sql.params);
 }

@@ -20,7 +20,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VIEWER_ASSETS } from '../../generated/viewer-assets.ts';
 import { notFound, unauthorized } from '../../http/errors.ts';
 import { cookieValues, sessionPath, TICKET_PARAM, VIEWER_COOKIE, ViewerAuth, type ViewerGrant } from '../../http/viewer-auth.ts';
-import { originOf, SECURITY_HEADERS, sendAsset } from '../../http/viewer-routes.ts';
+import { SECURITY_HEADERS, sendAsset, sendViewerLink } from '../../http/viewer-routes.ts';
 import type { ArchiveStore } from '../archive/archive-store.ts';
 import type { Database } from '../storage/database.ts';
 import type { GatewayStore } from '../storage/store.ts';
@@ -104,12 +104,7 @@ export class GatewayViewer {
       const session = await sessions.findSession(id);
       if (!session) throw notFound('browser session not found');
       requireProjectAccess(principal, session.projectId, 'browser');
-      const { ticket, expiresAt } = this.auth.mintTicket(session.sessionId, principal.keyId);
-      const url = `${originOf(request)}/browsers/${encodeURIComponent(session.sessionId)}/viewer/open?${TICKET_PARAM}=${ticket}`;
-      return reply
-        .code(201)
-        .header('Cache-Control', 'no-store')
-        .send({ url, expires_at: new Date(expiresAt).toISOString() });
+      return sendViewerLink(request, reply, session.sessionId, this.auth.mintTicket(session.sessionId, principal.keyId));
     });
 
     app.get(
