@@ -253,8 +253,13 @@ export function removeStaleProfiles(dir = tmpdir()): string[] {
   for (const name of names) {
     const match = /^bta-chromium-(\d+)-/.exec(name);
     if (!match || isAlive(Number(match[1]))) continue;
-    rmSync(join(dir, name), { recursive: true, force: true });
-    removed.push(join(dir, name));
+    try {
+      rmSync(join(dir, name), { recursive: true, force: true });
+      removed.push(join(dir, name));
+    } catch {
+      // Best effort, never a reason not to launch: a browser of that dead launcher may still be
+      // writing its profile as it exits (ENOTEMPTY); the next start removes it.
+    }
   }
   return removed;
 }
