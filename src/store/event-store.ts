@@ -116,7 +116,8 @@ export class EventStore {
   private readonly now: () => number;
   private readonly insert: Database.Statement;
   private readonly reserve: Database.Statement;
-  private readonly admittedAt: number[] = [];
+  /** When the oldest queued event was admitted (for the persist lag); read once per batch. */
+  private firstAdmittedAt = 0;
   /** MIN(seq) on disk, kept current by writes and retention (undefined: nothing on disk). */
   private oldestOnDisk: number | undefined;
 
@@ -194,7 +195,7 @@ export class EventStore {
       return;
     }
     this.pending.push({ seq, meta, frame });
-    this.admittedAt.push(this.now());
+    if (this.pending.length === 1) this.firstAdmittedAt = this.now();
     if (this.flushTimer === undefined) {
       this.flushTimer = setTimeout(this.onFlushTimer, this.flushIntervalMs);
       this.flushTimer.unref();
@@ -215,8 +216,7 @@ export class EventStore {
     const batch = this.pending;
     if (batch.length === 0 || this.closed) return;
     this.pending = [];
-    const firstAdmitted = this.admittedAt[0] ?? this.now();
-    this.admittedAt.length = 0;
+    const firstAdmitted = this.firstAdmittedAt;
     try {
       this.writeBatch(batch);
       this.oldestOnDisk ??= batch[0]!.seq;
