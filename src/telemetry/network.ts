@@ -112,19 +112,16 @@ export function translateRequestWillBeSent(
   limits: Limits,
   postData?: FetchedBody,
 ): Translated<NetworkRequestData> {
-  const request = params.request;
-  const data = withContext(ctx) as NetworkRequestData;
-  data.request_id = params.requestId;
-  data.method = request.method;
+  const data = requestData(ctx, params.requestId, params.request.method) as NetworkRequestData;
   data.document_url = params.documentURL;
-  const headers = capHeaders(request.headers, limits.maxHeaderValueBytes);
+  const headers = capHeaders(params.request.headers, limits.maxHeaderValueBytes);
   let truncated = headers.cut;
   data.headers = headers.value;
   if (params.type !== undefined) data.resource_type = params.type;
   data.initiator_type = params.initiator.type;
   let post: Cut<string> | undefined;
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- Chromium still sends postData, and postDataEntries holds base64 bytes, not this text
-  if (request.postData !== undefined) post = truncateUtf8(request.postData, limits.maxPostDataBytes);
+  if (params.request.postData !== undefined) post = truncateUtf8(params.request.postData, limits.maxPostDataBytes);
   else if (postData !== undefined) post = decodeBodyText(postData, limits.maxPostDataBytes);
   if (post !== undefined) {
     data.post_data = post.value;
@@ -162,9 +159,7 @@ export function translateResponse(
   end?: LoadingEnd,
 ): Translated<NetworkResponseData> {
   const response = received.response;
-  const data = withContext(ctx) as NetworkResponseData;
-  data.request_id = received.requestId;
-  if (method !== undefined) data.method = method;
+  const data = requestData(ctx, received.requestId, method) as NetworkResponseData;
   data.status = response.status;
   data.status_text = response.statusText;
   const headers = capHeaders(response.headers, limits.maxHeaderValueBytes);
@@ -193,6 +188,17 @@ export function translateResponse(
   return { data, truncated };
 }
 
+/** The fields a request's and a response's data begin with. */
+type RequestFields = Pick<NetworkResponseData, keyof EventContext | 'request_id' | 'method'>;
+
+/** The first fields of a request's or a response's data: the request's context, its id and its method when known. */
+function requestData(ctx: EventContext, requestId: string, method: string | undefined): RequestFields {
+  const data = withContext(ctx) as RequestFields;
+  data.request_id = requestId;
+  if (method !== undefined) data.method = method;
+  return data;
+}
+
 /** A redirect hop's `redirectResponse` → its status, headers and transfer fields. */
 function translateRedirectResponse(response: Protocol.Network.Response, eventTime: number, limits: Limits): Cut<NetworkRedirectResponse> {
   const headers = capHeaders(response.headers, limits.maxHeaderValueBytes);
@@ -215,22 +221,27 @@ function addTransfer(data: NetworkTransferData, response: Protocol.Network.Respo
   if (response.timing !== undefined) data.timing = translateTiming(response.timing, eventTime);
 }
 
+/** The `ResourceTiming` fields copied as they are, in the order of the event's `timing`. */
+const TIMING_FIELDS = [
+  ['proxy_start', 'proxyStart'],
+  ['proxy_end', 'proxyEnd'],
+  ['dns_start', 'dnsStart'],
+  ['dns_end', 'dnsEnd'],
+  ['connect_start', 'connectStart'],
+  ['connect_end', 'connectEnd'],
+  ['ssl_start', 'sslStart'],
+  ['ssl_end', 'sslEnd'],
+  ['worker_start', 'workerStart'],
+  ['worker_ready', 'workerReady'],
+  ['send_start', 'sendStart'],
+  ['send_end', 'sendEnd'],
+] as const satisfies readonly (readonly [keyof NetworkTiming, keyof Protocol.Network.ResourceTiming])[];
+
 /** CDP's `ResourceTiming` in snake case; `requestTime` (monotonic seconds) becomes an offset to the event. */
 export function translateTiming(t: Protocol.Network.ResourceTiming, eventTime: number | undefined): NetworkTiming {
   const timing = {} as NetworkTiming;
   if (eventTime !== undefined) timing.request_time_offset = Math.round((t.requestTime - eventTime) * 1e6) / 1e3;
-  timing.proxy_start = t.proxyStart;
-  timing.proxy_end = t.proxyEnd;
-  timing.dns_start = t.dnsStart;
-  timing.dns_end = t.dnsEnd;
-  timing.connect_start = t.connectStart;
-  timing.connect_end = t.connectEnd;
-  timing.ssl_start = t.sslStart;
-  timing.ssl_end = t.sslEnd;
-  timing.worker_start = t.workerStart;
-  timing.worker_ready = t.workerReady;
-  timing.send_start = t.sendStart;
-  timing.send_end = t.sendEnd;
+  for (const [name, field] of TIMING_FIELDS) timing[name] = t[field];
   if (t.receiveHeadersStart !== undefined) timing.receive_headers_start = t.receiveHeadersStart;
   timing.receive_headers_end = t.receiveHeadersEnd;
   return timing;
