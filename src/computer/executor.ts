@@ -160,34 +160,32 @@ export class ComputerExecutor implements BatchRunner {
 
   /** An action on the active tab's mouse or keyboard. */
   private async runInputAction(action: InputAction, context: BatchContext): Promise<void> {
-    const { signal } = context;
     const input = await this.inputFor(context);
     try {
-      switch (action.type) {
-        case 'click_mouse':
-          await this.click(input, action.click_mouse);
-          return;
-        case 'move_mouse':
-          await this.move(input, action.move_mouse, signal);
-          return;
-        case 'type_text':
-          await this.typeText(input, action.type_text, signal);
-          return;
-        case 'press_key':
-          await this.pressKeys(input, action.press_key, signal);
-          return;
-        case 'scroll':
-          await this.scroll(input, action.scroll);
-          return;
-        case 'drag_mouse':
-          await this.drag(input, action.drag_mouse, signal);
-          return;
-        default:
-          assertNever(action);
-      }
+      await this.perform(action, input, context.signal);
     } catch (err) {
       if (!(err instanceof ActionError) && input.target.isDetached) throw new ActionError('target_closed', 'the tab closed');
       throw err;
+    }
+  }
+
+  /** The method that performs `action` with the tab's input. */
+  private perform(action: InputAction, input: TabInput, signal: AbortSignal | undefined): Promise<void> {
+    switch (action.type) {
+      case 'click_mouse':
+        return this.click(input, action.click_mouse);
+      case 'move_mouse':
+        return this.move(input, action.move_mouse, signal);
+      case 'type_text':
+        return this.typeText(input, action.type_text, signal);
+      case 'press_key':
+        return this.pressKeys(input, action.press_key, signal);
+      case 'scroll':
+        return this.scroll(input, action.scroll);
+      case 'drag_mouse':
+        return this.drag(input, action.drag_mouse, signal);
+      default:
+        return assertNever(action);
     }
   }
 

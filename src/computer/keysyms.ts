@@ -40,22 +40,27 @@ function printable(code: string, keyCode: number, key: string, shiftKey: string)
   return { key, code, keyCode, text: key, shiftKey };
 }
 
+// The punctuation keys of a US layout: code, key code, character unshifted and shifted.
+const PUNCTUATION: [string, number, string, string][] = [
+  ['Backquote', 192, '`', '~'],
+  ['Minus', 189, '-', '_'],
+  ['Equal', 187, '=', '+'],
+  ['BracketLeft', 219, '[', '{'],
+  ['BracketRight', 221, ']', '}'],
+  ['Backslash', 220, '\\', '|'],
+  ['Semicolon', 186, ';', ':'],
+  ['Quote', 222, "'", '"'],
+  ['Comma', 188, ',', '<'],
+  ['Period', 190, '.', '>'],
+  ['Slash', 191, '/', '?'],
+];
+
 // Printable keys of a US layout, by unshifted character.
 const PRINTABLE: KeyDefinition[] = [
   ...'abcdefghijklmnopqrstuvwxyz'.split('').map((ch) => printable(`Key${ch.toUpperCase()}`, ch.toUpperCase().charCodeAt(0), ch, ch.toUpperCase())),
   ...'0123456789'.split('').map((d, i) => printable(`Digit${d}`, 48 + i, d, ')!@#$%^&*('[i]!)),
   printable('Space', 32, ' ', ' '),
-  printable('Backquote', 192, '`', '~'),
-  printable('Minus', 189, '-', '_'),
-  printable('Equal', 187, '=', '+'),
-  printable('BracketLeft', 219, '[', '{'),
-  printable('BracketRight', 221, ']', '}'),
-  printable('Backslash', 220, '\\', '|'),
-  printable('Semicolon', 186, ';', ':'),
-  printable('Quote', 222, "'", '"'),
-  printable('Comma', 188, ',', '<'),
-  printable('Period', 190, '.', '>'),
-  printable('Slash', 191, '/', '?'),
+  ...PUNCTUATION.map(([code, keyCode, key, shiftKey]) => printable(code, keyCode, key, shiftKey)),
 ];
 
 /** Character → the key that types it, for every printable ASCII character. */

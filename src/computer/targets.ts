@@ -41,19 +41,14 @@ export async function within<T>(work: Promise<T>, ms: number, what: string): Pro
 export function withDeadline(target: InputTarget, ms: number): InputTarget {
   const send = ((method: string, params?: object) =>
     within((target.send as (m: string, p?: object) => Promise<unknown>)(method, params), ms, method)) as InputTarget['send'];
+  // A target's id, type and wasWaiting are fixed for its life; whether it is detached is read when asked.
   return {
     send,
-    get targetId() {
-      return target.targetId;
-    },
-    get type() {
-      return target.type;
-    },
+    targetId: target.targetId,
+    type: target.type,
     get isDetached() {
       return target.isDetached;
     },
-    get wasWaiting() {
-      return target.wasWaiting;
-    },
+    wasWaiting: target.wasWaiting,
   };
 }
