@@ -100,6 +100,9 @@ export const DEFAULT_KEEPALIVE_MS = 15000;
 export const KEEPALIVE_MS_MIN = 10;
 export const KEEPALIVE_MS_MAX = 3_600_000;
 export const UPLOAD_IDLE_MS_MAX = 3_600_000;
+/** Fan-out pacing while events keep coming (docs/events.md "Delivery"). */
+export const DEFAULT_STREAM_PACE_MS = 1;
+export const STREAM_PACE_MS_MAX = 100;
 export const DEFAULT_RETAIN_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_RETAIN_HOURS = 72;
 /** The system-wide data directory, used when writable. */
@@ -189,6 +192,7 @@ const kinds = {
   directoryList,
   hostList: hostListKind(),
   dataDir: stringKind('an absolute directory, or none', (s) => s === 'none' || (s.startsWith('/') && !s.includes('\0'))),
+  streamPaceMs: integerKind(0, STREAM_PACE_MS_MAX, `an integer from 0 to ${STREAM_PACE_MS_MAX}`),
   uploadIdleMs: integerKind(1, UPLOAD_IDLE_MS_MAX, `an integer from 1 to ${UPLOAD_IDLE_MS_MAX}`),
 };
 
@@ -304,6 +308,14 @@ const SETTINGS = {
     defaultValue: DEFAULT_KEEPALIVE_MS,
     meaning: `SSE keepalive interval in milliseconds, ${KEEPALIVE_MS_MIN} to ${KEEPALIVE_MS_MAX}.`,
     kind: kinds.keepaliveMs,
+  },
+  streamPaceMs: {
+    flag: 'stream-pace-ms',
+    env: 'STREAM_PACE_MS',
+    arg: '<ms>',
+    defaultValue: DEFAULT_STREAM_PACE_MS,
+    meaning: `While events keep coming, subscribers get them at most this many ms late, in one write per subscriber instead of one per CDP read; 0: at once. 0 to ${STREAM_PACE_MS_MAX}.`,
+    kind: kinds.streamPaceMs,
   },
   logLevel: {
     flag: 'log-level',

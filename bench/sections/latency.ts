@@ -33,6 +33,16 @@ export interface FanOut {
   noStore?: boolean;
   /** Run this window on an agent exporting every event over OTLP (to bench/lib/otlp-sink.ts). */
   otlp?: boolean;
+  /** Run this window on an agent without fan-out pacing (--stream-pace-ms 0). */
+  unpaced?: boolean;
+}
+
+/** The agent options of a window that needs an agent of its own; undefined: the usual agent. */
+function agentOptionsOf(config: FanOut): StartAgentOptions | undefined {
+  if (config.noStore) return { dataDir: 'none' };
+  if (config.otlp) return { otlp: { url: `${process.env.BENCH_OTLP_URL}/v1/logs` } };
+  if (config.unpaced) return { streamPaceMs: 0 };
+  return undefined;
 }
 
 export const FAN_OUTS: FanOut[] = [
@@ -40,6 +50,7 @@ export const FAN_OUTS: FanOut[] = [
   { name: '10 subscribers', readers: 10, stalled: 0 },
   { name: '10 subscribers, no store', readers: 10, stalled: 0, noStore: true },
   { name: '10 subscribers, OTLP on', readers: 10, stalled: 0, otlp: true },
+  { name: '10 subscribers, unpaced', readers: 10, stalled: 0, unpaced: true },
   { name: '10 + 1 stalled', readers: 10, stalled: 1 },
   { name: '50 (1 stalled)', readers: 49, stalled: 1 },
 ];
@@ -183,11 +194,9 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
         for (const readers of rotate([1, 10], rep)) await relayWindow(readers);
       }
       for (const config of rotate(options.configs, rep)) {
-        // The store's cost: the same window on an agent without it, the other agent stopped meanwhile.
-        const storeless =
-          config.noStore || config.otlp
-            ? await swapHost(config.noStore ? { dataDir: 'none' } : { otlp: { url: `${process.env.BENCH_OTLP_URL}/v1/logs` } })
-            : undefined;
+        // A cost on its own (the store, OTLP, pacing): the same window on an agent configured for it, the other agent stopped meanwhile.
+        const agentOptions = agentOptionsOf(config);
+        const swapped = agentOptions === undefined ? false : await swapHost(agentOptions);
         base += 1_000_000;
         const count = options.windowMs + 2000;
         await subscribers.open({
@@ -228,7 +237,7 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
           messagesPerIteration: taken.iterations > 0 ? taken.marks.length / taken.iterations : NaN,
         };
         windows.get(config.name)!.push(window);
-        if (storeless) await swapHost({});
+        if (swapped) await swapHost({});
         ctx.log(
           `[latency] rep ${rep + 1}/${options.reps} ${config.name}: p50 ${window.pooled.p50.toFixed(2)} ms, p99 ${window.pooled.p99.toFixed(2)} ms, ` +
             `cpu ${window.cpuPercent.toFixed(1)}% (sys ${window.systemPercent.toFixed(1)}%, whole window ${window.cpuPercentWindow.toFixed(1)}%), ${Math.round(window.eventsPerSecond)} ev/s, ${window.messagesPerTick.toFixed(1)} msgs/tick, ${window.messagesPerIteration.toFixed(1)} msgs/iteration, gaps ${window.readerGaps}, lost ${window.lost}`,

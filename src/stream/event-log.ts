@@ -3,9 +3,11 @@
 // serialization. Retention keeps the newest events within a count and a byte budget.
 //
 // Listeners hear once per tick that events were admitted (one process.nextTick for all of them,
-// queued by the tick's first append: no timer, no wait). Subscribers that are caught up then all
-// ask for the same run of frames (the events admitted in that tick); read() hands every one of them
-// the same Buffer, so ten subscribers cost ten socket writes and no copy per event.
+// queued by the tick's first append), or, while the stream is busy, once per pace (a timer of
+// paceMs after the first new event: the events of several CDP reads in one notification,
+// docs/decisions.md). Subscribers that are caught up then all ask for the same run of frames;
+// read() hands every one of them the same Buffer, so ten subscribers cost ten socket writes and no
+// copy per event.
 //
 // Frames are written one after the other into slabs of memory of the log's own (never Node's
 // shared Buffer pool, whose 8 KiB chunks are shared with every other small Buffer of the process:
@@ -24,7 +26,17 @@ export interface EventLogOptions {
   maxBytes: number;
   /** The durable store behind the ring (docs/storage.md); absent: RAM only. */
   archive?: LogArchive;
+  /**
+   * Fan-out pacing (docs/events.md "Delivery"): while events keep coming (a notification within
+   * the last BUSY_WINDOW_MS), listeners hear of new ones this many ms after the first of them
+   * instead of at the end of its tick, so that the events of several socket reads go out as one
+   * write per subscriber. 0 (the default): always at the end of the tick.
+   */
+  paceMs?: number;
 }
+
+/** A stream that notified within this many ms is busy, and paced (EventLogOptions.paceMs). */
+export const BUSY_WINDOW_MS = 50;
 
 /**
  * What the log needs of the durable store: seqs continue after it, every admitted event goes to
@@ -47,7 +59,8 @@ export interface MatchingRun {
 }
 
 /**
- * Called once at the end of a tick (process.nextTick) in which events were appended. Must not
+ * Called once at the end of a tick (process.nextTick) in which events were appended, or once per
+ * pace while the stream is busy (EventLogOptions.paceMs). Must not
  * throw: it runs on the producer's path, and a throw would keep the others from hearing.
  */
 export type AdmitListener = () => void;
@@ -100,8 +113,11 @@ export class EventLog {
   // without copying on the hot path.
   private listeners: readonly AdmitListener[] = [];
   private observers: readonly AppendObserver[] = [];
-  /** The end-of-tick notification is queued. */
+  /** The notification is queued (end of tick, or the pacing timer). */
   private notifyQueued = false;
+  private readonly paceMs: number;
+  /** performance.now() of the last notification (pacing). */
+  private lastNotifyAt = -Infinity;
   /** The last read(): its arguments and result. */
   private lastRun: { from: number; to: number; run: FrameRun } | undefined;
   /** The slab frames are being written into, and the bytes of it already used. */
@@ -121,6 +137,7 @@ export class EventLog {
     this.metas = new Array<EventMeta | undefined>(this.ring.length);
     this.archive = options.archive;
     this.lastSeq = options.archive?.resumeAfterSeq ?? 0;
+    this.paceMs = options.paceMs ?? 0;
   }
 
   /** Seq of the newest event; 0 before the first append. */
@@ -191,10 +208,7 @@ export class EventLog {
     const observers = this.observers;
     for (let i = 0; i < observers.length; i++) observers[i]!(seq, event, frame);
 
-    if (!this.notifyQueued && this.listeners.length > 0) {
-      this.notifyQueued = true;
-      process.nextTick(this.notify);
-    }
+    if (!this.notifyQueued && this.listeners.length > 0) this.queueNotify();
     return seq;
   }
 
@@ -309,8 +323,15 @@ export class EventLog {
     };
   }
 
+  private queueNotify(): void {
+    this.notifyQueued = true;
+    if (this.paceMs > 0 && performance.now() - this.lastNotifyAt < BUSY_WINDOW_MS) setTimeout(this.notify, this.paceMs);
+    else process.nextTick(this.notify);
+  }
+
   private readonly notify = (): void => {
     this.notifyQueued = false;
+    if (this.paceMs > 0) this.lastNotifyAt = performance.now();
     const listeners = this.listeners;
     for (let i = 0; i < listeners.length; i++) listeners[i]!();
   };

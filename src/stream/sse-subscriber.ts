@@ -2,9 +2,9 @@
 //
 // The subscriber holds no queue of its own. It pulls frames from the log by seq and writes them
 // while the socket accepts them; when write() reports backpressure it stops and waits for
-// 'drain'. It pumps when the log says, at the end of a tick, that events were admitted
-// (EventLog.onAdmitted: no timer, no wait): the events admitted while handling one CDP read go out
-// as one write, shared with every other caught-up subscriber (EventLog.read). A subscriber that
+// 'drain'. It pumps when the log says that events were admitted (EventLog.onAdmitted: at the end
+// of the tick, or while the stream is busy once per pace, docs/decisions.md): the events admitted
+// since go out as one write, shared with every other caught-up subscriber (EventLog.read). A subscriber that
 // stalls therefore retains nothing beyond the log (plus the one run the socket buffered), costs
 // the producer one cheap check per tick, and never delays anyone else. If its cursor falls out of
 // the log it continues from the oldest retained event, and the client sees the gap in `seq`.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPE_CATEGORY, type TelemetryEvent } from '../../injected/schema.ts';
-import { EventLog, MAX_RUN_BYTES, SLAB_BYTES } from '../../src/stream/event-log.ts';
+import { BUSY_WINDOW_MS, EventLog, MAX_RUN_BYTES, SLAB_BYTES } from '../../src/stream/event-log.ts';
 import { InvalidLastEventIdError, resolveStartSeq } from '../../src/stream/start-position.ts';
 
 function consoleEvent(text = 'hello'): TelemetryEvent {
@@ -237,6 +237,57 @@ describe('EventLog', () => {
     log.append(consoleEvent());
     await endOfTick();
     expect(seen).toEqual(['a', 'b', 'b']);
+  });
+});
+
+describe('EventLog fan-out pacing', () => {
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('notifies a quiet stream at the end of the tick, and a busy one paceMs later in one notification', async () => {
+    const paceMs = 30;
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20, paceMs });
+    const seen: Array<[number, number]> = [];
+    const t0 = performance.now();
+    log.onAdmitted(() => seen.push([log.latestSeq, performance.now() - t0]));
+    log.append(consoleEvent());
+    await endOfTick();
+    // Quiet before: at once.
+    expect(seen.map(([seq]) => seq)).toEqual([1]);
+    // Busy now (a notification within BUSY_WINDOW_MS): three more ticks of events wait for the pace.
+    const busyAt = performance.now() - t0;
+    log.append(consoleEvent());
+    await endOfTick();
+    log.append(consoleEvent());
+    await endOfTick();
+    log.append(consoleEvent());
+    await endOfTick();
+    expect(seen.map(([seq]) => seq)).toEqual([1]);
+    await sleep(paceMs + 20);
+    expect(seen.map(([seq]) => seq)).toEqual([1, 4]);
+    expect(seen[1]![1] - busyAt).toBeGreaterThanOrEqual(paceMs - 1);
+  });
+
+  it('is quiet again after BUSY_WINDOW_MS without a notification', async () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20, paceMs: 1000 });
+    const seen: number[] = [];
+    log.onAdmitted(() => seen.push(log.latestSeq));
+    log.append(consoleEvent());
+    await endOfTick();
+    await sleep(BUSY_WINDOW_MS + 10);
+    log.append(consoleEvent());
+    await endOfTick();
+    expect(seen).toEqual([1, 2]);
+  });
+
+  it('never paces with paceMs 0 (the default)', async () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
+    const seen: number[] = [];
+    log.onAdmitted(() => seen.push(log.latestSeq));
+    for (let i = 1; i <= 3; i++) {
+      log.append(consoleEvent());
+      await endOfTick();
+    }
+    expect(seen).toEqual([1, 2, 3]);
   });
 });
 
