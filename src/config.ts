@@ -22,13 +22,15 @@ import { DEFAULT_LIMITS, type Limits } from './limits.ts';
 import {
   BadValue,
   checkSettings,
+  checkValue,
   choiceKind,
+  commandHelpText,
   ConfigError,
+  flagHelpLine,
   hostKind,
   integerKind,
   LOG_LEVELS,
   logLevelKind,
-  optionHelpLines,
   portKind,
   readSettings,
   rejection,
@@ -678,11 +680,8 @@ function resolveOtlpOptions(options: unknown): OtlpConfig {
   for (const [key, value] of Object.entries(options)) {
     if (!Object.hasOwn(OTLP_OPTION_KINDS, key))
       throw new ConfigError(`otlp.${key}: unknown option (expected one of ${Object.keys(OTLP_OPTION_KINDS).join(', ')})`);
-    if (value === undefined) continue;
-    const kind: ValueKind<unknown> = OTLP_OPTION_KINDS[key as keyof OtlpConfig];
-    const accepted = kind.fromValue(value);
-    if (accepted === undefined) throw new ConfigError(`otlp.${key}: ${rejection(kind, value)}`);
-    checked[key as keyof OtlpConfig] = accepted;
+    const accepted = checkValue<unknown>(`otlp.${key}`, OTLP_OPTION_KINDS[key as keyof OtlpConfig], value);
+    if (accepted !== undefined) checked[key as keyof OtlpConfig] = accepted;
   }
   if (checked.url === undefined) throw new ConfigError(`otlp.url: missing (${otlpKinds.url.expected})`);
   return completeOtlp(checked as Partial<OtlpConfig> & { url: string });
@@ -712,20 +711,14 @@ export function resolveConfig(options: ConfigOptions = {}): Config {
   for (const key of Object.keys(options)) {
     if (!OPTION_KEYS.has(key)) throw new ConfigError(`${key}: unknown option`);
   }
-  const check = <T>(label: string, kind: ValueKind<T>, value: unknown): T | undefined => {
-    if (value === undefined) return undefined;
-    const checked = kind.fromValue(value);
-    if (checked === undefined) throw new ConfigError(`${label}: ${rejection(kind, value)}`);
-    return checked;
-  };
   const grants: TokenGrant[] = [];
-  const token = check('token', kinds.token, options.token);
+  const token = checkValue('token', kinds.token, options.token);
   if (token !== undefined) grants.push({ token, scopes: ['*'] });
   if (options.tokens !== undefined && !(Array.isArray(options.tokens) && options.tokens.length === 0)) {
     const listed = withLabel('', () => validateGrants(options.tokens, 'tokens'));
     withLabel('', () => addGrants(grants, listed, 'tokens'));
   }
-  const tokenGenerated = check('tokenGenerated', kinds.boolean, options.tokenGenerated);
+  const tokenGenerated = checkValue('tokenGenerated', kinds.boolean, options.tokenGenerated);
 
   const telemetry = options.telemetry === undefined ? undefined : withLabel('telemetry', () => telemetryFromPatch(options.telemetry, ''));
 
@@ -734,7 +727,7 @@ export function resolveConfig(options: ConfigOptions = {}): Config {
     if (typeof options.limits !== 'object' || options.limits === null) throw new ConfigError(`limits: expected an object, got ${show(options.limits)}`);
     for (const [key, value] of Object.entries(options.limits)) {
       if (!Object.hasOwn(LIMIT_SETTINGS, key)) throw new ConfigError(`limits.${key}: unknown limit (expected one of ${LIMIT_KEYS.join(', ')})`);
-      const checked = check(`limits.${key}`, LIMIT_SETTINGS[key as keyof Limits].kind, value);
+      const checked = checkValue(`limits.${key}`, LIMIT_SETTINGS[key as keyof Limits].kind, value);
       if (checked !== undefined) limits[key as keyof Limits] = checked;
     }
   }
@@ -776,19 +769,18 @@ function completeConfig(given: GivenValues<typeof SETTINGS>, values: CustomValue
 // --help
 
 export function helpText(): string {
-  const lines = [
+  const intro = [
     'Usage: browser-telemetry-agent [options]',
     '',
     'Sidecar that follows every Chromium target over CDP and serves typed telemetry as SSE.',
     'Every option can also be set by its environment variable; a flag wins over its variable,',
     'and an empty variable counts as unset. Write --flag value or --flag=value (use = for a',
     'value starting with --). Sizes are bytes: an integer, or with a KiB, MiB or GiB suffix (64MiB).',
-    '',
-    'Options:',
   ];
-  lines.push(...optionHelpLines(ALL_SETTINGS));
-  lines.push(`  -h, --help`.padEnd(34) + '  Print this help and exit.');
-  lines.push(`  -v, --version`.padEnd(34) + '  Print the version and exit.');
-  lines.push('', 'Invalid values exit with status 2 and one line on stderr.');
-  return lines.join('\n') + '\n';
+  return commandHelpText(intro, ALL_SETTINGS, [
+    flagHelpLine('-h, --help', 'Print this help and exit.'),
+    flagHelpLine('-v, --version', 'Print the version and exit.'),
+    '',
+    'Invalid values exit with status 2 and one line on stderr.',
+  ]);
 }

@@ -139,13 +139,18 @@ export function readSettings<S extends SettingTable>(table: S, reader: SettingRe
 export function checkSettings<S extends SettingTable>(table: S, options: Record<string, unknown>): GivenValues<S> {
   const values: Record<string, unknown> = {};
   for (const [key, setting] of plainRows(table)) {
-    const value = options[key];
-    if (value === undefined) continue;
-    const checked = setting.kind.fromValue(value);
-    if (checked === undefined) throw new ConfigError(`${key}: ${rejection(setting.kind, value)}`);
-    values[key] = checked;
+    const checked = checkValue(key, setting.kind, options[key]);
+    if (checked !== undefined) values[key] = checked;
   }
   return values as GivenValues<S>;
+}
+
+/** A value passed in code, checked by its kind; undefined when not given. Errors name `label` (the option). */
+export function checkValue<T>(label: string, kind: ValueKind<T>, value: unknown): T | undefined {
+  if (value === undefined) return undefined;
+  const checked = kind.fromValue(value);
+  if (checked === undefined) throw new ConfigError(`${label}: ${rejection(kind, value)}`);
+  return checked;
 }
 
 /** Fills in the plain rows' defaults; a row without one stays absent when not given. */
@@ -265,6 +270,19 @@ export function withLabel<T>(label: string, run: () => T): T {
 
 // ---------------------------------------------------------------------------------------------
 // --help
+
+/**
+ * A command's --help: `intro` (usage and description), its options (`settings`), then `after`:
+ * the lines of the flags without a value (flagHelpLine) and any notes.
+ */
+export function commandHelpText(intro: readonly string[], settings: ReadonlyArray<Setting<unknown>>, after: readonly string[]): string {
+  return [...intro, '', 'Options:', ...optionHelpLines(settings), ...after].join('\n') + '\n';
+}
+
+/** The --help line of a flag that takes no value (`-h, --help`), in the columns of optionHelpLines. */
+export function flagHelpLine(flags: string, meaning: string): string {
+  return `  ${flags}`.padEnd(34) + `  ${meaning}`;
+}
 
 /** The lines of --help describing `settings`, one entry each with its env var and default. */
 export function optionHelpLines(settings: ReadonlyArray<Setting<unknown>>): string[] {

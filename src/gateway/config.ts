@@ -11,14 +11,14 @@ import {
   integerKind,
   logLevelKind,
   LOG_LEVELS,
-  optionHelpLines,
-  rejection,
+  checkValue,
+  commandHelpText,
+  flagHelpLine,
   scanArgv,
   SettingReader,
   stringKind,
   type LogLevel,
   type Setting,
-  type ValueKind,
   portKind,
 } from '../settings.ts';
 import { MAX_DAYS_TO_EXPIRE } from './api-key.ts';
@@ -60,10 +60,12 @@ export const MIN_VIEWER_SECRET_CHARS = 32;
 
 /** The archive's settings (docs/gateway.md). */
 export interface ArchiveConfig {
-  /** Whether this instance follows sessions; reads are served either way. */
+  /** Whether this instance follows sessions (takes leases); reads are served either way. */
   follow: boolean;
   retainDays: number;
+  /** A session whose agent has not answered for this long is ended. */
   silenceMs: number;
+  /** A lease lasts this long unless renewed. */
   leaseMs: number;
 }
 
@@ -275,6 +277,9 @@ const SERVE_SETTINGS = {
   },
 } satisfies Record<string, Setting<unknown>>;
 
+/** The command that prints a new API key, and its settings. */
+export const CREATE_KEY_COMMAND = 'create-key';
+
 const CREATE_KEY_SETTINGS = {
   name: {
     flag: 'name',
@@ -299,8 +304,6 @@ const CREATE_KEY_SETTINGS = {
   },
   ...STORAGE_SETTINGS,
 } satisfies Record<string, Setting<unknown>>;
-
-export const CREATE_KEY_COMMAND = 'create-key';
 
 /** The gateway's settings by command, for docs/configuration.md (scripts/docs/configuration.ts). */
 export const GATEWAY_SETTING_TABLES = { serve: SERVE_SETTINGS, createKey: CREATE_KEY_SETTINGS } as const;
@@ -386,67 +389,53 @@ export function resolveGatewayConfig(options: GatewayConfigOptions = {}): Gatewa
   for (const key of Object.keys(options)) {
     if (!known.has(key)) throw new ConfigError(`${key}: unknown option`);
   }
-  const check = <T>(label: string, kind: ValueKind<T>, value: unknown): T | undefined => {
-    if (value === undefined) return undefined;
-    const checked = kind.fromValue(value);
-    if (checked === undefined) throw new ConfigError(`${label}: ${rejection(kind, value)}`);
-    return checked;
-  };
-  const dataDir = check('dataDir', kinds.nonEmpty, options.dataDir);
-  const databaseUrl = check('databaseUrl', kinds.databaseUrl, options.databaseUrl);
+  const dataDir = checkValue('dataDir', kinds.nonEmpty, options.dataDir);
+  const databaseUrl = checkValue('databaseUrl', kinds.databaseUrl, options.databaseUrl);
   if (dataDir !== undefined && databaseUrl !== undefined) throw new ConfigError('databaseUrl and dataDir exclude each other: give one');
   return {
-    host: check('host', hostKind, options.host) ?? DEFAULT_GATEWAY_HOST,
-    port: check('port', portKind, options.port) ?? DEFAULT_GATEWAY_PORT,
-    allowedHosts: check('allowedHosts', kinds.hostList, options.allowedHosts) ?? [],
+    host: checkValue('host', hostKind, options.host) ?? DEFAULT_GATEWAY_HOST,
+    port: checkValue('port', portKind, options.port) ?? DEFAULT_GATEWAY_PORT,
+    allowedHosts: checkValue('allowedHosts', kinds.hostList, options.allowedHosts) ?? [],
     storage: databaseUrl !== undefined ? { kind: 'postgres', databaseUrl } : { kind: 'sqlite', dataDir: resolve(dataDir ?? DEFAULT_DATA_DIR) },
-    logLevel: check('logLevel', logLevelKind, options.logLevel) ?? 'info',
-    agentResponseTimeoutMs: check('agentResponseTimeoutMs', kinds.timeoutMs, options.agentResponseTimeoutMs) ?? DEFAULT_AGENT_RESPONSE_TIMEOUT_MS,
-    agentIdleTimeoutMs: check('agentIdleTimeoutMs', kinds.timeoutMs, options.agentIdleTimeoutMs) ?? DEFAULT_AGENT_IDLE_TIMEOUT_MS,
-    agentKeepaliveMs: check('agentKeepaliveMs', kinds.timeoutMs, options.agentKeepaliveMs) ?? DEFAULT_AGENT_KEEPALIVE_MS,
-    keyRecheckMs: check('keyRecheckMs', kinds.keyRecheckMs, options.keyRecheckMs) ?? MAX_KEY_RECHECK_MS,
+    logLevel: checkValue('logLevel', logLevelKind, options.logLevel) ?? 'info',
+    agentResponseTimeoutMs: checkValue('agentResponseTimeoutMs', kinds.timeoutMs, options.agentResponseTimeoutMs) ?? DEFAULT_AGENT_RESPONSE_TIMEOUT_MS,
+    agentIdleTimeoutMs: checkValue('agentIdleTimeoutMs', kinds.timeoutMs, options.agentIdleTimeoutMs) ?? DEFAULT_AGENT_IDLE_TIMEOUT_MS,
+    agentKeepaliveMs: checkValue('agentKeepaliveMs', kinds.timeoutMs, options.agentKeepaliveMs) ?? DEFAULT_AGENT_KEEPALIVE_MS,
+    keyRecheckMs: checkValue('keyRecheckMs', kinds.keyRecheckMs, options.keyRecheckMs) ?? MAX_KEY_RECHECK_MS,
     archive: {
-      follow: check('archiveFollow', kinds.onOff, options.archiveFollow) ?? true,
-      retainDays: check('archiveRetainDays', kinds.retainDays, options.archiveRetainDays) ?? DEFAULT_ARCHIVE_RETAIN_DAYS,
-      silenceMs: check('archiveSilenceMs', kinds.silenceMs, options.archiveSilenceMs) ?? DEFAULT_ARCHIVE_SILENCE_MS,
-      leaseMs: check('archiveLeaseMs', kinds.leaseMs, options.archiveLeaseMs) ?? DEFAULT_ARCHIVE_LEASE_MS,
+      follow: checkValue('archiveFollow', kinds.onOff, options.archiveFollow) ?? true,
+      retainDays: checkValue('archiveRetainDays', kinds.retainDays, options.archiveRetainDays) ?? DEFAULT_ARCHIVE_RETAIN_DAYS,
+      silenceMs: checkValue('archiveSilenceMs', kinds.silenceMs, options.archiveSilenceMs) ?? DEFAULT_ARCHIVE_SILENCE_MS,
+      leaseMs: checkValue('archiveLeaseMs', kinds.leaseMs, options.archiveLeaseMs) ?? DEFAULT_ARCHIVE_LEASE_MS,
     },
-    viewerSecret: check('viewerSecret', kinds.viewerSecret, options.viewerSecret),
+    viewerSecret: checkValue('viewerSecret', kinds.viewerSecret, options.viewerSecret),
   };
 }
 
 export function gatewayHelpText(): string {
-  return (
-    [
-      'Usage: browser-telemetry-gateway [options]',
-      '       browser-telemetry-gateway create-key --name <name> [--project <id|name>] [options]',
-      '',
-      'Control plane in front of browser-telemetry agents: projects, API keys, bearer auth, the',
-      "public browser paths forwarded to each session's agent, and the archive of every session's",
-      'telemetry, readable after the session ends. Every option can also be set by its environment',
-      'variable; a flag wins over its variable, and an empty variable counts as unset.',
-      '',
-      'Options:',
-      ...optionHelpLines(Object.values(SERVE_SETTINGS)),
-      `  -h, --help`.padEnd(34) + "  Print this help and exit (create-key --help: that command's).",
-      `  -v, --version`.padEnd(34) + '  Print the version and exit.',
-      '',
-      'Invalid values exit with status 2 and one line on stderr.',
-    ].join('\n') + '\n'
-  );
+  const intro = [
+    'Usage: browser-telemetry-gateway [options]',
+    '       browser-telemetry-gateway create-key --name <name> [--project <id|name>] [options]',
+    '',
+    'Control plane in front of browser-telemetry agents: projects, API keys, bearer auth, the',
+    "public browser paths forwarded to each session's agent, and the archive of every session's",
+    'telemetry, readable after the session ends. Every option can also be set by its environment',
+    'variable; a flag wins over its variable, and an empty variable counts as unset.',
+  ];
+  return commandHelpText(intro, Object.values(SERVE_SETTINGS), [
+    flagHelpLine('-h, --help', "Print this help and exit (create-key --help: that command's)."),
+    flagHelpLine('-v, --version', 'Print the version and exit.'),
+    '',
+    'Invalid values exit with status 2 and one line on stderr.',
+  ]);
 }
 
 export function createKeyHelpText(): string {
-  return (
-    [
-      'Usage: browser-telemetry-gateway create-key --name <name> [--project <id|name>] [options]',
-      '',
-      "Creates an API key in the gateway's storage (creating and migrating it when new) and prints",
-      'the key on stdout, once: it is stored only as a digest. Details go to stderr.',
-      '',
-      'Options:',
-      ...optionHelpLines(Object.values(CREATE_KEY_SETTINGS)),
-      `  -h, --help`.padEnd(34) + '  Print this help and exit.',
-    ].join('\n') + '\n'
-  );
+  const intro = [
+    'Usage: browser-telemetry-gateway create-key --name <name> [--project <id|name>] [options]',
+    '',
+    "Creates an API key in the gateway's storage (creating and migrating it when new) and prints",
+    'the key on stdout, once: it is stored only as a digest. Details go to stderr.',
+  ];
+  return commandHelpText(intro, Object.values(CREATE_KEY_SETTINGS), [flagHelpLine('-h, --help', 'Print this help and exit.')]);
 }

@@ -62,12 +62,9 @@ export async function startGatewayWithConfig(config: GatewayConfig, extras: Gate
     keepaliveMs: config.agentKeepaliveMs,
   };
   const archive = new Archive({
+    ...config.archive,
     db: store.db,
     log: logger,
-    follow: config.archive.follow,
-    retainDays: config.archive.retainDays,
-    silenceMs: config.archive.silenceMs,
-    leaseMs: config.archive.leaseMs,
     streamSilenceMs: streamSilenceLimitMs(timeouts),
     connectTimeoutMs: timeouts.connectMs,
     responseTimeoutMs: config.agentResponseTimeoutMs,

@@ -4,6 +4,7 @@
 // retention job, the drain before a DELETE, and the reads (history pages and stream plans).
 
 import type { Logger } from 'pino';
+import type { ArchiveConfig } from '../config.ts';
 import type { Database } from '../storage/database.ts';
 import type { BrowserRecord } from '../storage/store.ts';
 import type { SessionEndHooks } from '../http/browser-proxy.ts';
@@ -20,15 +21,9 @@ const POSTGRES_WRITE_LANES = 4;
 /** Events per history page the drain asks for (the agent's largest page). */
 const DRAIN_PAGE_EVENTS = 1000;
 
-export interface ArchiveOptions {
+export interface ArchiveOptions extends ArchiveConfig {
   db: Database;
   log: Logger;
-  /** Whether this instance follows sessions (takes leases); reads are served either way. */
-  follow: boolean;
-  retainDays: number;
-  /** A session whose agent has not answered for this long is ended. */
-  silenceMs: number;
-  leaseMs: number;
   /** A follower's stream without a byte for this long is cut (3 agent keepalive periods). */
   streamSilenceMs: number;
   connectTimeoutMs: number;

@@ -12,6 +12,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { ArchiveConfig } from '../config.ts';
 import type { AgentClient } from './agent-client.ts';
 import type { ArchiveStore, LeasedSession } from './archive-store.ts';
 import type { ArchiveWriter } from './archive-writer.ts';
@@ -22,19 +23,14 @@ const CLAIM_PER_TICK = 200;
 /** How long a follower of an ended session may read its stream's tail. */
 export const FINISH_TIMEOUT_MS = 5000;
 
-export interface LeaseKeeperOptions {
+/** What the keeper works with; `follow`, `silenceMs` and `leaseMs` are the archive's settings (ArchiveConfig). */
+export interface LeaseKeeperOptions extends Pick<ArchiveConfig, 'follow' | 'silenceMs' | 'leaseMs'> {
   store: ArchiveStore;
   writer: ArchiveWriter;
   client: AgentClient;
   log: Logger;
-  /** A lease lasts this long unless renewed. */
-  leaseMs: number;
-  /** A session whose agent has not answered for this long is ended. */
-  silenceMs: number;
   /** An agent stream without a byte for this long is cut and reopened. */
   streamSilenceMs: number;
-  /** Whether this instance follows sessions at all (false: it only serves reads). */
-  follow: boolean;
 }
 
 interface Followed {
