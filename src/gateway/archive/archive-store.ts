@@ -6,6 +6,7 @@
 
 import { filterSql, type EventFilter } from '../../stream/event-filter.ts';
 import type { Database, Queryable, SqlValue } from '../storage/database.ts';
+import { Conditions, readPage } from '../storage/list-query.ts';
 import { toBrowser, type BrowserRecord, type BrowserRow, type EndedReason, type Page, type PageRequest } from '../storage/store.ts';
 import { EVENT_KIND, type ArchivedEvent } from './event-row.ts';
 
@@ -269,24 +270,14 @@ export class ArchiveStore {
 
   /** Sessions for GET /browsers: oldest first by (created_at, session_id), like the projects. */
   async listSessions(filter: SessionFilter): Promise<Page<SessionRecord>> {
-    const where = [OF_LIVE_PROJECT];
-    const params: SqlValue[] = [];
-    if (filter.status === 'active') where.push('b.deleted_at IS NULL');
-    if (filter.status === 'ended') where.push('b.deleted_at IS NOT NULL');
-    if (filter.projectId !== undefined) {
-      where.push('b.project_id = ?');
-      params.push(filter.projectId);
-    }
-    if (filter.query !== undefined && filter.query !== '') {
-      // Session ids are [A-Za-z0-9_-]: only `_` needs escaping, and case folds in JavaScript.
-      where.push("LOWER(b.session_id) LIKE ? ESCAPE '\\'");
-      params.push(`%${filter.query.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-    }
-    const rows = await this.db.all<SessionRow>(
-      `SELECT ${SESSION_COLUMNS} FROM browsers b WHERE ${where.join(' AND ')} ORDER BY b.created_at, b.session_id LIMIT ? OFFSET ?`,
-      [...params, filter.limit + 1, filter.offset],
-    );
-    return { items: rows.slice(0, filter.limit).map(toSession), hasMore: rows.length > filter.limit };
+    // Session ids are [A-Za-z0-9_-]: only `_` needs escaping, and case folds in JavaScript.
+    const idLike = filter.query ? `%${filter.query.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+    const where = new Conditions(OF_LIVE_PROJECT)
+      .when(filter.status === 'active', 'b.deleted_at IS NULL')
+      .when(filter.status === 'ended', 'b.deleted_at IS NOT NULL')
+      .bind('b.project_id = ?', filter.projectId)
+      .bind("LOWER(b.session_id) LIKE ? ESCAPE '\\'", idLike);
+    return readPage(this.db, `SELECT ${SESSION_COLUMNS} FROM browsers b${where.clause} ORDER BY b.created_at, b.session_id`, where.params, filter, toSession);
   }
 
   /** Ends a live session; false when it had already ended. */

@@ -49,6 +49,8 @@ export interface BrowserSessionView {
 const iso = (ms: number) => new Date(ms).toISOString();
 /** Unix µs → ISO 8601 with microseconds. */
 const isoMicros = (us: number) => `${new Date(Math.floor(us / 1000)).toISOString().slice(0, -1)}${String(us % 1000).padStart(3, '0')}Z`;
+/** A time that may be absent, written by `format`: null stays null. */
+const nullableTime = (time: number | null, format: (time: number) => string) => (time === null ? null : format(time));
 
 export function projectView(project: Project): ProjectView {
   return { id: project.id, name: project.name, status: project.status, created_at: iso(project.createdAt), updated_at: iso(project.updatedAt) };
@@ -60,8 +62,8 @@ export function apiKeyView(key: ApiKeyRecord): ApiKeyView {
     name: key.name,
     created_at: iso(key.createdAt),
     created_by: key.createdBy,
-    expires_at: key.expiresAt === null ? null : iso(key.expiresAt),
-    deleted_at: key.deletedAt === null ? null : iso(key.deletedAt),
+    expires_at: nullableTime(key.expiresAt, iso),
+    deleted_at: nullableTime(key.deletedAt, iso),
     masked_key: key.maskedKey,
     project_id: key.projectId,
     project_name: key.projectName,
@@ -78,12 +80,12 @@ export function browserSessionView(session: SessionRecord): BrowserSessionView {
     project_id: session.projectId,
     created_at: iso(session.createdAt),
     status: session.endedAt === null ? 'active' : 'ended',
-    deleted_at: session.endedAt === null ? null : iso(session.endedAt),
+    deleted_at: nullableTime(session.endedAt, iso),
     ended_reason: session.endedReason,
     event_count: session.eventCount,
     error_count: session.errorCount,
     failed_request_count: session.failedRequestCount,
-    first_event_at: session.firstEventTs === null ? null : isoMicros(session.firstEventTs),
-    last_event_at: session.lastEventTs === null ? null : isoMicros(session.lastEventTs),
+    first_event_at: nullableTime(session.firstEventTs, isoMicros),
+    last_event_at: nullableTime(session.lastEventTs, isoMicros),
   };
 }

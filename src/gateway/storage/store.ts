@@ -4,7 +4,8 @@
 // pass a check that only one of them may pass. Unique indexes settle concurrent creates.
 
 import { randomBytes } from 'node:crypto';
-import type { Database, Queryable, SqlValue } from './database.ts';
+import type { Database, Queryable } from './database.ts';
+import { Conditions, readPage } from './list-query.ts';
 
 export type ProjectStatus = 'active' | 'archived';
 export const PROJECT_STATUSES: readonly ProjectStatus[] = ['active', 'archived'];
@@ -210,9 +211,14 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
     projectName: row.project_id === null ? null : row.project_name,
     createdBy: { id: row.created_by_id, email: row.created_by_email, name: row.created_by_name },
     createdAt: Number(row.created_at),
-    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
-    deletedAt: row.deleted_at === null ? null : Number(row.deleted_at),
+    expiresAt: numberOrNull(row.expires_at),
+    deletedAt: numberOrNull(row.deleted_at),
   };
+}
+
+/** A nullable time column (Unix ms) as a number, like the `Number(...)` of the others; null stays null. */
+function numberOrNull(value: number | null): number | null {
+  return value === null ? null : Number(value);
 }
 
 export function toBrowser(row: BrowserRow): BrowserRecord {
@@ -239,26 +245,12 @@ export class GatewayStore {
   // ---- projects -------------------------------------------------------------------------------
 
   async listProjects(filter: ProjectFilter): Promise<Page<Project>> {
-    const where = ['deleted_at IS NULL'];
-    const params: SqlValue[] = [];
-    if (filter.onlyId !== undefined) {
-      where.push('id = ?');
-      params.push(filter.onlyId);
-    }
-    if (filter.name !== undefined) {
-      where.push('name = ?');
-      params.push(filter.name);
-    }
-    if (filter.query !== undefined && filter.query !== '') {
-      where.push("name_folded LIKE ? ESCAPE '\\'");
-      params.push(likeSubstring(filter.query));
-    }
+    const where = new Conditions('deleted_at IS NULL')
+      .bind('id = ?', filter.onlyId)
+      .bind('name = ?', filter.name)
+      .bind("name_folded LIKE ? ESCAPE '\\'", filter.query ? likeSubstring(filter.query) : undefined);
     // Oldest first: offsets of existing projects do not move when new ones are created.
-    const rows = await this.db.all<ProjectRow>(
-      `SELECT ${PROJECT_COLUMNS} FROM projects WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT ? OFFSET ?`,
-      [...params, filter.limit + 1, filter.offset],
-    );
-    return { items: rows.slice(0, filter.limit).map(toProject), hasMore: rows.length > filter.limit };
+    return readPage(this.db, `SELECT ${PROJECT_COLUMNS} FROM projects${where.clause} ORDER BY created_at, id`, where.params, filter, toProject);
   }
 
   async createProject(name: string): Promise<Project> {
@@ -377,22 +369,12 @@ export class GatewayStore {
   }
 
   async listApiKeys(filter: ApiKeyFilter): Promise<Page<ApiKeyRecord>> {
-    const where: string[] = [];
-    const params: SqlValue[] = [];
-    if (filter.status === 'active') where.push('k.deleted_at IS NULL');
-    if (filter.status === 'deleted') where.push('k.deleted_at IS NOT NULL');
-    if (filter.projectId !== undefined) {
-      where.push('k.project_id = ?');
-      params.push(filter.projectId);
-    }
-    if (filter.name !== undefined) {
-      where.push('k.name = ?');
-      params.push(filter.name);
-    }
-    if (filter.query !== undefined && filter.query !== '') {
-      where.push("k.name_folded LIKE ? ESCAPE '\\'");
-      params.push(likeSubstring(filter.query));
-    }
+    const where = new Conditions()
+      .when(filter.status === 'active', 'k.deleted_at IS NULL')
+      .when(filter.status === 'deleted', 'k.deleted_at IS NOT NULL')
+      .bind('k.project_id = ?', filter.projectId)
+      .bind('k.name = ?', filter.name)
+      .bind("k.name_folded LIKE ? ESCAPE '\\'", filter.query ? likeSubstring(filter.query) : undefined);
     const dir = filter.sortDirection === 'desc' ? 'DESC' : 'ASC';
     // NULL sorts differently on the two backends: place "never expires" explicitly (last when
     // ascending, as the farthest expiry).
@@ -402,11 +384,7 @@ export class GatewayStore {
         : filter.sortBy === 'name'
           ? `k.name ${dir}, k.id ${dir}`
           : `k.created_at ${dir}, k.id ${dir}`;
-    const rows = await this.db.all<ApiKeyRow>(
-      `${API_KEY_SELECT}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ? OFFSET ?`,
-      [...params, filter.limit + 1, filter.offset],
-    );
-    return { items: rows.slice(0, filter.limit).map(toApiKey), hasMore: rows.length > filter.limit };
+    return readPage(this.db, `${API_KEY_SELECT}${where.clause} ORDER BY ${order}`, where.params, filter, toApiKey);
   }
 
   async findKeyCredential(digest: string): Promise<KeyCredential | undefined> {
@@ -425,8 +403,8 @@ export class GatewayStore {
       name: row.name,
       digest: row.key_digest,
       projectId: row.project_id,
-      expiresAt: row.expires_at === null ? null : Number(row.expires_at),
-      deletedAt: row.deleted_at === null ? null : Number(row.deleted_at),
+      expiresAt: numberOrNull(row.expires_at),
+      deletedAt: numberOrNull(row.deleted_at),
     };
   }
 
