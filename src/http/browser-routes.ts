@@ -86,6 +86,9 @@ export function parseBrowserPatch(body: unknown): TelemetryConfigPatch {
   return telemetry as TelemetryConfigPatch;
 }
 
+/** The schema parts of every /browsers/{id} route here: its tag and the id parameter. */
+const BROWSER_ROUTE = { tags: ['browser'], params: browserParamsSchema };
+
 export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
   app.get(
     '/browsers/:id',
@@ -93,8 +96,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth
       onRequest: browserGuard(deps, auth, 'telemetry:read'),
       schema: {
         summary: 'The browser session and its effective telemetry config (scope telemetry:read)',
-        tags: ['browser'],
-        params: browserParamsSchema,
+        ...BROWSER_ROUTE,
         response: { 200: browserObjectSchema, ...errorResponses(...BROWSER_ERRORS) },
       },
     },
@@ -110,8 +112,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth
       attachValidation: true,
       schema: {
         summary: 'Merge a telemetry config into the current one (scope telemetry:write)',
-        tags: ['browser'],
-        params: browserParamsSchema,
+        ...BROWSER_ROUTE,
         body: browserPatchSchema,
         response: { 200: browserObjectSchema, ...errorResponses(400, ...BROWSER_ERRORS) },
       },
@@ -130,8 +131,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth
       onSend: noRetryOnFailure,
       schema: {
         summary: 'Terminate the session: streams flushed and ended, browser closed (scope browser:delete)',
-        tags: ['browser'],
-        params: browserParamsSchema,
+        ...BROWSER_ROUTE,
         response: { 204: noContent, ...errorResponses(...BROWSER_ERRORS) },
       },
     },

@@ -3,8 +3,8 @@
 // read). Always with the registered agent token; connection pools of their own, so the archive's
 // long-lived streams never share sockets with forwarded client requests.
 
-import http, { type ClientRequest, type IncomingMessage } from 'node:http';
-import https from 'node:https';
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { AgentConnections } from '../http/agent-connections.ts';
 import type { BrowserRecord } from '../storage/store.ts';
 
 /** What the archive needs of a registration to reach its agent. */
@@ -61,8 +61,7 @@ export interface AgentHistoryPage {
 const MAX_ERROR_BODY = 16 * 1024;
 
 export class AgentClient {
-  private readonly httpAgent = new http.Agent({ keepAlive: true });
-  private readonly httpsAgent = new https.Agent({ keepAlive: true });
+  private readonly connections = new AgentConnections();
 
   constructor(
     private readonly timeouts: {
@@ -116,8 +115,7 @@ export class AgentClient {
   }
 
   close(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    this.connections.destroy();
   }
 
   private send(
@@ -126,17 +124,7 @@ export class AgentClient {
     headers: Record<string, string>,
     responseMs: number,
   ): Promise<{ request: ClientRequest; response: IncomingMessage }> {
-    const target = new URL(`${agent.agentUrl}${path}`);
-    const secure = target.protocol === 'https:';
-    const request = (secure ? https : http).request({
-      protocol: target.protocol,
-      hostname: target.hostname,
-      port: target.port,
-      path: `${target.pathname}${target.search}`,
-      method: 'GET',
-      headers: { ...headers, authorization: `Bearer ${agent.agentToken}` },
-      agent: secure ? this.httpsAgent : this.httpAgent,
-    });
+    const request = this.connections.request(new URL(`${agent.agentUrl}${path}`), 'GET', { ...headers, authorization: `Bearer ${agent.agentToken}` });
     return new Promise((resolve, reject) => {
       let connectTimer: NodeJS.Timeout | undefined;
       const responseTimer = setTimeout(() => request.destroy(Object.assign(new Error('no response head in time'), { code: 'ETIMEDOUT' })), responseMs);

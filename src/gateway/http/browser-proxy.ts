@@ -19,12 +19,12 @@
 // while the agent's response waits unread, so that a client resuming from far back gets the
 // archive first and the agent's frames after it.
 
-import http, { type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
-import https from 'node:https';
+import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { finished, pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notFound } from '../../http/errors.ts';
 import type { BrowserRecord, GatewayStore } from '../storage/store.ts';
+import { AgentConnections } from './agent-connections.ts';
 import { AgentTimeout, SilenceWatch, streamSilenceLimitMs, type AgentTimeouts } from './agent-silence.ts';
 import { principalOf, requireProjectAccess, type Principal } from './auth.ts';
 import { browserTimedOut, browserUnreachable, type GatewayError } from './errors.ts';
@@ -83,8 +83,7 @@ interface OpenExchange {
 }
 
 export class BrowserProxy {
-  private readonly httpAgent = new http.Agent({ keepAlive: true });
-  private readonly httpsAgent = new https.Agent({ keepAlive: true });
+  private readonly connections = new AgentConnections();
   private readonly open = new Set<OpenExchange>();
 
   constructor(private readonly options: BrowserProxyOptions) {}
@@ -116,8 +115,7 @@ export class BrowserProxy {
   close(): void {
     for (const exchange of [...this.open]) exchange.abort();
     this.open.clear();
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    this.connections.destroy();
   }
 
   private async handle(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -211,16 +209,7 @@ export class BrowserProxy {
     if (options.lastEventId === null) delete headers['last-event-id'];
     else if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
     const hasBody = headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
-    const secure = target.protocol === 'https:';
-    const upstream = (secure ? https : http).request({
-      protocol: target.protocol,
-      hostname: target.hostname,
-      port: target.port,
-      path: `${target.pathname}${target.search}`,
-      method: request.method,
-      headers,
-      agent: secure ? this.httpsAgent : this.httpAgent,
-    });
+    const upstream = this.connections.request(target, request.method, headers);
 
     const { timeouts } = this.options;
     return new Promise((resolve, reject) => {
