@@ -5,7 +5,7 @@
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { assertNever, isOneOf } from '../assert-never.ts';
-import { EVENT_TYPE_CATEGORY, type EventType, type HeaderMap, type TelemetryEvent } from '../../injected/schema.ts';
+import { EVENT_TYPE_CATEGORY, type EventType, type HeaderMap, type StackTrace, type TelemetryEvent } from '../../injected/schema.ts';
 
 type Attributes = ReadableLogRecord['attributes'];
 type AttributeValue = Attributes[string];
@@ -38,6 +38,9 @@ const HEADER_ATTRIBUTE: Partial<Record<EventType, string>> = {
   network_request: 'http.request.header.',
   network_response: 'http.response.header.',
 };
+
+/** Events whose `data.text` is the record's body, and so not repeated as `bta.data.text`. */
+const TEXT_IS_BODY: Partial<Record<EventType, true>> = { console_log: true, console_error: true };
 
 /** The methods semconv knows; any other is `_OTHER`, with the method in http.request.method_original. */
 const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
@@ -96,17 +99,23 @@ function attributesOf(seq: number, exportSeq: number, event: TelemetryEvent): At
     'bta.source.kind': source.kind,
   };
   if (source.event !== undefined) attributes['bta.source.event'] = source.event;
-  if (source.metadata !== undefined) attributes['bta.source.metadata'] = source.metadata;
-  if (event.truncated === true) attributes['bta.truncated'] = true;
   const data = event.data as Record<string, unknown> | undefined;
+  // The target's metadata, unless data carries the same context (target_id, target_type, session_id).
+  if (source.metadata !== undefined && (data?.target_id === undefined || data.target_id !== source.metadata.target_id)) {
+    attributes['bta.source.metadata'] = source.metadata;
+  }
+  if (event.truncated === true) attributes['bta.truncated'] = true;
   if (data === undefined) return attributes;
   const semconv = SEMCONV_FIELDS[event.type];
   const headerPrefix = HEADER_ATTRIBUTE[event.type];
+  const textIsBody = TEXT_IS_BODY[event.type] === true;
   for (const field in data) {
     const value = data[field];
     if (value === undefined) continue;
     const name = semconv?.[field];
-    if (name === 'http.request.method') setMethod(attributes, text(value));
+    if (field === 'text' && textIsBody) continue;
+    else if (field === 'stack_trace') attributes['code.stacktrace'] = stackText(value as StackTrace);
+    else if (name === 'http.request.method') setMethod(attributes, text(value));
     else if (name === 'url.full') attributes[name] = redactCredentials(text(value));
     else if (name !== undefined) attributes[name] = value as AttributeValue;
     else if (field === 'headers' && headerPrefix !== undefined) setHeaders(attributes, headerPrefix, value as HeaderMap);
@@ -123,6 +132,22 @@ function setMethod(attributes: Attributes, method: string): void {
     attributes['http.request.method'] = '_OTHER';
     attributes['http.request.method_original'] = method;
   }
+}
+
+/**
+ * A CDP stack trace as V8 prints one (`    at fn (url:line:column)`, 1-based), the way semconv's
+ * code.stacktrace wants it; an async parent's frames follow a `    --- <description> ---` line.
+ */
+export function stackText(stack: StackTrace): string {
+  let out = '';
+  for (let part: StackTrace | undefined = stack; part !== undefined; part = part.parent) {
+    if (part !== stack) out += `\n    --- ${part.description ?? 'async'} ---`;
+    for (const frame of part.callFrames) {
+      const where = `${frame.url || '<anonymous>'}:${frame.lineNumber + 1}:${frame.columnNumber + 1}`;
+      out += `${out === '' ? '' : '\n'}    at ${frame.functionName === '' ? where : `${frame.functionName} (${where})`}`;
+    }
+  }
+  return out;
 }
 
 /** CDP joins the values of a repeated header with `\n`; semconv wants one array item per value. */

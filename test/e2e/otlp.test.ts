@@ -9,8 +9,9 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import pino from 'pino';
 import protos from 'otlp-transformer-with-protos/build/src/generated/root.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
+import type { EventType, StackTrace, TelemetryEvent } from '../../injected/schema.ts';
 import type { OtlpOptions } from '../../src/export/otlp-config.ts';
+import { stackText } from '../../src/export/otlp-record.ts';
 import { consoleText, startRig, TOKEN, until, type TestRig } from './support/harness.ts';
 
 // ---- the receiver -------------------------------------------------------------------------------
@@ -162,7 +163,7 @@ class OtlpReceiver {
   }
 
   withText(text: string): ReceivedRecord[] {
-    return this.records.filter((r) => r.attributes['bta.data.text'] === text);
+    return this.records.filter((r) => r.body === text);
   }
 }
 
@@ -186,9 +187,19 @@ function expectDocumentedAttributes(record: ReceivedRecord, seq: number, event: 
   expect(attributes['bta.source.kind']).toBe(event.source.kind);
   expect(attributes['bta.source.event']).toBe(event.source.event);
   expect(attributes['bta.truncated']).toBe(event.truncated);
-  for (const [field, value] of Object.entries(event.data ?? {})) {
+  const data = (event.data ?? {}) as Record<string, unknown>;
+  // source.metadata only when data does not carry the same target.
+  expect(attributes['bta.source.metadata']).toEqual(
+    data.target_id !== undefined && data.target_id === event.source.metadata?.target_id ? undefined : event.source.metadata,
+  );
+  for (const [field, value] of Object.entries(data)) {
     const semconv = SEMCONV[event.type]?.[field];
-    if (semconv !== undefined) {
+    if (field === 'text' && (event.type === 'console_log' || event.type === 'console_error')) {
+      expect(record.body, `${event.type} text`).toBe(value);
+      expect(attributes['bta.data.text']).toBeUndefined();
+    } else if (field === 'stack_trace') {
+      expect(attributes['code.stacktrace'], `${event.type} stack`).toBe(stackText(value as StackTrace));
+    } else if (semconv !== undefined) {
       expect(attributes[semconv], `${event.type} ${field}`).toEqual(value);
       expect(attributes[`bta.data.${field}`]).toBeUndefined();
     } else if (field === 'headers' && HEADERS[event.type] !== undefined) {

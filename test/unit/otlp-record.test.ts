@@ -4,7 +4,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import { OtlpQueue } from '../../src/export/otlp-queue.ts';
-import { hrTimeFromMicros, toLogRecord } from '../../src/export/otlp-record.ts';
+import { hrTimeFromMicros, stackText, toLogRecord } from '../../src/export/otlp-record.ts';
 
 const resource = resourceFromAttributes({ 'service.name': 'browser-telemetry-agent' });
 const scope = { name: 'browser-telemetry-agent' };
@@ -32,6 +32,41 @@ describe('toLogRecord', () => {
     expect([warn.severityText, warn.body, warn.attributes['bta.data.args']]).toEqual(['WARN', 'careful', ['careful']]);
     const error = record({ ts: 1, type: 'console_error', source: { kind: 'cdp' }, data: { text: 'Uncaught Error: x', line: 3 }, truncated: true });
     expect([error.severityNumber, error.severityText, error.attributes['bta.truncated']]).toEqual([17, 'ERROR', true]);
+  });
+
+  it('does not repeat the console text (the body) as an attribute, and gives the stack as code.stacktrace', () => {
+    const r = record({
+      ts: 1,
+      type: 'console_log',
+      source: { kind: 'cdp' },
+      data: {
+        level: 'log',
+        text: 'hi',
+        args: ['hi'],
+        stack_trace: {
+          callFrames: [
+            { functionName: 'f', scriptId: '4', url: 'http://a/app.js', lineNumber: 9, columnNumber: 2 },
+            { functionName: '', scriptId: '4', url: 'http://a/app.js', lineNumber: 20, columnNumber: 0 },
+          ],
+          parent: { description: 'setTimeout', callFrames: [{ functionName: 'start', scriptId: '5', url: '', lineNumber: 0, columnNumber: 4 }] },
+        },
+      },
+    });
+    expect(r.body).toBe('hi');
+    expect(r.attributes['bta.data.text']).toBeUndefined();
+    expect(r.attributes['bta.data.stack_trace']).toBeUndefined();
+    expect(r.attributes['code.stacktrace']).toBe(
+      '    at f (http://a/app.js:10:3)\n    at http://a/app.js:21:1\n    --- setTimeout ---\n    at start (<anonymous>:1:5)',
+    );
+    expect(stackText({ callFrames: [] })).toBe('');
+  });
+
+  it('exports source.metadata only when data does not carry the same target', () => {
+    const metadata = { cdp_session_id: 'S1', target_id: 'T1', target_type: 'page' };
+    const same = record({ ts: 1, type: 'page_load', source: { kind: 'cdp', metadata }, data: { target_id: 'T1', session_id: 'S1', target_type: 'page' } });
+    expect(same.attributes['bta.source.metadata']).toBeUndefined();
+    const none = record({ ts: 1, type: 'page_load', source: { kind: 'cdp', metadata }, data: { cdp_timestamp: 1 } });
+    expect(none.attributes['bta.source.metadata']).toEqual(metadata);
   });
 
   it('maps a failed load to WARN with error.type', () => {
