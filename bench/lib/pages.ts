@@ -441,29 +441,32 @@ const SPA_APP = `(function () {
   addEventListener('load', function () { burst().then(function () { __bench.done(performance.now()); }); });
 })();`;
 
+/** A page named `name` (its body says so) that runs `onLoad`, JavaScript statements, once it has loaded. */
+function onLoadPage(ctx: PageContext, name: string, onLoad: string): string {
+  return `${head(ctx, name)}<body>${name}<script>
+addEventListener('load', function () {
+${onLoad}
+});
+</script></body></html>`;
+}
+
 /** Throughput: `n` console.log lines as fast as the page can make them (yielding every 500). */
 function floodPage(ctx: PageContext): string {
   const n = Number(ctx.query.get('n') ?? 20000);
-  const script = `<script>
-addEventListener('load', function () {
-  var N = ${n}, i = 0, start = performance.now();
+  const onLoad = `  var N = ${n}, i = 0, start = performance.now();
   function chunk() {
     var end = Math.min(N, i + 500);
     for (; i < end; i++) console.log('${FLOOD_MARKER}' + i);
     if (i < N) setTimeout(chunk, 0); else __bench.done(performance.now() - start);
   }
-  setTimeout(chunk, 0);
-});
-</script>`;
-  return `${head(ctx, 'flood')}<body>flood${script}</body></html>`;
+  setTimeout(chunk, 0);`;
+  return onLoadPage(ctx, 'flood', onLoad);
 }
 
 /** Throughput: `n` fetches of a small JSON document, 32 at a time. */
 function fetchesPage(ctx: PageContext): string {
   const n = Number(ctx.query.get('n') ?? 2000);
-  const script = `<script>
-addEventListener('load', function () {
-  var N = ${n}, next = 0, start = performance.now();
+  const onLoad = `  var N = ${n}, next = 0, start = performance.now();
   function one() {
     if (next >= N) return;
     var k = next++;
@@ -471,26 +474,20 @@ addEventListener('load', function () {
   }
   var workers = [];
   for (var w = 0; w < 32; w++) workers.push(one());
-  Promise.all(workers).then(function () { __bench.done(performance.now() - start); });
-});
-</script>`;
-  return `${head(ctx, 'fetches')}<body>fetches${script}</body></html>`;
+  Promise.all(workers).then(function () { __bench.done(performance.now() - start); });`;
+  return onLoadPage(ctx, 'fetches', onLoad);
 }
 
 /** Latency: 10 numbered lines every 10 ms (1,000 events/s) for `ms` milliseconds. */
 function steadyPage(ctx: PageContext): string {
   const base = Number(ctx.query.get('base') ?? 0);
   const ms = Number(ctx.query.get('ms') ?? 5000);
-  const script = `<script>
-addEventListener('load', function () {
-  var n = ${base}, end = performance.now() + ${ms};
+  const onLoad = `  var n = ${base}, end = performance.now() + ${ms};
   var timer = setInterval(function () {
     for (var k = 0; k < 10; k++) console.log('${LATENCY_MARKER}' + (n++) + '.');
     if (performance.now() >= end) { clearInterval(timer); __bench.done(n - ${base}); }
-  }, 10);
-});
-</script>`;
-  return `${head(ctx, 'steady')}<body>steady${script}</body></html>`;
+  }, 10);`;
+  return onLoadPage(ctx, 'steady', onLoad);
 }
 
 /**

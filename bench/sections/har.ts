@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import type { TelemetryEvent } from '../../injected/schema.ts';
+import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
 import { HarBuilder } from '../../src/export/har.ts';
 import { harPieces } from '../../src/export/har-stream.ts';
 import { BearerAuth } from '../../src/http/auth.ts';
@@ -86,6 +86,11 @@ const timing = (offset: number) => ({
   receive_headers_end: 3.3,
 });
 
+/** An event caused by the CDP event `method`, as the agent reports it. */
+function cdpEvent(ts: number, type: EventType, method: string, data: TelemetryEvent['data']): TelemetryEvent {
+  return { ts, type, source: { kind: 'cdp', event: method }, data };
+}
+
 /** The session's events in seq order: per navigation its document, then its subresources. */
 export function* sessionEvents(requests: number, navigations = 20): Generator<TelemetryEvent> {
   const t0 = Date.now() * 1000 - requests * 2_000;
@@ -111,61 +116,40 @@ export function* sessionEvents(requests: number, navigations = 20): Generator<Te
       const url = k === 0 ? pageUrl : `${ORIGIN}/static/${type.toLowerCase()}/${made}.bin?v=3`;
       const navSeq = k === 0 ? nav - 1 : nav;
       const mime = k === 0 ? 'text/html' : MIME[type]!;
-      yield {
-        ts,
-        type: 'network_request',
-        source: { kind: 'cdp', event: 'Network.requestWillBeSent' },
-        data: {
-          ...ctx(navSeq, url),
-          request_id: id,
-          method: 'GET',
-          document_url: pageUrl,
-          headers: requestHeaders(made),
-          resource_type: type,
-          initiator_type: k === 0 ? 'other' : 'parser',
-        },
-      };
+      // The fields a request's two events both begin with.
+      const request = { ...ctx(navSeq, url), request_id: id, method: 'GET' };
+      yield cdpEvent(ts, 'network_request', 'Network.requestWillBeSent', {
+        ...request,
+        document_url: pageUrl,
+        headers: requestHeaders(made),
+        resource_type: type,
+        initiator_type: k === 0 ? 'other' : 'parser',
+      });
       if (k === 0) {
-        yield {
-          ts: ts + 500,
-          type: 'page_navigation',
-          source: { kind: 'cdp', event: 'Page.frameNavigated' },
-          data: { url: pageUrl, frame_id: TAB, loader_id: loader, session_id: 'S1', target_id: TAB, target_type: 'page' },
-        };
+        const data = { url: pageUrl, frame_id: TAB, loader_id: loader, session_id: 'S1', target_id: TAB, target_type: 'page' };
+        yield cdpEvent(ts + 500, 'page_navigation', 'Page.frameNavigated', data);
       }
       const withBody = type === 'Document' || type === 'Fetch' || type === 'XHR';
-      yield {
-        ts: ts + 4_000,
-        type: 'network_response',
-        source: { kind: 'cdp', event: 'Network.loadingFinished' },
-        data: {
-          ...ctx(navSeq, url),
-          request_id: id,
-          method: 'GET',
-          status: 200,
-          status_text: 'OK',
-          headers: responseHeaders(mime, body.length),
-          mime_type: mime,
-          resource_type: type,
-          ...(withBody ? { body } : {}),
-          remote_ip_address: '127.0.0.1',
-          remote_port: 8080,
-          protocol: 'http/1.1',
-          connection_id: 40 + (made % 6),
-          timing: timing(-3.9),
-          encoded_data_length: body.length + 220,
-          data_length: body.length,
-        },
-      };
+      yield cdpEvent(ts + 4_000, 'network_response', 'Network.loadingFinished', {
+        ...request,
+        status: 200,
+        status_text: 'OK',
+        headers: responseHeaders(mime, body.length),
+        mime_type: mime,
+        resource_type: type,
+        ...(withBody ? { body } : {}),
+        remote_ip_address: '127.0.0.1',
+        remote_port: 8080,
+        protocol: 'http/1.1',
+        connection_id: 40 + (made % 6),
+        timing: timing(-3.9),
+        encoded_data_length: body.length + 220,
+        data_length: body.length,
+      });
       ts += 2_000;
       if (k === 5) {
-        yield {
-          ts,
-          type: 'page_dom_content_loaded',
-          source: { kind: 'cdp', event: 'Page.domContentEventFired' },
-          data: { ...ctx(nav, pageUrl), cdp_timestamp: 0 },
-        };
-        yield { ts: ts + 1000, type: 'page_load', source: { kind: 'cdp', event: 'Page.loadEventFired' }, data: { ...ctx(nav, pageUrl), cdp_timestamp: 0 } };
+        yield cdpEvent(ts, 'page_dom_content_loaded', 'Page.domContentEventFired', { ...ctx(nav, pageUrl), cdp_timestamp: 0 });
+        yield cdpEvent(ts + 1000, 'page_load', 'Page.loadEventFired', { ...ctx(nav, pageUrl), cdp_timestamp: 0 });
       }
     }
   }
