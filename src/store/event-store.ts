@@ -133,7 +133,9 @@ export class EventStore {
     this.path = join(options.dataDir, sessionFileName(options.sessionId));
     this.db = this.openChecked();
     if (options.maxPageCount !== undefined) this.db.pragma(`max_page_count = ${Math.floor(options.maxPageCount)}`);
-    this.insert = this.db.prepare('INSERT OR REPLACE INTO events (seq, ts, type, category, target_id, nav_seq, envelope) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    // OR IGNORE: seqs never repeat (the reservation); were one to, the batch is kept, not failed. Measured cheaper
+    // than OR REPLACE (4.9 against 5.5 µs a row with both indexes, docs/storage.md).
+    this.insert = this.db.prepare('INSERT OR IGNORE INTO events (seq, ts, type, category, target_id, nav_seq, envelope) VALUES (?, ?, ?, ?, ?, ?, ?)');
     this.reserve = this.db.prepare("INSERT INTO meta (key, value) VALUES ('reserved_until', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
     const getMeta = this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
     let logId = getMeta.get('log_id')?.value;
