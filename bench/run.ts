@@ -9,7 +9,8 @@
 // subscribers), --experiment=<name> (a proposed
 // change applied to the agent processes: bench/lib/experiment-list.ts), --soak-seconds=N, --rounds=N
 // (page-load rounds), --reps=N (throughput and latency repetitions),
-// --modes=none,bare,agent,... and --pages=typical,mixed,console,spa (page-load section subsets), --pin
+// --modes=none,bare,agent,... and --pages=typical,mixed,console,spa (page-load section subsets),
+// --fan-outs=<name>;<name> (latency configurations by name, FAN_OUTS in bench/sections/latency.ts), --pin
 // (page loads with Chromium and the bench on CPU 0, the clients and the subscriber on CPU 1).
 
 import { execFileSync } from 'node:child_process';
@@ -51,6 +52,8 @@ interface Flags {
   /** Page-load section: modes and pages to run (investigation; the default is the full set). */
   modes: LoadMode[] | undefined;
   pages: LoadPage[] | undefined;
+  /** Latency section: the configurations to run (investigation; the default is FAN_OUTS). */
+  fanOuts: string[] | undefined;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -77,6 +80,7 @@ function parseFlags(argv: string[]): Flags {
     experiments: value('experiment')?.split(',') ?? [],
     modes: listOf('modes', Object.keys(LOAD_MODES)) as LoadMode[] | undefined,
     pages: listOf('pages', LOAD_PAGES) as LoadPage[] | undefined,
+    fanOuts: fanOutsOf(value('fan-outs')),
   };
 }
 
@@ -96,6 +100,13 @@ async function machine(): Promise<{ cpu: string | undefined; cores: number; memo
     node: process.version,
     chromium,
   };
+}
+
+function fanOutsOf(list: string | undefined): string[] | undefined {
+  const names = list?.split(';');
+  for (const name of names ?? [])
+    if (!FAN_OUTS.some((f) => f.name === name)) throw new Error(`--fan-outs: unknown ${name} (${FAN_OUTS.map((f) => f.name).join('; ')})`);
+  return names;
 }
 
 async function main(): Promise<void> {
@@ -174,7 +185,12 @@ async function main(): Promise<void> {
       });
     },
     latency: async () => {
-      results.latency = await runLatency(ctx, { reps: flags.reps ?? (q ? 1 : 3), windowMs: q ? 3000 : 15_000, configs: FAN_OUTS, diagnose: flags.diagnose });
+      results.latency = await runLatency(ctx, {
+        reps: flags.reps ?? (q ? 1 : 3),
+        windowMs: q ? 3000 : 15_000,
+        configs: FAN_OUTS.filter((f) => flags.fanOuts?.includes(f.name) ?? true),
+        diagnose: flags.diagnose,
+      });
     },
     reconnect: async () => {
       results.reconnect = await runReconnect(ctx, { kills: q ? 3 : 10 });
