@@ -102,7 +102,7 @@ export const DEFAULT_KEEPALIVE_MS = 15000;
 export const KEEPALIVE_MS_MIN = 10;
 export const KEEPALIVE_MS_MAX = 3_600_000;
 export const UPLOAD_IDLE_MS_MAX = 3_600_000;
-/** Fan-out pacing while events keep coming (docs/events.md "Delivery"). */
+/** Fan-out pacing while events keep coming (docs/events.md "Delivery", docs/decisions.md). */
 export const DEFAULT_STREAM_PACE_MS = 1;
 export const STREAM_PACE_MS_MAX = 100;
 export const DEFAULT_RETAIN_BYTES = 1024 * 1024 * 1024;

@@ -1,4 +1,4 @@
-// One SSE consumer: one HTTP response and a cursor into the event log (docs/events.md, Delivery).
+// One SSE consumer: one HTTP response and a cursor into the event log (docs/events.md "Delivery").
 //
 // The subscriber holds no queue of its own. It pulls frames from the log by seq and writes them
 // while the socket accepts them; when write() reports backpressure it stops and waits for
