@@ -45,6 +45,9 @@ function agentOptionsOf(config: FanOut): StartAgentOptions | undefined {
   return undefined;
 }
 
+/** Steady logging before an agent's first measured window (each agent is a fresh process). */
+const WARMUP_MS = 2000;
+
 export const FAN_OUTS: FanOut[] = [
   { name: '1 subscriber', readers: 1, stalled: 0 },
   { name: '10 subscribers', readers: 10, stalled: 0 },
@@ -122,11 +125,17 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
   const relayWindows: RelayWindow[] = [];
   let base = 1_000_000;
 
-  /** Replace the agent by one started with `options` (none: the usual one). */
+  /** A short steady window, not kept: the agent's hot paths compiled before a measured window. */
+  const warmUp = async (): Promise<void> => {
+    await pages.runChain([`/p/steady?base=0&ms=${WARMUP_MS}`], 30_000);
+    await pages.waitIdle();
+  };
+  /** Replace the agent by one started with `options` (none: the usual one), warmed up as the first one was. */
   const swapHost = async (options: StartAgentOptions): Promise<true> => {
     await host.stop();
     host = await AgentHost.start({ cdpUrl: browser.httpUrl, ...options }, profileDir);
     await pages.waitIdle();
+    await warmUp();
     return true;
   };
   /** One steady window with the bare client attached too, measuring the bare client only. */
@@ -183,9 +192,7 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
   };
   try {
     await pages.waitIdle();
-    // Warm-up: one short window, not kept.
-    await pages.runChain([`/p/steady?base=0&ms=1000`], 30_000);
-    await pages.waitIdle();
+    await warmUp();
 
     for (let rep = 0; rep < options.reps; rep++) {
       await floorWindow('cri');
