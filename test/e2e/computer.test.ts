@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { centerOf, evaluate, load, PLAYGROUND, postBatch, waitUntil } from './support/computer-api.ts';
+import type { TelemetryEvent } from '../../injected/schema.ts';
 import { startRig, type Tab, type TestRig } from './support/harness.ts';
 
 interface PageState {
@@ -46,20 +47,19 @@ describe('computer batch on real Chromium', () => {
 
   it('reports the batch as interaction_click and interaction_key events', async () => {
     const field = await centerOf(tab, '#name');
+    // Only what this batch causes: an earlier test typed into the same tab, Enter included.
+    const before = rig.stream.events.length;
+    const ofThisBatch = <T extends 'interaction_click' | 'interaction_key'>(type: T) =>
+      rig.stream.events.slice(before).filter((e): e is TelemetryEvent<T> => e.type === type && (e.data as { target_id?: string }).target_id === tab.targetId);
     const res = await postBatch(rig, [
       { type: 'click_mouse', click_mouse: field },
       { type: 'type_text', type_text: { text: 'Hi' } },
       { type: 'press_key', press_key: { keys: ['Return'] } },
     ]);
     expect(res.status).toBe(204);
-    const click = await rig.stream.waitForEvent('interaction_click', (e) => e.data!.target_id === tab.targetId && e.data!.x === field.x);
-    expect(click.data).toMatchObject({ x: field.x, y: field.y, selector: '#name', tag: 'INPUT' });
-    await rig.stream.waitForEvent('interaction_key', (e) => e.data!.target_id === tab.targetId && e.data!.key === 'Enter');
-    const keys = rig.stream
-      .ofType('interaction_key')
-      .filter((e) => e.data!.target_id === tab.targetId)
-      .map((e) => e.data!.key);
-    expect(keys.slice(-3)).toEqual(['H', 'i', 'Enter']);
+    await rig.stream.waitFor(() => ofThisBatch('interaction_key').some((e) => e.data!.key === 'Enter'), "the batch's Enter");
+    expect(ofThisBatch('interaction_click').map((e) => e.data)).toMatchObject([{ x: field.x, y: field.y, selector: '#name', tag: 'INPUT' }]);
+    expect(ofThisBatch('interaction_key').map((e) => e.data!.key)).toEqual(['H', 'i', 'Enter']);
   });
 
   it('types each character as keydown, keypress, input and keyup', async () => {
