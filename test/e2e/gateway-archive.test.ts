@@ -11,26 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../src/agent.ts';
 import type { QueuedEvent } from '../../src/gateway/archive/archive-writer.ts';
 import { archivedEvent } from '../../src/gateway/archive/event-row.ts';
-import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './support/gateway-harness.ts';
-import { AgentProgram, bundlePrograms, eventually, type Bundles } from './support/gateway-processes.ts';
-import { Driver, FixtureServer, SseClient, type Tab } from './support/harness.ts';
+import { BACKENDS, GatewayRig, uniqueName } from './support/gateway-harness.ts';
+import { AgentProgram, eventually } from './support/gateway-processes.ts';
+import { gatewaySuite } from './support/gateway-suite.ts';
+import { Driver, SseClient, type Tab } from './support/harness.ts';
 
 const AGENT_TOKEN = 'agent-token-of-the-archive-tests';
-const storages = new TestStorages();
-let bundles: Bundles;
-let fixtures: FixtureServer;
-
-beforeAll(async () => {
-  [bundles, fixtures] = await Promise.all([bundlePrograms('gateway-archive-test'), new FixtureServer().start()]);
-  fixtures.route('/page', '<!doctype html><title>archive</title><p>archive test page</p>');
-  // Chromium asks every page's site for one: a 404 would be one more failed request.
-  fixtures.route('/favicon.ico', '', 'image/x-icon');
-}, 60_000);
-afterAll(async () => {
-  bundles?.remove();
-  await fixtures?.close();
-  await storages.close();
-});
+const suite = gatewaySuite('gateway-archive-test', '<!doctype html><title>archive</title><p>archive test page</p>');
+const { storages } = suite;
 
 type Envelope = { seq: number; event: { type: string; ts: number; data?: { text?: string; url?: string } } };
 
@@ -117,7 +105,7 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       const registered = await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN });
       if (registered.status !== 201) throw new Error(await registered.text());
       ({ driver, tab } = await readyTab(agent.url, id, agent.browserWsUrl));
-      await tab.navigate(fixtures.url('/page'));
+      await tab.navigate(suite.fixtures.url('/page'));
       await consoleLines(tab, uniqueName('live'), 300);
       await tab.evaluate(`console.error('first error'); console.error('second error')`);
       await tab.evaluate(`Promise.allSettled([fetch('/missing'), fetch('http://127.0.0.1:9/refused')])`);
@@ -286,14 +274,14 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
     beforeAll(async () => {
       [rig, agent] = await Promise.all([
         storages.fresh(backend).then((storage) => GatewayRig.start(storage, { archiveLeaseMs: 1000 })),
-        AgentProgram.start(bundles, AGENT_TOKEN),
+        AgentProgram.start(suite.bundles, AGENT_TOKEN),
       ]);
       id = agent.sessionId;
       client = rig.sdk();
       projectId = (await client.projects.create({ name: uniqueName('finished') })).id;
       await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN, project_id: projectId });
       const { driver, tab } = await readyTab(agent.url, id, agent.browserWsUrl());
-      await tab.navigate(fixtures.url('/page'));
+      await tab.navigate(suite.fixtures.url('/page'));
       await tab.evaluate(`console.error('one'); console.error('two')`);
       await tab.evaluate(`Promise.allSettled([fetch('/missing'), fetch('http://127.0.0.1:9/refused')])`);
       await eventually(async () => ((await sessionOf(rig, id))?.failed_request_count === 2 ? true : undefined), 'the failed requests archived');
@@ -366,7 +354,7 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       const response = await rig.fetch(`/browsers/${id}/har`);
       const har = (await response.json()) as { log: { creator: { name: string }; entries: Array<{ request: { url: string }; response: { status: number } }> } };
       const byUrl = new Map(har.log.entries.map((e) => [e.request.url, e.response.status]));
-      expect([response.status, har.log.creator.name, byUrl.get(fixtures.url('/missing')), byUrl.get('http://127.0.0.1:9/refused')]).toEqual([
+      expect([response.status, har.log.creator.name, byUrl.get(suite.fixtures.url('/missing')), byUrl.get('http://127.0.0.1:9/refused')]).toEqual([
         200,
         'browser-telemetry-gateway',
         404,
@@ -392,7 +380,7 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
     beforeAll(async () => {
       [rig, agent] = await Promise.all([
         storages.fresh(backend).then((storage) => GatewayRig.start(storage, { archiveLeaseMs: 500, archiveSilenceMs: 1500 })),
-        AgentProgram.start(bundles, AGENT_TOKEN),
+        AgentProgram.start(suite.bundles, AGENT_TOKEN),
       ]);
       id = agent.sessionId;
       await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN });

@@ -8,25 +8,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
 import { SECURITY_HEADERS } from '../../src/http/viewer-routes.ts';
-import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './support/gateway-harness.ts';
-import { AgentProgram, bundlePrograms, eventually, type Bundles } from './support/gateway-processes.ts';
-import { Driver, FixtureServer, SseClient, type Tab } from './support/harness.ts';
+import { BACKENDS, GatewayRig, uniqueName } from './support/gateway-harness.ts';
+import { AgentProgram, eventually } from './support/gateway-processes.ts';
+import { gatewaySuite } from './support/gateway-suite.ts';
+import { Driver, SseClient, type Tab } from './support/harness.ts';
 
 const AGENT_TOKEN = 'agent-token-of-the-gateway-viewer-tests';
-const storages = new TestStorages();
-let bundles: Bundles;
-let fixtures: FixtureServer;
-
-beforeAll(async () => {
-  [bundles, fixtures] = await Promise.all([bundlePrograms('gateway-viewer-test'), new FixtureServer().start()]);
-  fixtures.route('/page', '<!doctype html><title>viewer</title><p>gateway viewer test page</p>');
-  fixtures.route('/favicon.ico', '', 'image/x-icon');
-}, 60_000);
-afterAll(async () => {
-  bundles?.remove();
-  await fixtures?.close();
-  await storages.close();
-});
+const suite = gatewaySuite('gateway-viewer-test', '<!doctype html><title>viewer</title><p>gateway viewer test page</p>');
+const { storages } = suite;
 
 /** The viewer's browser: its own headless Chromium, one tab, driven with the harness's Driver. */
 class ViewerBrowser {
@@ -102,7 +91,7 @@ describe.each(BACKENDS)('the viewer through the gateway on %s', (backend) => {
       storages
         .fresh(backend)
         .then((storage) => GatewayRig.start(storage, { archiveLeaseMs: 1000, viewerSecret: 'a-shared-viewer-secret-of-at-least-32-chars' })),
-      AgentProgram.start(bundles, AGENT_TOKEN),
+      AgentProgram.start(suite.bundles, AGENT_TOKEN),
       ViewerBrowser.launch(),
     ]);
     id = agent.sessionId;
@@ -119,7 +108,7 @@ describe.each(BACKENDS)('the viewer through the gateway on %s', (backend) => {
     const watcher = await SseClient.open(`${agent.url}/browsers/${id}/telemetry`, AGENT_TOKEN);
     await tab.ready(watcher);
     watcher.close();
-    await tab.navigate(fixtures.url('/page'));
+    await tab.navigate(suite.fixtures.url('/page'));
     liveLine = uniqueName('live-line');
     await tab.evaluate(`console.log(${JSON.stringify(liveLine)})`);
   }, 90_000);
