@@ -1,20 +1,14 @@
 // Console translators, fed with params recorded from Chromium (test/fixtures/cdp/record.mjs).
 
-import { readFileSync } from 'node:fs';
 import type { Protocol } from 'devtools-protocol';
 import { describe, expect, test } from 'vitest';
 import type { EventContext } from '../../injected/schema.ts';
 import { DEFAULT_LIMITS, type Limits } from '../../src/limits.ts';
 import { translateConsoleApiCalled, translateExceptionThrown } from '../../src/telemetry/console.ts';
+import { consoleApiCalled, exceptionThrown } from '../fixtures/cdp/recorded.ts';
 
-const consoleCalls = JSON.parse(readFileSync(new URL('../fixtures/cdp/console-api-called.json', import.meta.url), 'utf8')) as Record<
-  string,
-  Protocol.Runtime.ConsoleAPICalledEvent
->;
-const exceptions = JSON.parse(readFileSync(new URL('../fixtures/cdp/exception-thrown.json', import.meta.url), 'utf8')) as Record<
-  string,
-  Protocol.Runtime.ExceptionThrownEvent
->;
+const consoleCalls = consoleApiCalled;
+const exceptions = exceptionThrown;
 
 /** A fresh copy of recorded params: translators may reuse parts of them in their output. */
 function consoleCall(name: string): Protocol.Runtime.ConsoleAPICalledEvent {

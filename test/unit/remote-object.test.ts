@@ -1,19 +1,12 @@
 // Console argument rendering, checked against RemoteObjects recorded from Chromium
 // (test/fixtures/cdp/record.mjs).
 
-import { readFileSync } from 'node:fs';
-import type { Protocol } from 'devtools-protocol';
 import { describe, expect, test } from 'vitest';
 import { renderRemoteObject } from '../../src/telemetry/remote-object.ts';
+import { consoleApiCalled, exceptionThrown } from '../fixtures/cdp/recorded.ts';
 
-const recorded = JSON.parse(readFileSync(new URL('../fixtures/cdp/console-api-called.json', import.meta.url), 'utf8')) as Record<
-  string,
-  Protocol.Runtime.ConsoleAPICalledEvent
->;
-const exceptions = JSON.parse(readFileSync(new URL('../fixtures/cdp/exception-thrown.json', import.meta.url), 'utf8')) as Record<
-  string,
-  Protocol.Runtime.ExceptionThrownEvent
->;
+const recorded = consoleApiCalled;
+const exceptions = exceptionThrown;
 
 /** The rendered arguments of one recorded console call. */
 function renderedArgs(name: string): string[] {

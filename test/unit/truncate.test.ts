@@ -1,16 +1,10 @@
-import { readFileSync } from 'node:fs';
 import type { Protocol } from 'devtools-protocol';
 import { describe, expect, test } from 'vitest';
 import { capStackTrace, enforceDataLimit, truncateUtf8 } from '../../src/telemetry/truncate.ts';
+import { consoleApiCalled, exceptionThrown } from '../fixtures/cdp/recorded.ts';
 
-const recorded = JSON.parse(readFileSync(new URL('../fixtures/cdp/console-api-called.json', import.meta.url), 'utf8')) as Record<
-  string,
-  Protocol.Runtime.ConsoleAPICalledEvent
->;
-const exceptions = JSON.parse(readFileSync(new URL('../fixtures/cdp/exception-thrown.json', import.meta.url), 'utf8')) as Record<
-  string,
-  Protocol.Runtime.ExceptionThrownEvent
->;
+const recorded = consoleApiCalled;
+const exceptions = exceptionThrown;
 
 /** A recorded stack trace, copied so that tests cannot affect each other. */
 function recordedStack(name: string): Protocol.Runtime.StackTrace {
