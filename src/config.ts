@@ -516,6 +516,9 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
 
 const ALL_SETTINGS: Array<Setting<unknown>> = [...Object.values(SETTINGS), ...Object.values(LIMIT_SETTINGS), ...Object.values(OTLP_SETTINGS)];
 
+/** Every environment variable a setting of the agent is read from (besides the OTEL_ ones the OTLP export reads by hand). */
+export const AGENT_ENV_VARS: readonly string[] = ALL_SETTINGS.flatMap((setting) => (setting.env === undefined ? [] : [setting.env]));
+
 /** The agent's settings by table, for docs/configuration.md (scripts/docs/configuration.ts). */
 export const AGENT_SETTING_TABLES = { general: SETTINGS, limits: LIMIT_SETTINGS, otlp: OTLP_SETTINGS } as const;
 

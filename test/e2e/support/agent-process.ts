@@ -7,47 +7,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChromiumProcess } from '../../../src/browser/chromium-launcher.ts';
+import { AGENT_ENV_VARS } from '../../../src/config.ts';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const MAIN = 'dist/main.js';
-
-/** Every variable the agent reads, so the caller's environment cannot leak into a test. */
-export const AGENT_ENV_VARS = [
-  'CDP_URL',
-  'CHROME_PATH',
-  'HOST',
-  'PORT',
-  'SESSION_ID',
-  'AGENT_TOKEN',
-  'AGENT_TOKENS_FILE',
-  'TELEMETRY',
-  'RING_EVENTS',
-  'RING_BYTES',
-  'KEEPALIVE_MS',
-  'LOG_LEVEL',
-  'SCREENSHOTS',
-  'MAX_BODY_BYTES',
-  'MAX_BODY_FETCH_BYTES',
-  'MAX_POST_DATA_BYTES',
-  'MAX_CONSOLE_TEXT_BYTES',
-  'MAX_CONSOLE_ARGS',
-  'MAX_HEADER_VALUE_BYTES',
-  'MAX_STACK_FRAMES',
-  'MAX_EVENT_DATA_BYTES',
-  'MAX_UPLOAD_BYTES',
-  'DATA_DIR',
-  'RETAIN_BYTES',
-  'RETAIN_HOURS',
-  'FS_ALLOW',
-  'UPLOAD_IDLE_MS',
-];
 
 /** One data directory for the agents this test process starts, removed at exit. */
 const DATA_DIR = mkdtempSync(join(tmpdir(), 'bta-cli-data-'));
 process.once('exit', () => rmSync(DATA_DIR, { recursive: true, force: true }));
 
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !(AGENT_ENV_VARS as readonly string[]).includes(name)));
+  // Every variable the agent reads goes, so the caller's environment cannot leak into a test.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_') && !AGENT_ENV_VARS.includes(name)));
   return { ...env, DATA_DIR, ...extra };
 }
 

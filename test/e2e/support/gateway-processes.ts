@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ChromiumProcess } from '../../../src/browser/chromium-launcher.ts';
+import { AGENT_ENV_VARS } from '../../../src/config.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -36,25 +37,11 @@ export async function bundlePrograms(name: string): Promise<Bundles> {
   return { agent: join(dir, 'agent.js'), gateway: join(dir, 'gateway.js'), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-const AGENT_VARS = new Set([
-  'CDP_URL',
-  'CHROME_PATH',
-  'HOST',
-  'PORT',
-  'SESSION_ID',
-  'AGENT_TOKEN',
-  'AGENT_TOKENS_FILE',
-  'TELEMETRY',
-  'DATA_DIR',
-  'LOG_LEVEL',
-  'KEEPALIVE_MS',
-]);
-
 /** The environment without the programs' own variables: only the test's flags count. */
 function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (name.startsWith('GATEWAY_') || name.startsWith('OTEL_') || AGENT_VARS.has(name)) continue;
+    if (name.startsWith('GATEWAY_') || name.startsWith('OTEL_') || AGENT_ENV_VARS.includes(name)) continue;
     env[name] = value;
   }
   return env;
