@@ -209,8 +209,12 @@ export class EventStore {
     this.flush();
   };
 
-  /** Write everything queued, in one transaction. */
-  flush(): void {
+  /**
+   * Write everything queued, in one transaction; then, when `retain`, enforce retention if due.
+   * Reads flush without it: a read must not remove the rows its reader was just told about (the
+   * stream's X-First-Seq); retention runs at the next write's flush or its own timer.
+   */
+  flush(retain = true): void {
     if (this.flushTimer !== undefined) {
       clearTimeout(this.flushTimer);
       this.flushTimer = undefined;
@@ -232,7 +236,7 @@ export class EventStore {
       this.failed(err as Error);
       return;
     }
-    if (this.now() - this.lastRetention >= RETENTION_INTERVAL_MS || this.usedBytes() > this.options.retainBytes) this.enforceRetention();
+    if (retain && (this.now() - this.lastRetention >= RETENTION_INTERVAL_MS || this.usedBytes() > this.options.retainBytes)) this.enforceRetention();
   }
 
   private readonly writeBatch = (batch: Pending[]): void => {
@@ -260,7 +264,7 @@ export class EventStore {
    * of JSON (at least one), and the seq to continue from.
    */
   readRange(from: number, to: number, maxBytes: number, filter?: EventFilter): { rows: StoredEnvelope[]; next: number } {
-    this.flush();
+    this.flush(false);
     const where = ['seq >= ?', 'seq <= ?'];
     const params: unknown[] = [from, to];
     addFilterTo(filter, where, params);
@@ -309,7 +313,7 @@ export class EventStore {
 
   /** One page of the history read (docs/events.md "History"). */
   query(query: HistoryQuery): StoredEnvelope[] {
-    this.flush();
+    this.flush(false);
     const where: string[] = [];
     const params: unknown[] = [];
     if (query.fromSeq !== undefined) {

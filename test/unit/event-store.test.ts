@@ -182,6 +182,23 @@ describe('retention', () => {
     store.close();
   });
 
+  it('never removes, while reading, the oldest event it just said it retains', () => {
+    const store = openStore({ retainBytes: 256 * 1024 });
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 26, archive: store });
+    for (let i = 0; i < 3000; i++) log.append(event('console_log', `${i} ${'x'.repeat(300)}`));
+    store.flush();
+    // More queued beyond the limit: the read writes them, and must not enforce retention too.
+    for (let i = 0; i < 500; i++) log.append(event('console_log', `more ${i} ${'x'.repeat(300)}`));
+    const oldest = log.oldestSeq;
+    expect(store.readRange(oldest, log.latestSeq, 4096).rows[0]!.seq).toBe(oldest);
+    expect(store.query({ filter: undefined, order: 'asc', limit: 1 })[0]!.seq).toBe(oldest);
+    // The next write's flush does.
+    log.append(event('console_log', 'last'));
+    store.flush();
+    expect(log.oldestSeq).toBeGreaterThan(oldest);
+    store.close();
+  });
+
   it('drops events older than the age limit', () => {
     let now = Date.parse('2026-11-25T12:00:00Z');
     const store = openStore({ retainMs: 3_600_000, now: () => now });
