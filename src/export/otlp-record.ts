@@ -39,7 +39,10 @@ const HEADER_ATTRIBUTE: Partial<Record<EventType, string>> = {
   network_response: 'http.response.header.',
 };
 
-/** Events whose `data.text` is the record's body, and so not repeated as `bta.data.text`. */
+/**
+ * Events whose `data.text` is the record's body, and so not repeated as `bta.data.text`; nor is
+ * `data.args` when it is that text alone (a console call with one string argument).
+ */
 const TEXT_IS_BODY: Partial<Record<EventType, true>> = { console_log: true, console_error: true };
 
 /** The methods semconv knows; any other is `_OTHER`, with the method in http.request.method_original. */
@@ -113,7 +116,7 @@ function attributesOf(seq: number, exportSeq: number, event: TelemetryEvent): At
     const value = data[field];
     if (value === undefined) continue;
     const name = semconv?.[field];
-    if (field === 'text' && textIsBody) continue;
+    if (textIsBody && (field === 'text' || (field === 'args' && isJustText(value, data.text)))) continue;
     else if (field === 'stack_trace') attributes['code.stacktrace'] = stackText(value as StackTrace);
     else if (name === 'http.request.method') setMethod(attributes, text(value));
     else if (name === 'url.full') attributes[name] = redactCredentials(text(value));
@@ -123,6 +126,11 @@ function attributesOf(seq: number, exportSeq: number, event: TelemetryEvent): At
     else attributes[dataKey(field)] = value as AttributeValue;
   }
   return attributes;
+}
+
+/** `args` that say no more than the text: one string, equal to it. */
+function isJustText(args: unknown, text: unknown): boolean {
+  return Array.isArray(args) && args.length === 1 && args[0] === text;
 }
 
 function setMethod(attributes: Attributes, method: string): void {

@@ -197,6 +197,9 @@ function expectDocumentedAttributes(record: ReceivedRecord, seq: number, event: 
     if (field === 'text' && (event.type === 'console_log' || event.type === 'console_error')) {
       expect(record.body, `${event.type} text`).toBe(value);
       expect(attributes['bta.data.text']).toBeUndefined();
+    } else if (field === 'args' && (event.type === 'console_log' || event.type === 'console_error') && isJustText(value, data.text)) {
+      // One string argument, the text: the body says it.
+      expect(attributes['bta.data.args'], `${event.type} args`).toBeUndefined();
     } else if (field === 'stack_trace') {
       expect(attributes['code.stacktrace'], `${event.type} stack`).toBe(stackText(value as StackTrace));
     } else if (semconv !== undefined) {
@@ -213,6 +216,10 @@ function expectDocumentedAttributes(record: ReceivedRecord, seq: number, event: 
 }
 
 // ---- helpers ------------------------------------------------------------------------------------
+
+function isJustText(args: unknown, text: unknown): boolean {
+  return Array.isArray(args) && args.length === 1 && args[0] === text;
+}
 
 async function scrape(rig: TestRig): Promise<(name: string, labels?: Record<string, string>) => number | undefined> {
   const response = await fetch(`${rig.agent.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });

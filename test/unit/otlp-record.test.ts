@@ -29,7 +29,12 @@ describe('toLogRecord', () => {
 
   it('makes console.warn WARN and console_error ERROR, with the text as the body', () => {
     const warn = record({ ts: 1, type: 'console_log', source: { kind: 'cdp' }, data: { level: 'warning', text: 'careful', args: ['careful'] } });
-    expect([warn.severityText, warn.body, warn.attributes['bta.data.args']]).toEqual(['WARN', 'careful', ['careful']]);
+    expect([warn.severityText, warn.body, warn.attributes['bta.data.args']]).toEqual(['WARN', 'careful', undefined]);
+    // args is kept when it says more than the body: several arguments, or one that is not the text.
+    const several = record({ ts: 1, type: 'console_log', source: { kind: 'cdp' }, data: { level: 'log', text: 'a 1', args: ['a', '1'] } });
+    expect([several.body, several.attributes['bta.data.args']]).toEqual(['a 1', ['a', '1']]);
+    const other = record({ ts: 1, type: 'console_log', source: { kind: 'cdp' }, data: { level: 'log', text: 'x', args: ['y'] } });
+    expect(other.attributes['bta.data.args']).toEqual(['y']);
     const error = record({ ts: 1, type: 'console_error', source: { kind: 'cdp' }, data: { text: 'Uncaught Error: x', line: 3 }, truncated: true });
     expect([error.severityNumber, error.severityText, error.attributes['bta.truncated']]).toEqual([17, 'ERROR', true]);
   });
