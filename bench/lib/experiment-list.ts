@@ -34,6 +34,10 @@ export const EXPERIMENTS: Record<string, Experiment> = {
     about: 'JIT symbols for Linux perf (node --perf-basic-prof; writes /tmp/perf-<pid>.map): not a change, an aid to `perf record`',
     nodeFlags: ['--perf-basic-prof'],
   },
+  'single-threaded-gc': {
+    about: 'V8 garbage collection on the main thread only (node --single-threaded-gc): no parallel or concurrent GC tasks on worker threads',
+    nodeFlags: ['--single-threaded-gc'],
+  },
   'v8-pool-1': {
     about: 'one V8 platform worker thread (node --v8-pool-size=1; default 4)',
     nodeFlags: ['--v8-pool-size=1'],
