@@ -186,7 +186,9 @@ async function main(): Promise<void> {
     },
     latency: async () => {
       results.latency = await runLatency(ctx, {
-        reps: flags.reps ?? (q ? 1 : 3),
+        // Five windows a configuration: its CPU lines compare medians a point or two apart, and one
+        // 15 s window moves by about ±1.5 points on this VM (docs/performance.md).
+        reps: flags.reps ?? (q ? 1 : 5),
         windowMs: q ? 3000 : 15_000,
         configs: FAN_OUTS.filter((f) => flags.fanOuts?.includes(f.name) ?? true),
         diagnose: flags.diagnose,
