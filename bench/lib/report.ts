@@ -8,6 +8,7 @@ import type { ReconnectResult } from '../sections/reconnect.ts';
 import type { SoakResult } from '../sections/soak.ts';
 import type { StoreResult } from '../sections/store.ts';
 import type { ThroughputResult } from '../sections/throughput.ts';
+import { bootstrapDifference, bootstrapQuantile } from './stats.ts';
 
 export interface Results {
   load?: PageLoadResult;
@@ -271,12 +272,15 @@ export function evaluateBudget(results: Results): BudgetLine[] {
   const tenNoStore = latency?.configs.find((c) => c.config.noStore);
   const tenOtlp = latency?.configs.find((c) => c.config.otlp);
   // What turning something on costs in agent CPU, in percentage points of a core: `on` over `off`.
+  /** A configuration's per-window agent CPU, for the intervals of the CPU lines. */
+  const cpuOf = (result: FanOutResult): number[] => result.windows.map((w) => w.cpuPercent);
   const cpuCostLine = (line: string, on: FanOutResult, off: FanOutResult, limitPoints: number): BudgetLine => {
     const extra = on.median.cpuPercent - off.median.cpuPercent;
+    const ci = bootstrapDifference(cpuOf(on), cpuOf(off), 0.5);
     return {
       line,
       limit: `≤ +${limitPoints} point${limitPoints === 1 ? '' : 's'}`,
-      measured: `${extra >= 0 ? '+' : ''}${f(extra, 2)} points (${f(on.median.cpuPercent)}% vs ${f(off.median.cpuPercent)}%)`,
+      measured: `${extra >= 0 ? '+' : ''}${f(extra, 2)} points [${f(ci[0], 2)}–${f(ci[1], 2)}] (${f(on.median.cpuPercent)}% vs ${f(off.median.cpuPercent)}%)`,
       pass: extra <= limitPoints,
     };
   };
@@ -301,10 +305,11 @@ export function evaluateBudget(results: Results): BudgetLine[] {
   if (ten && latency) {
     const floor = latency.floor.medianCpuPercent;
     const cpu = ten.median.cpuPercent;
+    const ci = bootstrapQuantile(cpuOf(ten), 0.5);
     lines.push({
       line: 'agent CPU at 1k events/s, 10 subscribers',
       limit: '≤ 8% of a core, or ≤ 1.5× the bare-client floor',
-      measured: `${f(cpu)}%, ${f(cpu / floor, 2)}× the floor (${f(floor)}%)`,
+      measured: `${f(cpu)}% [${f(ci[0])}–${f(ci[1])}], ${f(cpu / floor, 2)}× the floor (${f(floor)}%)`,
       pass: cpu <= 8 || cpu <= 1.5 * floor,
     });
   }
