@@ -94,6 +94,28 @@ export function sessionFileName(sessionId: string): string {
   return `session-${sessionId}.sqlite`;
 }
 
+const INSERT_ROWS = 'INSERT OR IGNORE INTO events (seq, ts, type, category, target_id, nav_seq, envelope) VALUES ';
+const ROW_VALUES = '(?, ?, ?, ?, ?, ?, ?)';
+const ROW_COLUMNS = 7;
+/**
+ * Rows a multi-row INSERT writes: a batch goes in statements of this many rows, about 0.9 µs a
+ * row cheaper than one statement a row (docs/storage.md).
+ */
+const ROWS_PER_INSERT = 25;
+
+/** The columns of one event's row, at `offset` of `args` (INSERT_ROWS' order). */
+function setRow(args: unknown[], offset: number, { seq, meta, frame }: Pending): void {
+  // `id: <seq>\ndata: ` … `\n\n`
+  const start = frame.indexOf(10) + 7;
+  args[offset] = seq;
+  args[offset + 1] = meta.ts;
+  args[offset + 2] = meta.type;
+  args[offset + 3] = EVENT_TYPE_CATEGORY[meta.type] ?? 'monitor';
+  args[offset + 4] = meta.targetId ?? null;
+  args[offset + 5] = meta.navSeq ?? null;
+  args[offset + 6] = frame.toString('utf8', start, frame.length - 2);
+}
+
 export class EventStore {
   readonly path: string;
   /** Identifies this session's log on this data directory; new when the directory is new. */
@@ -114,7 +136,10 @@ export class EventStore {
   lastPersistLagMs = 0;
   private readonly flushIntervalMs: number;
   private readonly now: () => number;
+  /** One row, and ROWS_PER_INSERT rows; rowArgs is the bound values of the latter, reused. */
   private readonly insert: Database.Statement;
+  private readonly insertMany: Database.Statement;
+  private readonly rowArgs = new Array<unknown>(ROW_COLUMNS * ROWS_PER_INSERT);
   private readonly reserve: Database.Statement;
   /** When the oldest queued event was admitted (for the persist lag); read once per batch. */
   private firstAdmittedAt = 0;
@@ -135,7 +160,8 @@ export class EventStore {
     if (options.maxPageCount !== undefined) this.db.pragma(`max_page_count = ${Math.floor(options.maxPageCount)}`);
     // OR IGNORE: seqs never repeat (the reservation); were one to, the batch is kept, not failed. Measured cheaper
     // than OR REPLACE (4.9 against 5.5 µs a row with both indexes, docs/storage.md).
-    this.insert = this.db.prepare('INSERT OR IGNORE INTO events (seq, ts, type, category, target_id, nav_seq, envelope) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    this.insert = this.db.prepare(INSERT_ROWS + ROW_VALUES);
+    this.insertMany = this.db.prepare(INSERT_ROWS + new Array<string>(ROWS_PER_INSERT).fill(ROW_VALUES).join(', '));
     this.reserve = this.db.prepare("INSERT INTO meta (key, value) VALUES ('reserved_until', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
     const getMeta = this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
     let logId = getMeta.get('log_id')?.value;
@@ -239,13 +265,19 @@ export class EventStore {
     if (retain && (this.now() - this.lastRetention >= RETENTION_INTERVAL_MS || this.usedBytes() > this.options.retainBytes)) this.enforceRetention();
   }
 
+  /** The batch in statements of ROWS_PER_INSERT rows, the rest one row each; one transaction. */
   private readonly writeBatch = (batch: Pending[]): void => {
     this.db.transaction(() => {
-      for (const { seq, meta, frame } of batch) {
-        // `id: <seq>\ndata: ` … `\n\n`
-        const start = frame.indexOf(10) + 7;
-        const json = frame.toString('utf8', start, frame.length - 2);
-        this.insert.run(seq, meta.ts, meta.type, EVENT_TYPE_CATEGORY[meta.type] ?? 'monitor', meta.targetId ?? null, meta.navSeq ?? null, json);
+      const args = this.rowArgs;
+      let i = 0;
+      for (; i + ROWS_PER_INSERT <= batch.length; i += ROWS_PER_INSERT) {
+        for (let k = 0; k < ROWS_PER_INSERT; k++) setRow(args, k * ROW_COLUMNS, batch[i + k]!);
+        this.insertMany.run(args);
+      }
+      const one = new Array<unknown>(ROW_COLUMNS);
+      for (; i < batch.length; i++) {
+        setRow(one, 0, batch[i]!);
+        this.insert.run(one);
       }
     })();
   };
