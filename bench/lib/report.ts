@@ -271,9 +271,9 @@ export function evaluateBudget(results: Results): BudgetLine[] {
   const ten = latency?.configs.find((c) => c.config.readers === 10 && c.config.stalled === 0 && !c.config.noStore && !c.config.otlp);
   const tenNoStore = latency?.configs.find((c) => c.config.noStore);
   const tenOtlp = latency?.configs.find((c) => c.config.otlp);
-  // What turning something on costs in agent CPU, in percentage points of a core: `on` over `off`.
   /** A configuration's per-window agent CPU, for the intervals of the CPU lines. */
   const cpuOf = (result: FanOutResult): number[] => result.windows.map((w) => w.cpuPercent);
+  // What turning something on costs in agent CPU, in percentage points of a core: `on` over `off`.
   const cpuCostLine = (line: string, on: FanOutResult, off: FanOutResult, limitPoints: number): BudgetLine => {
     const extra = on.median.cpuPercent - off.median.cpuPercent;
     const ci = bootstrapDifference(cpuOf(on), cpuOf(off), 0.5);
