@@ -145,6 +145,11 @@ export class EventStore {
   private firstAdmittedAt = 0;
   /** MIN(seq) on disk, kept current by writes and retention (undefined: nothing on disk). */
   private oldestOnDisk: number | undefined;
+  /** Rows on disk: counted once at open, then kept by the writes' and deletes' changes (COUNT(*) reads every row). */
+  private rowCount: number;
+  private readonly pageSize: number;
+  private readonly pageCount: Database.Statement<[], number>;
+  private readonly freelistCount: Database.Statement<[], number>;
 
   /** The newest seq on disk when the store was opened (0 when empty). */
   readonly restoredLatestSeq: number;
@@ -174,6 +179,10 @@ export class EventStore {
     const reserved = Number(getMeta.get('reserved_until')?.value ?? 0);
     this.resumeAfterSeq = Math.max(reserved, this.restoredLatestSeq);
     this.reservedUntil = this.resumeAfterSeq;
+    this.rowCount = (this.db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n;
+    this.pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    this.pageCount = this.db.prepare<[], number>('PRAGMA page_count').pluck();
+    this.freelistCount = this.db.prepare<[], number>('PRAGMA freelist_count').pluck();
     this.refreshOldest();
     this.protectFiles();
     this.scheduleRetention(0);
@@ -194,9 +203,8 @@ export class EventStore {
 
   /** Events and bytes on disk (bytes: the database's used pages), for /metrics. */
   stats(): { events: number; bytes: number; oldestSeq: number } {
-    const events = (this.db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n;
     const oldest = (this.db.prepare('SELECT MIN(seq) AS seq FROM events').get() as { seq: number | null }).seq ?? 0;
-    return { events, bytes: this.usedBytes(), oldestSeq: oldest };
+    return { events: this.rowCount, bytes: this.usedBytes(), oldestSeq: oldest };
   }
 
   /**
@@ -267,18 +275,20 @@ export class EventStore {
 
   /** The batch in statements of ROWS_PER_INSERT rows, the rest one row each; one transaction. */
   private readonly writeBatch = (batch: Pending[]): void => {
-    this.db.transaction(() => {
+    this.rowCount += this.db.transaction(() => {
       const args = this.rowArgs;
+      let written = 0;
       let i = 0;
       for (; i + ROWS_PER_INSERT <= batch.length; i += ROWS_PER_INSERT) {
         for (let k = 0; k < ROWS_PER_INSERT; k++) setRow(args, k * ROW_COLUMNS, batch[i + k]!);
-        this.insertMany.run(args);
+        written += this.insertMany.run(args).changes;
       }
       const one = new Array<unknown>(ROW_COLUMNS);
       for (; i < batch.length; i++) {
         setRow(one, 0, batch[i]!);
-        this.insert.run(one);
+        written += this.insert.run(one).changes;
       }
+      return written;
     })();
   };
 
@@ -330,7 +340,11 @@ export class EventStore {
    */
   private firstSeqAtOrAfter(ts: number): number {
     const probe = this.db.prepare<[number], { seq: number; ts: number }>('SELECT seq, ts FROM events WHERE seq >= ? ORDER BY seq LIMIT 1');
-    const bounds = this.db.prepare('SELECT MIN(seq) AS lo, MAX(seq) AS hi FROM events').get() as { lo: number | null; hi: number | null };
+    // Two subqueries: SQLite reads MIN and MAX of the rowid off the B-tree's ends only when each is alone.
+    const bounds = this.db.prepare('SELECT (SELECT MIN(seq) FROM events) AS lo, (SELECT MAX(seq) FROM events) AS hi').get() as {
+      lo: number | null;
+      hi: number | null;
+    };
     if (bounds.lo === null || bounds.hi === null) return Infinity;
     let lo = bounds.lo;
     let hi = bounds.hi + 1;
@@ -374,18 +388,22 @@ export class EventStore {
   enforceRetention(): void {
     this.lastRetention = this.now();
     try {
+      // Age: only the rows before the first one past the cutoff (by bisection over seq, with the
+      // clocks' skew) are read, not the whole table: the table has no index on ts.
       const cutoffTs = (this.now() - this.options.retainMs) * 1000;
-      this.db.prepare('DELETE FROM events WHERE ts < ?').run(cutoffTs);
+      const bound = this.firstSeqAtOrAfter(cutoffTs + TS_SKEW_US);
+      if (bound !== Infinity) this.rowCount -= this.db.prepare('DELETE FROM events WHERE seq < ? AND ts < ?').run(bound, cutoffTs).changes;
       this.removeOldSessions();
       // Size: delete the oldest events of this session in chunks until under the limit. Other
       // sessions' files were already dropped oldest first by removeOldSessions().
+      const deleteOldest = this.db.prepare('DELETE FROM events WHERE seq IN (SELECT seq FROM events ORDER BY seq LIMIT ?)');
       let guard = 0;
       for (let used = this.usedBytes(); used > this.options.retainBytes && guard++ < 100; used = this.usedBytes()) {
-        const count = (this.db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n;
-        if (count === 0) break;
+        const count = this.rowCount;
+        if (count <= 0) break;
         // The share of rows that is over the limit, and a little more: pages free in steps.
         const excess = Math.min(count, Math.ceil((count * (used - this.options.retainBytes)) / used) + Math.ceil(count / 100));
-        this.db.prepare('DELETE FROM events WHERE seq IN (SELECT seq FROM events ORDER BY seq LIMIT ?)').run(excess);
+        this.rowCount -= deleteOldest.run(excess).changes;
       }
       this.refreshOldest();
     } catch (err) {
@@ -411,16 +429,9 @@ export class EventStore {
     }
   }
 
-  private totalBytes(): number {
-    return this.usedBytes();
-  }
-
   /** Bytes of the database's pages in use (deleted rows free pages for reuse). */
   private usedBytes(): number {
-    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
-    const pages = this.db.pragma('page_count', { simple: true }) as number;
-    const free = this.db.pragma('freelist_count', { simple: true }) as number;
-    return (pages - free) * pageSize;
+    return ((this.pageCount.get() ?? 0) - (this.freelistCount.get() ?? 0)) * this.pageSize;
   }
 
   private scheduleRetention(delayMs: number): void {

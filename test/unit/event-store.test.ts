@@ -212,6 +212,51 @@ describe('retention', () => {
     store.close();
   });
 
+  it('drops by age exactly when targets’ clocks interleave within the skew, and keeps what is younger', () => {
+    const now = Date.parse('2026-11-25T12:00:00Z');
+    const store = openStore({ retainMs: 3_600_000, now: () => now });
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 26, archive: store });
+    const cutoff = now - 3_600_000;
+    const at = (ms: number) => ms * 1000;
+    for (let i = 0; i < 3; i++) log.append(event('console_log', `old ${i}`, {}, at(cutoff - 5000)));
+    for (let i = 0; i < 3; i++) log.append(event('console_log', `just young ${i}`, {}, at(cutoff + 2000)));
+    // Another target's event, a little older, admitted after the younger ones.
+    log.append(event('console_log', 'late and old', {}, at(cutoff - 1000)));
+    for (let i = 0; i < 3; i++) log.append(event('console_log', `new ${i}`, {}, at(now)));
+    store.flush();
+    store.enforceRetention();
+    const left = store
+      .query({ filter: undefined, order: 'asc', limit: 100 })
+      .map((row) => (JSON.parse(row.json) as { event: { data: { text: string } } }).event.data.text);
+    expect(left).toEqual(['just young 0', 'just young 1', 'just young 2', 'new 0', 'new 1', 'new 2']);
+    expect(store.stats()).toMatchObject({ events: 6, oldestSeq: 4 });
+    store.close();
+  });
+
+  it('counts its rows exactly through writes, both kinds of retention and a restart', () => {
+    let now = Date.parse('2026-11-25T12:00:00Z');
+    const count = (s: EventStore) => (s['db'].prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n;
+    const store = openStore({ retainBytes: 256 * 1024, retainMs: 3_600_000, now: () => now });
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 26, archive: store });
+    for (let i = 0; i < 200; i++) log.append(event('console_log', `old ${i}`, {}, (now - 2 * 3_600_000) * 1000));
+    for (let i = 0; i < 3000; i++) log.append(event('console_log', `${i} ${'x'.repeat(300)}`, {}, now * 1000));
+    store.flush(false);
+    expect(store.stats().events).toBe(3200);
+    store.enforceRetention();
+    const afterRetention = store.stats().events;
+    expect(afterRetention).toBeLessThan(3000);
+    expect(afterRetention).toBe(count(store));
+    now += 1000;
+    for (let i = 0; i < 7; i++) log.append(event('console_log', `more ${i}`, {}, now * 1000));
+    store.flush(false);
+    expect(store.stats().events).toBe(afterRetention + 7);
+    expect(store.stats().events).toBe(count(store));
+    store.close();
+    const reopened = openStore({ retainBytes: 256 * 1024, retainMs: 3_600_000, now: () => now });
+    expect(reopened.stats().events).toBe(afterRetention + 7);
+    reopened.close();
+  });
+
   it("removes other sessions' files once they are past the age limit", () => {
     const old = openStore({ sessionId: 'OLD' });
     filled(old, 5);

@@ -437,8 +437,9 @@ export class ArchiveStore {
    */
   private async firstSeqAtOrAfter(sessionKey: number, ts: number): Promise<number> {
     const [bounds] = await this.db.all<{ lo: number | null; hi: number | null }>(
-      'SELECT MIN(seq) AS lo, MAX(seq) AS hi FROM archive_events WHERE session_key = ?',
-      [sessionKey],
+      // Two subqueries: SQLite reads a MIN or MAX off the index's ends only when it is alone (together, it scans the session).
+      'SELECT (SELECT MIN(seq) FROM archive_events WHERE session_key = ?) AS lo, (SELECT MAX(seq) FROM archive_events WHERE session_key = ?) AS hi',
+      [sessionKey, sessionKey],
     );
     if (bounds?.lo === null || bounds?.lo === undefined || bounds.hi === null) return Infinity;
     let lo = Number(bounds.lo);
