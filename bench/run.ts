@@ -8,7 +8,7 @@
 // arms that remove or multiply one agent cost each: screenshots, body fetches, the page script,
 // subscribers), --experiment=<name> (a proposed
 // change applied to the agent processes: bench/lib/experiment-list.ts), --soak-seconds=N, --rounds=N
-// (page-load rounds), --reps=N (throughput and latency repetitions),
+// (page-load rounds), --warmup-loads=N (page-load: unmeasured loads of each page per block), --reps=N (throughput and latency repetitions),
 // --modes=none,bare,agent,... and --pages=typical,mixed,console,spa (page-load section subsets),
 // --fan-outs=<name>;<name> (latency configurations by name, FAN_OUTS in bench/sections/latency.ts), --pin
 // (page loads with Chromium and the bench on CPU 0, the clients and the subscriber on CPU 1).
@@ -47,6 +47,8 @@ interface Flags {
   soakSeconds: number | undefined;
   idleSeconds: number | undefined;
   rounds: number | undefined;
+  /** Page-load section: unmeasured loads of each page at the start of every block. */
+  warmupLoads: number | undefined;
   reps: number | undefined;
   experiments: string[];
   /** Page-load section: modes and pages to run (investigation; the default is the full set). */
@@ -76,6 +78,7 @@ function parseFlags(argv: string[]): Flags {
     soakSeconds: number('soak-seconds'),
     idleSeconds: number('idle-seconds'),
     rounds: number('rounds'),
+    warmupLoads: number('warmup-loads'),
     reps: number('reps'),
     experiments: value('experiment')?.split(',') ?? [],
     modes: listOf('modes', Object.keys(LOAD_MODES)) as LoadMode[] | undefined,
@@ -170,7 +173,7 @@ async function main(): Promise<void> {
       results.load = await runPageLoad(ctx, {
         rounds: flags.rounds ?? (q ? 2 : 6),
         loadsPerBlock: q ? 2 : 5,
-        warmupLoads: q ? 1 : 2,
+        warmupLoads: flags.warmupLoads ?? (q ? 1 : 2),
         modes,
         pages: flags.pages ?? [...LOAD_PAGES],
         pin: flags.pin,
