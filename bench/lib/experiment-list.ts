@@ -34,6 +34,18 @@ export const EXPERIMENTS: Record<string, Experiment> = {
     about: 'JIT symbols for Linux perf (node --perf-basic-prof; writes /tmp/perf-<pid>.map): not a change, an aid to `perf record`',
     nodeFlags: ['--perf-basic-prof'],
   },
+  maglev: {
+    about: 'V8 tiers up to Maglev (its mid-tier optimizing compiler, quicker to compile than TurboFan) before TurboFan (node --maglev)',
+    nodeFlags: ['--maglev'],
+  },
+  'no-turbofan': {
+    about: 'V8 optimizes with Maglev only, never TurboFan (node --maglev --max-opt=2): less compiling, less optimized code',
+    nodeFlags: ['--maglev', '--max-opt=2'],
+  },
+  'baseline-only': {
+    about: 'V8 never optimizes: interpreter and Sparkplug baseline code only (node --max-opt=1)',
+    nodeFlags: ['--max-opt=1'],
+  },
   'single-threaded-gc': {
     about: 'V8 garbage collection on the main thread only (node --single-threaded-gc): no parallel or concurrent GC tasks on worker threads',
     nodeFlags: ['--single-threaded-gc'],
