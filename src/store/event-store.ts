@@ -1,8 +1,8 @@
 // The durable event store (docs/storage.md): every admitted event, kept on disk behind the RAM
 // ring, so that seq survives restarts and history outlives the ring.
 //
-// One SQLite database per session id in the data directory (WAL mode, synchronous=NORMAL through
-// better-sqlite3): `events` has seq as its rowid, so a range of seqs is one B-tree walk, plus the
+// One SQLite database per session id in the data directory (WAL mode, synchronous=NORMAL, through
+// src/sqlite.ts): `events` has seq as its rowid, so a range of seqs is one B-tree walk, plus the
 // columns the filters use and the envelope's JSON as the stream sends it. Two indexes (type and
 // target_id, each with seq): each costs every insert. There is none on ts: events are admitted in
 // time order (give or take the clocks of different targets), so a time bound is found by bisecting
@@ -15,12 +15,12 @@
 // in the database), the store moves that mark SEQ_RESERVATION further, synchronously. A restart
 // continues after the mark, so seqs handed out but lost in a crash are never reused.
 
-import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { filterSql, type EventFilter, type EventMeta } from '../stream/event-filter.ts';
 import { EVENT_TYPE_CATEGORY } from '../../injected/schema.ts';
+import { openSqlite, sqliteErrorCode, type Sqlite, type SqliteStatement, type SqlParam } from '../sqlite.ts';
 
 export const FLUSH_INTERVAL_MS = 100;
 /** How far ahead of the newest seq the reservation mark is moved each time. */
@@ -120,7 +120,7 @@ export class EventStore {
   readonly path: string;
   /** Identifies this session's log on this data directory; new when the directory is new. */
   readonly logId: string;
-  private db: Database.Database;
+  private db: Sqlite;
   private pending: Pending[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
@@ -137,10 +137,10 @@ export class EventStore {
   private readonly flushIntervalMs: number;
   private readonly now: () => number;
   /** One row, and ROWS_PER_INSERT rows; rowArgs is the bound values of the latter, reused. */
-  private readonly insert: Database.Statement;
-  private readonly insertMany: Database.Statement;
+  private readonly insert: SqliteStatement;
+  private readonly insertMany: SqliteStatement;
   private readonly rowArgs = new Array<unknown>(ROW_COLUMNS * ROWS_PER_INSERT);
-  private readonly reserve: Database.Statement;
+  private readonly reserve: SqliteStatement;
   /** When the oldest queued event was admitted (for the persist lag); read once per batch. */
   private firstAdmittedAt = 0;
   /** MIN(seq) on disk, kept current by writes and retention (undefined: nothing on disk). */
@@ -148,8 +148,8 @@ export class EventStore {
   /** Rows on disk: counted once at open, then kept by the writes' and deletes' changes (COUNT(*) reads every row). */
   private rowCount: number;
   private readonly pageSize: number;
-  private readonly pageCount: Database.Statement<[], number>;
-  private readonly freelistCount: Database.Statement<[], number>;
+  private readonly pageCount: SqliteStatement;
+  private readonly freelistCount: SqliteStatement;
 
   /** The newest seq on disk when the store was opened (0 when empty). */
   readonly restoredLatestSeq: number;
@@ -168,21 +168,22 @@ export class EventStore {
     this.insert = this.db.prepare(INSERT_ROWS + ROW_VALUES);
     this.insertMany = this.db.prepare(INSERT_ROWS + new Array<string>(ROWS_PER_INSERT).fill(ROW_VALUES).join(', '));
     this.reserve = this.db.prepare("INSERT INTO meta (key, value) VALUES ('reserved_until', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
-    const getMeta = this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
-    let logId = getMeta.get('log_id')?.value;
+    const getMeta = this.db.prepare('SELECT value FROM meta WHERE key = ?');
+    const meta = (key: string) => (getMeta.get(key) as { value: string } | undefined)?.value;
+    let logId = meta('log_id');
     if (logId === undefined) {
       logId = randomBytes(9).toString('base64url');
       this.db.prepare("INSERT INTO meta (key, value) VALUES ('log_id', ?)").run(logId);
     }
     this.logId = logId;
     this.restoredLatestSeq = (this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null }).seq ?? 0;
-    const reserved = Number(getMeta.get('reserved_until')?.value ?? 0);
+    const reserved = Number(meta('reserved_until') ?? 0);
     this.resumeAfterSeq = Math.max(reserved, this.restoredLatestSeq);
     this.reservedUntil = this.resumeAfterSeq;
     this.rowCount = (this.db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n;
     this.pageSize = this.db.pragma('page_size', { simple: true }) as number;
-    this.pageCount = this.db.prepare<[], number>('PRAGMA page_count').pluck();
-    this.freelistCount = this.db.prepare<[], number>('PRAGMA freelist_count').pluck();
+    this.pageCount = this.db.prepare('PRAGMA page_count').pluck();
+    this.freelistCount = this.db.prepare('PRAGMA freelist_count').pluck();
     this.refreshOldest();
     this.protectFiles();
     this.scheduleRetention(0);
@@ -281,12 +282,12 @@ export class EventStore {
       let i = 0;
       for (; i + ROWS_PER_INSERT <= batch.length; i += ROWS_PER_INSERT) {
         for (let k = 0; k < ROWS_PER_INSERT; k++) setRow(args, k * ROW_COLUMNS, batch[i + k]!);
-        written += this.insertMany.run(args).changes;
+        written += Number(this.insertMany.run(...args).changes);
       }
       const one = new Array<unknown>(ROW_COLUMNS);
       for (; i < batch.length; i++) {
         setRow(one, 0, batch[i]!);
-        written += this.insert.run(one).changes;
+        written += Number(this.insert.run(...one).changes);
       }
       return written;
     })();
@@ -297,7 +298,7 @@ export class EventStore {
     this.retryAt = this.now() + RETRY_AFTER_FAILURE_MS;
     if (this.persisting) {
       this.persisting = false;
-      this.options.log?.('error', { err: err.message, code: (err as { code?: string }).code }, 'monitor_persist_failed');
+      this.options.log?.('error', { err: err.message, code: sqliteErrorCode(err) }, 'monitor_persist_failed');
     }
   }
 
@@ -313,10 +314,8 @@ export class EventStore {
     const rows: StoredEnvelope[] = [];
     let bytes = 0;
     let cut = false;
-    const statement = this.db.prepare<unknown[], { seq: number; envelope: string }>(
-      `SELECT seq, envelope FROM events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${READ_ROWS}`,
-    );
-    for (const row of statement.iterate(...params)) {
+    const statement = this.db.prepare(`SELECT seq, envelope FROM events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${READ_ROWS}`);
+    for (const row of statement.iterate(...(params as SqlParam[])) as Iterable<{ seq: number; envelope: string }>) {
       if (rows.length > 0 && bytes + row.envelope.length > maxBytes) {
         cut = true;
         break;
@@ -339,7 +338,7 @@ export class EventStore {
    * seq but for small skews between targets' clocks, which TS_SKEW_US covers. Infinity when none.
    */
   private firstSeqAtOrAfter(ts: number): number {
-    const probe = this.db.prepare<[number], { seq: number; ts: number }>('SELECT seq, ts FROM events WHERE seq >= ? ORDER BY seq LIMIT 1');
+    const probe = this.db.prepare('SELECT seq, ts FROM events WHERE seq >= ? ORDER BY seq LIMIT 1');
     // Two subqueries: SQLite reads MIN and MAX of the rowid off the B-tree's ends only when each is alone.
     const bounds = this.db.prepare('SELECT (SELECT MIN(seq) FROM events) AS lo, (SELECT MAX(seq) FROM events) AS hi').get() as {
       lo: number | null;
@@ -350,7 +349,7 @@ export class EventStore {
     let hi = bounds.hi + 1;
     while (lo < hi) {
       const mid = Math.floor((lo + hi) / 2);
-      const row = probe.get(mid);
+      const row = probe.get(mid) as { seq: number; ts: number } | undefined;
       if (row === undefined || row.ts >= ts) hi = mid;
       else lo = row.seq + 1;
     }
@@ -379,9 +378,9 @@ export class EventStore {
     const sql = `SELECT seq, envelope FROM events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq ${query.order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`;
     params.push(query.limit);
     return this.db
-      .prepare<unknown[], { seq: number; envelope: string }>(sql)
-      .all(...params)
-      .map((row) => ({ seq: row.seq, json: row.envelope }));
+      .prepare(sql)
+      .all(...(params as SqlParam[]))
+      .map((row: { seq: number; envelope: string }) => ({ seq: row.seq, json: row.envelope }));
   }
 
   /** Remove what is past the age or size limit, oldest first, in every session of the directory. */
@@ -392,7 +391,7 @@ export class EventStore {
       // clocks' skew) are read, not the whole table: the table has no index on ts.
       const cutoffTs = (this.now() - this.options.retainMs) * 1000;
       const bound = this.firstSeqAtOrAfter(cutoffTs + TS_SKEW_US);
-      if (bound !== Infinity) this.rowCount -= this.db.prepare('DELETE FROM events WHERE seq < ? AND ts < ?').run(bound, cutoffTs).changes;
+      if (bound !== Infinity) this.rowCount -= Number(this.db.prepare('DELETE FROM events WHERE seq < ? AND ts < ?').run(bound, cutoffTs).changes);
       this.removeOldSessions();
       // Size: delete the oldest events of this session in chunks until under the limit. Other
       // sessions' files were already dropped oldest first by removeOldSessions().
@@ -403,7 +402,7 @@ export class EventStore {
         if (count <= 0) break;
         // The share of rows that is over the limit, and a little more: pages free in steps.
         const excess = Math.min(count, Math.ceil((count * (used - this.options.retainBytes)) / used) + Math.ceil(count / 100));
-        this.rowCount -= deleteOldest.run(excess).changes;
+        this.rowCount -= Number(deleteOldest.run(excess).changes);
       }
       this.refreshOldest();
     } catch (err) {
@@ -431,7 +430,7 @@ export class EventStore {
 
   /** Bytes of the database's pages in use (deleted rows free pages for reuse). */
   private usedBytes(): number {
-    return ((this.pageCount.get() ?? 0) - (this.freelistCount.get() ?? 0)) * this.pageSize;
+    return (Number(this.pageCount.get() ?? 0) - Number(this.freelistCount.get() ?? 0)) * this.pageSize;
   }
 
   private scheduleRetention(delayMs: number): void {
@@ -460,7 +459,7 @@ export class EventStore {
    * start: what can still be read is copied into a fresh database, and the damaged file is set
    * aside next to it (`.damaged-<time>`), with one log line.
    */
-  private openChecked(): Database.Database {
+  private openChecked(): Sqlite {
     try {
       const db = openDatabase(this.path);
       const check = db.pragma('quick_check', { simple: true });
@@ -472,15 +471,15 @@ export class EventStore {
     return this.salvage();
   }
 
-  private salvage(): Database.Database {
+  private salvage(): Sqlite {
     const damaged = `${this.path}.damaged-${this.now()}`;
     for (const file of fileSet(this.path)) if (existsSync(file)) renameSync(file, file.replace(this.path, damaged));
     const fresh = openDatabase(this.path);
     let copied = 0;
     try {
-      const old = new Database(damaged, { readonly: true, fileMustExist: true });
+      const old = openSqlite(damaged, { readOnly: true });
       try {
-        const rows = old.prepare<[], Record<string, unknown>>('SELECT * FROM meta').all();
+        const rows = old.prepare('SELECT * FROM meta').all() as Array<Record<string, SqlParam>>;
         for (const row of rows) fresh.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(row.key, row.value);
       } catch {
         // The meta table is lost: a new log id and reservation follow.
@@ -489,9 +488,9 @@ export class EventStore {
       let next = 0;
       // Row by row in seq order until the first unreadable page: everything before the damage.
       for (;;) {
-        let row: Record<string, unknown> | undefined;
+        let row: Record<string, SqlParam> | undefined;
         try {
-          row = old.prepare<[number], Record<string, unknown>>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT 1').get(next);
+          row = old.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT 1').get(next) as Record<string, SqlParam> | undefined;
         } catch {
           break;
         }
@@ -523,8 +522,8 @@ export class EventStore {
   }
 }
 
-function openDatabase(path: string): Database.Database {
-  const db = new Database(path);
+function openDatabase(path: string): Sqlite {
+  const db = openSqlite(path);
   db.pragma('journal_mode = WAL');
   // WAL + NORMAL: a commit survives a process crash (kill -9) without an fsync per batch; a power
   // loss may lose the last commits (docs/storage.md).

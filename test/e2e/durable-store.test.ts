@@ -216,6 +216,10 @@ describe('one agent with a small ring and store', () => {
     await all.waitForEvent('monitor_reconnected');
     await driver.close().catch(() => undefined);
     ({ driver, tab } = await firstTab(agent));
+    // The relaunched browser's tab is set up by the agent after the reconnect: a blank page's
+    // request seen on the stream shows its network events are on before the page under test loads.
+    await tab.navigate(server.url('/blank.html'));
+    await all.waitFor((c) => c.ofType('network_request').some((e) => e.data?.url?.endsWith('/blank.html') === true), 'the tab set up again');
     await tab.navigate(server.url('/mixed.html'));
     await all.waitFor((c) => c.ofType('console_log').filter((e) => consoleText(e) === 'fetched').length >= 2, 'the page again');
     await all.waitFor(

@@ -5,7 +5,6 @@
 // and an older store readable by others is made private at start, with one log line.
 
 import { ConflictError } from '@onkernel/sdk';
-import BetterSqlite3 from 'better-sqlite3';
 import { chmodSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { createKeyFromCommandLine } from '../../src/gateway/create-key.ts';
 import { MIGRATIONS } from '../../src/gateway/storage/migrations.ts';
 import { openStore, type StorageConfig } from '../../src/gateway/storage/open-store.ts';
 import { SQLITE_FILE_NAME } from '../../src/gateway/storage/sqlite.ts';
+import { openSqlite, type Sqlite } from '../../src/sqlite.ts';
 import { BACKENDS, GatewayRig, TestStorages, uniqueName, type Backend } from './support/gateway-harness.ts';
 
 const storages = new TestStorages();
@@ -120,12 +120,12 @@ describe('the SQLite store is private to its owner', () => {
   };
 
   /** A store made by a gateway that did not care: world-readable, with -wal and -shm present. */
-  async function worldReadableStore(): Promise<{ dataDir: string; holder: BetterSqlite3.Database }> {
+  async function worldReadableStore(): Promise<{ dataDir: string; holder: Sqlite }> {
     const { dataDir } = (await storages.fresh('sqlite')) as { dataDir: string };
     await (await openStore({ kind: 'sqlite', dataDir })).store.db.close();
     // A second connection keeps the WAL files in place, as a create-key running beside the
     // gateway would; without one they are removed when the last connection closes.
-    const holder = new BetterSqlite3(join(dataDir, SQLITE_FILE_NAME));
+    const holder = openSqlite(join(dataDir, SQLITE_FILE_NAME));
     holder.pragma('journal_mode = WAL');
     holder.prepare('SELECT COUNT(*) FROM projects').get();
     chmodSync(dataDir, 0o755);

@@ -1,10 +1,10 @@
-// SQLite through better-sqlite3: the embedded default, one file under --data-dir. The driver is
+// SQLite (src/sqlite.ts): the embedded default, one file under --data-dir. The driver is
 // synchronous, so the only way two requests can interleave is across the awaits of a
 // transaction; every operation therefore runs through one queue, and a transaction holds it
 // from BEGIN to COMMIT. The directory and the files are the owner's alone (private-files.ts).
 
-import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
+import { openSqlite, sqliteErrorCode, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, type Sqlite, type SqliteStatement } from '../../sqlite.ts';
 import type { Database, Queryable, Row, SqlValue } from './database.ts';
 import { privateDirectory, privateFile, privateIfPresent, type ModeChange } from './private-files.ts';
 
@@ -15,8 +15,8 @@ const WAL_COMPANIONS = ['-wal', '-shm'] as const;
 export class SqliteDatabase implements Database {
   readonly dialect = 'sqlite' as const;
   readonly lockSuffix = '';
-  private readonly db: BetterSqlite3.Database;
-  private readonly statements = new Map<string, BetterSqlite3.Statement>();
+  private readonly db: Sqlite;
+  private readonly statements = new Map<string, { statement: SqliteStatement; reader: boolean }>();
   private tail: Promise<unknown> = Promise.resolve();
   private readonly direct: Queryable = {
     all: async <T extends Row>(sql: string, params: readonly SqlValue[] = []) => this.allNow<T>(sql, params),
@@ -28,7 +28,7 @@ export class SqliteDatabase implements Database {
     /** Permissions the open took away from an existing store (empty for a private one). */
     readonly permissionChanges: readonly ModeChange[],
   ) {
-    this.db = new BetterSqlite3(path);
+    this.db = openSqlite(path);
     // WAL lets the create-key command write while a gateway serves; busy_timeout makes the two
     // wait for each other instead of failing with SQLITE_BUSY.
     this.db.pragma('journal_mode = WAL');
@@ -69,15 +69,15 @@ export class SqliteDatabase implements Database {
         this.db.exec('COMMIT');
         return result;
       } catch (err) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        if (this.db.isTransaction) this.db.exec('ROLLBACK');
         throw err;
       }
     });
   }
 
   isUniqueViolation(error: unknown): boolean {
-    const code = (error as { code?: unknown } | null)?.code;
-    return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+    const code = sqliteErrorCode(error);
+    return code === SQLITE_CONSTRAINT_UNIQUE || code === SQLITE_CONSTRAINT_PRIMARYKEY;
   }
 
   async close(): Promise<void> {
@@ -90,25 +90,27 @@ export class SqliteDatabase implements Database {
     return result;
   }
 
-  private statement(sql: string): BetterSqlite3.Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
+  private statement(sql: string): { statement: SqliteStatement; reader: boolean } {
+    let prepared = this.statements.get(sql);
+    if (!prepared) {
+      const statement = this.db.prepare(sql);
+      // A statement that returns columns (a SELECT, or a RETURNING clause) is read, not run.
+      prepared = { statement, reader: statement.columns().length > 0 };
+      this.statements.set(sql, prepared);
     }
-    return statement;
+    return prepared;
   }
 
   private allNow<T extends Row>(sql: string, params: readonly SqlValue[]): T[] {
-    return this.statement(sql).all(...params) as T[];
+    return this.statement(sql).statement.all(...params) as T[];
   }
 
   private runNow(sql: string, params: readonly SqlValue[]): number {
-    const statement = this.statement(sql);
-    if (statement.reader) {
+    const { statement, reader } = this.statement(sql);
+    if (reader) {
       statement.all(...params);
       return 0;
     }
-    return statement.run(...params).changes;
+    return Number(statement.run(...params).changes);
   }
 }
