@@ -24,9 +24,3 @@ export function sqliteErrorCode(error: unknown): number | undefined {
   const code = (error as { errcode?: unknown } | null)?.errcode;
   return typeof code === 'number' ? code : undefined;
 }
-
-/** A short description of an error SQLite raised (`database or disk is full`), else the message. */
-export function sqliteErrorText(error: unknown): string {
-  const text = (error as { errstr?: unknown } | null)?.errstr;
-  return typeof text === 'string' ? text : (error as Error).message;
-}

@@ -136,9 +136,10 @@ export class EventStore {
   lastPersistLagMs = 0;
   private readonly flushIntervalMs: number;
   private readonly now: () => number;
-  /** One row, and ROWS_PER_INSERT rows; rowArgs is the bound values of the latter, reused. */
+  /** One row, and ROWS_PER_INSERT rows; oneRowArgs and rowArgs are their bound values, reused. */
   private readonly insert: SqliteStatement;
   private readonly insertMany: SqliteStatement;
+  private readonly oneRowArgs = new Array<unknown>(ROW_COLUMNS);
   private readonly rowArgs = new Array<unknown>(ROW_COLUMNS * ROWS_PER_INSERT);
   private readonly reserve: SqliteStatement;
   /** When the oldest queued event was admitted (for the persist lag); read once per batch. */
@@ -204,8 +205,7 @@ export class EventStore {
 
   /** Events and bytes on disk (bytes: the database's used pages), for /metrics. */
   stats(): { events: number; bytes: number; oldestSeq: number } {
-    const oldest = (this.db.prepare('SELECT MIN(seq) AS seq FROM events').get() as { seq: number | null }).seq ?? 0;
-    return { events: this.rowCount, bytes: this.usedBytes(), oldestSeq: oldest };
+    return { events: this.rowCount, bytes: this.usedBytes(), oldestSeq: this.oldestOnDisk ?? 0 };
   }
 
   /**
@@ -284,7 +284,7 @@ export class EventStore {
         for (let k = 0; k < ROWS_PER_INSERT; k++) setRow(args, k * ROW_COLUMNS, batch[i + k]!);
         written += Number(this.insertMany.run(...args).changes);
       }
-      const one = new Array<unknown>(ROW_COLUMNS);
+      const one = this.oneRowArgs;
       for (; i < batch.length; i++) {
         setRow(one, 0, batch[i]!);
         written += Number(this.insert.run(...one).changes);
