@@ -58,11 +58,11 @@ function prng(seed: number): () => number {
 }
 
 /**
- * 95% bootstrap interval of stat(a', b'), a' and b' being a and b resampled with replacement,
+ * 95% bootstrap interval of stat(resampled): each sample resampled with replacement,
  * independently, and sorted.
  */
-function bootstrap(a: readonly number[], b: readonly number[], stat: (a: number[], b: number[]) => number, iterations: number): [number, number] {
-  if (a.length === 0 || b.length === 0) return [NaN, NaN];
+function bootstrap(samples: ReadonlyArray<readonly number[]>, stat: (resampled: number[][]) => number, iterations: number): [number, number] {
+  if (samples.some((sample) => sample.length === 0)) return [NaN, NaN];
   const random = prng(0x5eed);
   const values: number[] = [];
   const resample = (sample: readonly number[]): number[] => {
@@ -70,24 +70,24 @@ function bootstrap(a: readonly number[], b: readonly number[], stat: (a: number[
     for (let i = 0; i < sample.length; i++) out[i] = sample[Math.floor(random() * sample.length)]!;
     return out.sort((x, y) => x - y);
   };
-  for (let i = 0; i < iterations; i++) values.push(stat(resample(a), resample(b)));
+  for (let i = 0; i < iterations; i++) values.push(stat(samples.map(resample)));
   const s = sorted(values);
   return [quantileSorted(s, 0.025), quantileSorted(s, 0.975)];
 }
 
 /** 95% bootstrap interval of quantile(a, q) / quantile(b, q). */
 export function bootstrapRatio(a: readonly number[], b: readonly number[], q: number, iterations = 2000): [number, number] {
-  return bootstrap(a, b, (x, y) => quantileSorted(x, q) / quantileSorted(y, q), iterations);
+  return bootstrap([a, b], ([x, y]) => quantileSorted(x!, q) / quantileSorted(y!, q), iterations);
 }
 
 /** 95% bootstrap interval of quantile(a, q) − quantile(b, q). */
 export function bootstrapDifference(a: readonly number[], b: readonly number[], q: number, iterations = 2000): [number, number] {
-  return bootstrap(a, b, (x, y) => quantileSorted(x, q) - quantileSorted(y, q), iterations);
+  return bootstrap([a, b], ([x, y]) => quantileSorted(x!, q) - quantileSorted(y!, q), iterations);
 }
 
 /** 95% bootstrap interval of quantile(a, q). */
 export function bootstrapQuantile(a: readonly number[], q: number, iterations = 2000): [number, number] {
-  return bootstrap(a, [0], (x) => quantileSorted(x, q), iterations);
+  return bootstrap([a], ([x]) => quantileSorted(x!, q), iterations);
 }
 
 /** Round for display and JSON. */
