@@ -71,7 +71,13 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
           log: (level, fields, message) => logger[level](fields, message),
         });
   if (store) logger.info({ data_dir: config.dataDir, resumed_after_seq: store.resumeAfterSeq, log_id: store.logId }, 'event store opened');
-  const eventLog = new EventLog({ maxEvents: config.ringEvents, maxBytes: config.ringBytes, archive: store, paceMs: config.streamPaceMs });
+  const eventLog = new EventLog({
+    maxEvents: config.ringEvents,
+    maxBytes: config.ringBytes,
+    archive: store,
+    paceMs: config.streamPaceMs,
+    loadPaceMs: config.streamLoadPaceMs,
+  });
   const hub = new StreamHub(eventLog, { keepaliveMs: config.keepaliveMs });
   // OTLP export (docs/export.md): sees every admitted event; converts and sends off the producer's path.
   const otlp = config.otlp && new OtlpExporter({ config: config.otlp, sessionId: config.sessionId, logger, timing: timing?.otlp });
@@ -121,6 +127,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
         clock,
         monitor,
         screenshots: { enabled: config.screenshots, activePage: () => targets?.activePage() },
+        onTabsLoading: (loading) => eventLog.setLoading(loading),
       });
       telemetry.start();
       targets = new TargetManager(connection, telemetry, logger);

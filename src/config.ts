@@ -104,6 +104,7 @@ export const KEEPALIVE_MS_MAX = 3_600_000;
 export const UPLOAD_IDLE_MS_MAX = 3_600_000;
 /** Fan-out pacing while events keep coming (docs/events.md "Delivery", docs/decisions.md). */
 export const DEFAULT_STREAM_PACE_MS = 1;
+export const DEFAULT_STREAM_LOAD_PACE_MS = 8;
 export const STREAM_PACE_MS_MAX = 100;
 export const DEFAULT_RETAIN_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_RETAIN_HOURS = 72;
@@ -317,6 +318,14 @@ const SETTINGS = {
     arg: '<ms>',
     defaultValue: DEFAULT_STREAM_PACE_MS,
     meaning: `While events keep coming, subscribers get them at most this many ms late, in one write per subscriber instead of one per CDP read; 0: at once. 0 to ${STREAM_PACE_MS_MAX}.`,
+    kind: kinds.streamPaceMs,
+  },
+  streamLoadPaceMs: {
+    flag: 'stream-load-pace-ms',
+    env: 'STREAM_LOAD_PACE_MS',
+    arg: '<ms>',
+    defaultValue: DEFAULT_STREAM_LOAD_PACE_MS,
+    meaning: `The same while a tab is loading (its main frame, until its load event): fewer, larger writes leave the cores to the page; 0: --stream-pace-ms applies then too. 0 to ${STREAM_PACE_MS_MAX}.`,
     kind: kinds.streamPaceMs,
   },
   logLevel: {

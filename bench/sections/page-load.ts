@@ -33,6 +33,7 @@ export const LOAD_MODES = {
   barescript: '(b+script) bare client injecting the page script',
   nice: '(c-nice) agent, all, at nice 10',
   idle: '(c-idle) agent, all, SCHED_IDLE',
+  loadpace0: '(c-loadpace0) agent, all, --stream-load-pace-ms 0',
 } as const;
 export type LoadMode = keyof typeof LOAD_MODES;
 
@@ -52,6 +53,7 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   noscript: ['--telemetry', NO_PAGE_SCRIPT],
   nice: [],
   idle: [],
+  loadpace0: ['--stream-load-pace-ms', '0'],
 };
 
 /** Commands an agent mode runs under: its CPU priority below the browser's. */

@@ -33,6 +33,12 @@ export interface EventLogOptions {
    * write per subscriber. 0 (the default): always at the end of the tick.
    */
   paceMs?: number;
+  /**
+   * The pace while a tab is loading (setLoading): the page competes with the agent for the cores
+   * then, and fewer, larger writes cost the agent and its subscribers less CPU (docs/events.md
+   * "Delivery"). 0 (the default): paceMs applies while loading too.
+   */
+  loadPaceMs?: number;
 }
 
 /** A stream that notified within this many ms is busy, and paced (EventLogOptions.paceMs). */
@@ -116,6 +122,9 @@ export class EventLog {
   /** The notification is queued (end of tick, or the pacing timer). */
   private notifyQueued = false;
   private readonly paceMs: number;
+  private readonly loadPaceMs: number;
+  /** Some tab is loading (setLoading): loadPaceMs applies instead of paceMs. */
+  private loading = false;
   /** performance.now() of the last notification (pacing). */
   private lastNotifyAt = -Infinity;
   /** The last read(): its arguments and result. */
@@ -138,6 +147,12 @@ export class EventLog {
     this.archive = options.archive;
     this.lastSeq = options.archive?.resumeAfterSeq ?? 0;
     this.paceMs = options.paceMs ?? 0;
+    this.loadPaceMs = options.loadPaceMs ?? 0;
+  }
+
+  /** Whether some tab is loading now (EventLogOptions.loadPaceMs). */
+  setLoading(loading: boolean): void {
+    this.loading = loading;
   }
 
   /** Seq of the newest event; 0 before the first append. */
@@ -325,13 +340,14 @@ export class EventLog {
 
   private queueNotify(): void {
     this.notifyQueued = true;
-    if (this.paceMs > 0 && performance.now() - this.lastNotifyAt < BUSY_WINDOW_MS) setTimeout(this.notify, this.paceMs);
+    const pace = this.loading && this.loadPaceMs > 0 ? this.loadPaceMs : this.paceMs;
+    if (pace > 0 && performance.now() - this.lastNotifyAt < BUSY_WINDOW_MS) setTimeout(this.notify, pace);
     else process.nextTick(this.notify);
   }
 
   private readonly notify = (): void => {
     this.notifyQueued = false;
-    if (this.paceMs > 0) this.lastNotifyAt = performance.now();
+    if (this.paceMs > 0 || this.loadPaceMs > 0) this.lastNotifyAt = performance.now();
     const listeners = this.listeners;
     for (let i = 0; i < listeners.length; i++) listeners[i]!();
   };

@@ -14,6 +14,7 @@ import { BrowserClock } from './clock.ts';
 import { ConsoleFamily } from './console-family.ts';
 import { EventContextTracker, TargetState } from './event-context.ts';
 import type { EmitOptions, FamilyHost, StateHandler, TelemetryFamily } from './family.ts';
+import { LoadingTabsFamily } from './loading-tabs-family.ts';
 import { NetworkFamily } from './network-family.ts';
 import { PageFamily } from './page-family.ts';
 import { PageScriptFamily } from './page-script-family.ts';
@@ -58,6 +59,8 @@ export interface TelemetryOptions {
   stats?: TelemetryStats;
   /** monitor_screenshot capture; absent = none. */
   screenshots?: Omit<ScreenshotOptions, 'monitor'>;
+  /** Told when the first tab starts loading (true) and when none is loading any more (false). */
+  onTabsLoading?: (loading: boolean) => void;
 }
 
 /** Categories whose work needs the Runtime domain (console events; the page script's binding). */
@@ -94,6 +97,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
     const pageScript = new PageScriptFamily((state) => this.pageFamily.layoutShift(state));
     this.families = [new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily, pageScript, new NetworkFamily()];
     if (options.screenshots) this.families.push(new ScreenshotFamily({ ...options.screenshots, monitor: this.monitor }));
+    if (options.onTabsLoading) this.families.push(new LoadingTabsFamily(options.onTabsLoading));
   }
 
   get config(): TelemetryConfig {

@@ -279,6 +279,53 @@ describe('EventLog fan-out pacing', () => {
     expect(seen).toEqual([1, 2]);
   });
 
+  it('paces a busy stream loadPaceMs while a tab loads, and paceMs again once none does', async () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20, paceMs: 5, loadPaceMs: 40 });
+    const seen: Array<[number, number]> = [];
+    const t0 = performance.now();
+    log.onAdmitted(() => seen.push([log.latestSeq, performance.now() - t0]));
+    log.setLoading(true);
+    log.append(consoleEvent());
+    await endOfTick();
+    expect(seen.map(([seq]) => seq)).toEqual([1]);
+    const busyAt = performance.now() - t0;
+    log.append(consoleEvent());
+    await endOfTick();
+    log.append(consoleEvent());
+    await sleep(15);
+    // Past paceMs, not yet loadPaceMs.
+    expect(seen.map(([seq]) => seq)).toEqual([1]);
+    await sleep(40);
+    expect(seen.map(([seq]) => seq)).toEqual([1, 3]);
+    expect(seen[1]![1] - busyAt).toBeGreaterThanOrEqual(39);
+    log.setLoading(false);
+    log.append(consoleEvent());
+    await sleep(15);
+    expect(seen.map(([seq]) => seq)).toEqual([1, 3, 4]);
+  });
+
+  it('applies loadPaceMs even when paceMs is 0, and never with loadPaceMs 0', async () => {
+    const loadPaced = new EventLog({ maxEvents: 100, maxBytes: 1 << 20, loadPaceMs: 30 });
+    const unpaced = new EventLog({ maxEvents: 100, maxBytes: 1 << 20, paceMs: 0, loadPaceMs: 0 });
+    const seen = new Map<EventLog, number[]>([
+      [loadPaced, []],
+      [unpaced, []],
+    ]);
+    for (const log of [loadPaced, unpaced]) {
+      log.onAdmitted(() => seen.get(log)!.push(log.latestSeq));
+      log.setLoading(true);
+    }
+    for (let i = 1; i <= 3; i++) {
+      loadPaced.append(consoleEvent());
+      unpaced.append(consoleEvent());
+      await endOfTick();
+    }
+    expect(seen.get(unpaced)).toEqual([1, 2, 3]);
+    expect(seen.get(loadPaced)).toEqual([1]);
+    await sleep(45);
+    expect(seen.get(loadPaced)).toEqual([1, 3]);
+  });
+
   it('never paces with paceMs 0 (the default)', async () => {
     const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
     const seen: number[] = [];

@@ -14,10 +14,10 @@ export class TelemetryRig {
   readonly events: TelemetryEvent[] = [];
   readonly telemetry: Telemetry;
 
-  constructor(patch: TelemetryConfigPatch = {}) {
+  constructor(patch: TelemetryConfigPatch = {}, options: { onTabsLoading?: (loading: boolean) => void } = {}) {
     const config = mergeTelemetryConfig(defaultTelemetryConfig(), patch);
     const sink = { append: (event: TelemetryEvent) => this.events.push(event) };
-    this.telemetry = new Telemetry(this.connection.asConnection(), sink, { config, limits: DEFAULT_LIMITS, logger: pino({ level: 'silent' }) });
+    this.telemetry = new Telemetry(this.connection.asConnection(), sink, { config, limits: DEFAULT_LIMITS, logger: pino({ level: 'silent' }), ...options });
     this.telemetry.start();
   }
 
