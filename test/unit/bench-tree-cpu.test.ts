@@ -7,7 +7,14 @@ import { cpuSeconds, treeCpuSeconds, until } from '../../bench/lib/processes.ts'
 describe('treeCpuSeconds', () => {
   const children: Array<ReturnType<typeof spawn>> = [];
   afterEach(() => {
-    for (const child of children) child.kill('SIGKILL');
+    // The whole group: sh, and the node it left running (killing sh alone orphans it).
+    for (const child of children) {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
     children.length = 0;
   });
 
@@ -16,7 +23,7 @@ describe('treeCpuSeconds', () => {
     // burns 300 ms and stays alive.
     const burn = (stay: boolean) =>
       `node -e "let x=0;const t=process.cpuUsage();while(process.cpuUsage(t).user<300000){for(let i=0;i<1e6;i++)x+=i}${stay ? ';console.log(1);setInterval(()=>{},1000)' : ''}"`;
-    const root = spawn('sh', ['-c', `${burn(false)}; ${burn(true)}`], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const root = spawn('sh', ['-c', `${burn(false)}; ${burn(true)}`], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
     children.push(root);
     let printed = false;
     root.stdout.on('data', () => (printed = true));
