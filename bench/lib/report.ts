@@ -73,9 +73,13 @@ export function renderReport(results: Results): string {
         const bodies =
           m.bodyFetchesPerLoad === undefined ? '' : `, ${f(m.bodyFetchesPerLoad.fetched)} bodies fetched and ${f(m.bodyFetchesPerLoad.failed)} not per load`;
         const shots = m.screenshotsPerLoad === undefined ? '' : `, ${f(m.screenshotsPerLoad, 2)} screenshots per load`;
-        return `${labelLetter(m.mode)} client ${f(m.cpuMsPerLoad ?? NaN)} ms${stream}${bodies}${shots}`;
+        const warmup = m.warmupCpuMsPerLoad === undefined ? '' : ` (${f(m.warmupCpuMsPerLoad)} ms in the warm-up)`;
+        return `${labelLetter(m.mode)} client ${f(m.cpuMsPerLoad ?? NaN)} ms${warmup}${stream}${bodies}${shots}`;
       });
-    out.push('', `All pages: CPU per load ${perMode.join('; ')}. A page's CPU is what was used between its beacon and the one before.`);
+    out.push(
+      '',
+      `All pages: CPU per load ${perMode.join('; ')}. A page's CPU is what was used between its beacon and the one before; the warm-up's, over the block's unmeasured loads (a new process, its JIT still compiling).`,
+    );
     const ratioRows: string[][] = [];
     for (const [name, ratios] of Object.entries(load.ratios)) {
       for (const r of ratios) ratioRows.push([name, r.page, f(r.p50, 3), ci(r.p50Ci), f(r.p90, 3), ci(r.p90Ci), f(r.cpu, 3)]);

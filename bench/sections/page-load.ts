@@ -102,6 +102,8 @@ export interface ModeResult {
   byPage: Partial<Record<LoadPage, { summary: Summary; samples: number[]; roundMedians: number[]; cpu: PageCpu }>>;
   /** Consumer CPU per page load (ms), over all its blocks; absent for (a). */
   cpuMsPerLoad?: number;
+  /** The same over the blocks' unmeasured warm-up loads: a new process's JIT still compiling. */
+  warmupCpuMsPerLoad?: number;
   /** SSE events delivered per page load (agent modes). */
   eventsPerLoad?: number;
   /** CPU per page load (ms) of the process reading the agent's stream (agent modes). */
@@ -165,6 +167,8 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     {
       seconds: number;
       loads: number;
+      warmupSeconds: number;
+      warmupLoads: number;
       events: number;
       subscriberSeconds: number;
       subscriberReads: number;
@@ -179,6 +183,8 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     cpu.set(mode, {
       seconds: 0,
       loads: 0,
+      warmupSeconds: 0,
+      warmupLoads: 0,
       events: 0,
       subscriberSeconds: 0,
       subscriberReads: 0,
@@ -240,7 +246,12 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         // setting up the tab, the JIT compiling its hot paths) is not what a page load costs it
         // in service, so the block first loads every page `warmupLoads` times, unmeasured.
         const isAgent = isAgentMode(mode);
-        await pages.runChain(plan(pageSet, options.warmupLoads), 60_000 + options.warmupLoads * pageSet.length * 5000);
+        const clientCpu = () => (running.pid === undefined ? 0 : cpuSeconds(running.pid));
+        const warmupCpu0 = clientCpu();
+        const warmups = await pages.runChain(plan(pageSet, options.warmupLoads), 60_000 + options.warmupLoads * pageSet.length * 5000);
+        const warmup = cpu.get(mode)!;
+        warmup.warmupSeconds += clientCpu() - warmupCpu0;
+        warmup.warmupLoads += warmups.length;
         await pages.waitIdle();
         const reader = async () => (isAgent ? (await subscribers.stats())[0] : undefined);
         const reader0 = await reader();
@@ -333,6 +344,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     const c = cpu.get(mode)!;
     const result: ModeResult = { mode, label: LOAD_MODES[mode], byPage, browserCpuMsPerLoad: c.loads > 0 ? (c.browserSeconds * 1000) / c.loads : NaN };
     if (mode !== 'none' && c.loads > 0) result.cpuMsPerLoad = (c.seconds * 1000) / c.loads;
+    if (mode !== 'none' && c.warmupLoads > 0) result.warmupCpuMsPerLoad = (c.warmupSeconds * 1000) / c.warmupLoads;
     if (isAgentMode(mode) && c.loads > 0) {
       result.eventsPerLoad = c.events / c.loads;
       result.subscriberCpuMsPerLoad = (c.subscriberSeconds * 1000) / c.loads;
