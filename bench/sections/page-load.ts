@@ -34,7 +34,6 @@ export const LOAD_MODES = {
   nice: '(c-nice) agent, all, at nice 10',
   idle: '(c-idle) agent, all, SCHED_IDLE',
   loadpace0: '(c-loadpace0) agent, all, --stream-load-pace-ms 0',
-  readrest0: '(c-readrest0) agent, all, --load-cdp-read-ms 0',
 } as const;
 export type LoadMode = keyof typeof LOAD_MODES;
 
@@ -55,7 +54,6 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   nice: [],
   idle: [],
   loadpace0: ['--stream-load-pace-ms', '0'],
-  readrest0: ['--load-cdp-read-ms', '0'],
 };
 
 /** Commands an agent mode runs under: its CPU priority below the browser's. */
