@@ -127,10 +127,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
         clock,
         monitor,
         screenshots: { enabled: config.screenshots, activePage: () => targets?.activePage() },
-        onTabsLoading: (loading) => {
-          eventLog.setLoading(loading);
-          connection.setReadRest(loading ? config.loadCdpReadMs : 0);
-        },
+        onTabsLoading: (loading) => eventLog.setLoading(loading),
       });
       telemetry.start();
       targets = new TargetManager(connection, telemetry, logger);

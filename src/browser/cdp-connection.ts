@@ -75,9 +75,6 @@ export class CdpConnection {
   private nextId = 1;
   /** Events read off the wire and dropped unparsed: nothing handles their method. */
   skippedEvents = 0;
-  /** setReadRest: after a read, the socket is not read again for this many ms (0: never rests). */
-  private restMs = 0;
-  private restTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly client: CDP.Client,
@@ -107,8 +104,6 @@ export class CdpConnection {
 
   send<M extends CommandName>(method: M, params?: CommandParams<M>, sessionId?: string): Promise<CommandResult<M>> {
     if (this.disconnected) return Promise.reject(new ConnectionClosedError(method));
-    // Its answer is read as soon as it comes.
-    this.endRest();
     const id = this.nextId++;
     const text = JSON.stringify(sessionId === undefined ? { id, method, params: params ?? {} } : { id, method, params: params ?? {}, sessionId });
     return new Promise<CommandResult<M>>((resolve, reject) => {
@@ -132,25 +127,6 @@ export class CdpConnection {
     };
   }
 
-  /**
-   * Read coalescing (docs/performance.md "Reading CDP while a tab loads"): while `ms` > 0, after
-   * a read that leaves no command waiting for its answer, the socket rests `ms` before it is read
-   * again. What Chromium sends meanwhile waits in the kernel's buffer and comes in one read, where
-   * it would otherwise wake the process once per message or two. A command sent ends the rest, so
-   * answers are never held back. 0: read as data arrives.
-   */
-  setReadRest(ms: number): void {
-    this.restMs = ms;
-    if (ms === 0) this.endRest();
-  }
-
-  private readonly endRest = (): void => {
-    if (this.restTimer === undefined) return;
-    clearTimeout(this.restTimer);
-    this.restTimer = undefined;
-    if (!this.disconnected) this.ws.resume();
-  };
-
   /** Called once when the connection is lost (not when we close it). */
   onDisconnect(listener: () => void): void {
     this.disconnectListeners.push(listener);
@@ -160,7 +136,6 @@ export class CdpConnection {
     if (this.disconnected) return;
     this.closedByUs = true;
     this.disconnected = true;
-    this.endRest();
     try {
       await this.client.close();
     } catch {
@@ -172,11 +147,6 @@ export class CdpConnection {
   }
 
   private onMessage(data: Buffer): void {
-    if (this.restMs > 0 && this.restTimer === undefined && this.pending.size === 0) {
-      // The rest of this read's messages are still delivered; the next read waits.
-      this.ws.pause();
-      this.restTimer = setTimeout(this.endRest, this.restMs);
-    }
     const method = eventMethodOf(data);
     if (method !== undefined && !this.handlers.has(method)) {
       this.skippedEvents++;
@@ -204,7 +174,6 @@ export class CdpConnection {
   }
 
   private handleDisconnect(): void {
-    this.endRest();
     this.failPending();
     if (this.disconnected && this.closedByUs) return;
     this.disconnected = true;
