@@ -11,6 +11,7 @@ import type { Limits } from '../limits.ts';
 import type { BrowserClock } from './clock.ts';
 import type { EventContextTracker, TargetState } from './event-context.ts';
 import type { TelemetryConfig } from './telemetry-config.ts';
+import type { LoadingTabsFamily } from './loading-tabs-family.ts';
 import type { TelemetryStats } from './telemetry-stats.ts';
 
 export type StateHandler<E extends EventName> = (params: EventParams<E>, state: TargetState) => void;
@@ -43,6 +44,8 @@ export interface FamilyHost {
   admits(category: Category): boolean;
   /** Counters read by /metrics. */
   readonly stats: TelemetryStats;
+  /** Which tabs are loading, and the end of each load. */
+  readonly loadingTabs: Pick<LoadingTabsFamily, 'isLoading' | 'onLoadEnd'>;
   /** Admit an event to the log. */
   emit<T extends EventType>(type: T, ts: number, data: EventDataByType[T], options?: EmitOptions): void;
   /** Wrap a setup command: a failure that loses telemetry becomes monitor_init_failed. */

@@ -90,8 +90,6 @@ export class PageScriptFamily implements TelemetryFamily {
   private readonly sources = new Map<string, string>();
   /** Per session: the current script registration (none while both categories are off). */
   private readonly registrations = new Map<string, Registration>();
-  /** Tabs (by session) between a main-frame navigation and its load event. */
-  private readonly loadingTabs = new Set<string>();
   /** page_lcp events waiting for their tab's load to end, by tab session, with their timer. */
   private readonly lcpWaiting = new Map<string, { entries: PendingLcp[]; timer: NodeJS.Timeout }>();
   private disposed = false;
@@ -112,13 +110,7 @@ export class PageScriptFamily implements TelemetryFamily {
     host.handle('Runtime.executionContextDestroyed', (p, s) => this.worldContexts.get(s.target.sessionId)?.delete(p.executionContextId));
     host.handle('Runtime.executionContextsCleared', (_p, s) => this.worldContexts.get(s.target.sessionId)?.clear());
     host.handle('Runtime.bindingCalled', this.onBindingCalled);
-    host.handle('Page.frameStartedLoading', (p, s) => {
-      if (s.target.type === 'page' && p.frameId === s.target.targetId) this.loadingTabs.add(s.target.sessionId);
-    });
-    host.handle('Page.loadEventFired', (_p, s) => this.tabLoaded(s));
-    host.handle('Page.frameStoppedLoading', (p, s) => {
-      if (p.frameId === s.target.targetId) this.tabLoaded(s);
-    });
+    host.loadingTabs.onLoadEnd((tabSessionId) => this.flushLcp(tabSessionId));
   }
 
   setUpTarget(state: TargetState): Array<Promise<unknown>> {
@@ -163,7 +155,6 @@ export class PageScriptFamily implements TelemetryFamily {
     this.buckets.delete(sessionId);
     this.warnedRateLimited.delete(sessionId);
     this.registrations.delete(sessionId);
-    this.loadingTabs.delete(sessionId);
     // Its waiting page_lcp events go with it (an event of a detached target is not emitted).
     const waiting = this.lcpWaiting.get(sessionId);
     if (waiting !== undefined) {
@@ -179,7 +170,6 @@ export class PageScriptFamily implements TelemetryFamily {
     this.registrations.clear();
     for (const waiting of this.lcpWaiting.values()) clearTimeout(waiting.timer);
     this.lcpWaiting.clear();
-    this.loadingTabs.clear();
   }
 
   /**
@@ -277,7 +267,7 @@ export class PageScriptFamily implements TelemetryFamily {
     }
     const pending: PendingLcp = { state, contextId, ref: report.element_ref, emit };
     const tab = state.target.tab;
-    if (tab === undefined || !this.loadingTabs.has(tab.sessionId)) {
+    if (tab === undefined || !this.host.loadingTabs.isLoading(tab.sessionId)) {
       this.resolve([pending]);
       return;
     }
@@ -292,13 +282,6 @@ export class PageScriptFamily implements TelemetryFamily {
   }
 
   /** The tab's main frame finished loading: its waiting page_lcp events are resolved now. */
-  private tabLoaded(state: TargetState): void {
-    const target = state.target;
-    if (target.type !== 'page') return;
-    this.loadingTabs.delete(target.sessionId);
-    this.flushLcp(target.sessionId);
-  }
-
   private flushLcp(tabSession: string): void {
     const waiting = this.lcpWaiting.get(tabSession);
     if (waiting === undefined) return;

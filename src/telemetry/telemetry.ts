@@ -72,6 +72,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
   readonly limits: Limits;
   readonly logger: Logger;
   readonly stats: TelemetryStats;
+  readonly loadingTabs: LoadingTabsFamily;
   private currentConfig: TelemetryConfig;
   private readonly memory: TelemetryMemory;
   private readonly monitor: Monitor;
@@ -93,11 +94,12 @@ export class Telemetry implements TargetObserver, FamilyHost {
     this.clock = options.clock ?? new BrowserClock();
     this.stats = options.stats ?? new TelemetryStats();
     this.monitor = options.monitor ?? new Monitor(sink, this.clock, () => this.currentConfig);
+    this.loadingTabs = new LoadingTabsFamily(options.onTabsLoading);
     this.pageFamily = new PageFamily(this.memory.announcedTabs);
     const pageScript = new PageScriptFamily((state) => this.pageFamily.layoutShift(state));
-    this.families = [new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily, pageScript, new NetworkFamily()];
+    // The tracker first: its handlers run before the families' for the same event.
+    this.families = [this.loadingTabs, new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily, pageScript, new NetworkFamily()];
     if (options.screenshots) this.families.push(new ScreenshotFamily({ ...options.screenshots, monitor: this.monitor }));
-    if (options.onTabsLoading) this.families.push(new LoadingTabsFamily(options.onTabsLoading));
   }
 
   get config(): TelemetryConfig {

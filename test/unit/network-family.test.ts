@@ -14,6 +14,7 @@ import { BrowserClock } from '../../src/telemetry/clock.ts';
 import { EventContextTracker, type TargetState } from '../../src/telemetry/event-context.ts';
 import type { FamilyHost } from '../../src/telemetry/family.ts';
 import { BODY_QUIET_MS, MAX_DEFER_MS } from '../../src/telemetry/body-schedule.ts';
+import { LoadingTabsFamily } from '../../src/telemetry/loading-tabs-family.ts';
 import { NetworkFamily } from '../../src/telemetry/network-family.ts';
 import { defaultTelemetryConfig, isCategoryOn, mergeTelemetryConfig, type TelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
 import { FakeConnection } from './support/fake-connection.ts';
@@ -106,6 +107,7 @@ function setup(options: { limits?: Partial<Limits>; config?: TelemetryConfig } =
     clock: new BrowserClock(),
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     logger: pino({ level: 'silent' }),
+    loadingTabs: new LoadingTabsFamily(),
     get config() {
       return config;
     },

@@ -8,6 +8,7 @@ import { DEFAULT_LIMITS } from '../../src/limits.ts';
 import { BrowserClock } from '../../src/telemetry/clock.ts';
 import { EventContextTracker, type TargetState } from '../../src/telemetry/event-context.ts';
 import type { EmitOptions, FamilyHost, StateHandler } from '../../src/telemetry/family.ts';
+import { LoadingTabsFamily } from '../../src/telemetry/loading-tabs-family.ts';
 import { PageScriptFamily, REPORT_BURST, REPORTS_PER_SECOND } from '../../src/telemetry/page-script-family.ts';
 import { defaultTelemetryConfig, mergeTelemetryConfig, type TelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
 import { FakeConnection } from './support/fake-connection.ts';
@@ -30,7 +31,10 @@ class Rig implements FamilyHost {
     () => this.nowMs,
   );
 
+  readonly loadingTabs = new LoadingTabsFamily();
+
   constructor(readonly config: TelemetryConfig = defaultTelemetryConfig()) {
+    this.loadingTabs.start(this);
     this.family.start(this);
   }
 
