@@ -167,7 +167,7 @@ async function main(): Promise<void> {
   const errors: Record<string, string> = {};
 
   const modes: LoadMode[] = flags.modes ?? ['none', 'bare', 'agent', 'network', 'nostore', 'otlp'];
-  if (flags.diagnose) modes.push('noshots', 'nobody', 'noscript', 'loadpace0', 'barebodies', 'barescript', 'baredurable');
+  if (flags.diagnose) modes.push('noshots', 'nobody', 'noscript', 'loadpace0', 'cdpread0', 'barebodies', 'barescript', 'baredurable');
   const plan: Record<Section, () => Promise<void>> = {
     load: async () => {
       results.load = await runPageLoad(ctx, {

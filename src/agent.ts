@@ -104,7 +104,13 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   const computer = new ComputerExecutor({ targets: () => scope?.targets, logger });
   let terminated = false;
 
+  /** CDP traffic of the connections before the current one (/metrics). */
+  const pastTraffic = { messages: 0, reads: 0 };
   const dropScope = () => {
+    if (scope) {
+      pastTraffic.messages += scope.connection.messages;
+      pastTraffic.reads += scope.connection.reads;
+    }
     scope?.targets.dispose();
     scope?.telemetry.dispose();
     scope = undefined;
@@ -127,7 +133,10 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
         clock,
         monitor,
         screenshots: { enabled: config.screenshots, activePage: () => targets?.activePage() },
-        onTabsLoading: (loading) => eventLog.setLoading(loading),
+        onTabsLoading: (loading) => {
+          eventLog.setLoading(loading);
+          connection.setReadRest(loading ? config.loadCdpReadMs : 0);
+        },
       });
       telemetry.start();
       targets = new TargetManager(connection, telemetry, logger);
@@ -216,6 +225,12 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
           },
           get reconnects() {
             return reconnects;
+          },
+          get messages() {
+            return pastTraffic.messages + (scope?.connection.messages ?? 0);
+          },
+          get reads() {
+            return pastTraffic.reads + (scope?.connection.reads ?? 0);
           },
         },
         attachedTargetTypes: function* () {

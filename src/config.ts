@@ -105,6 +105,8 @@ export const UPLOAD_IDLE_MS_MAX = 3_600_000;
 /** Fan-out pacing while events keep coming (docs/events.md "Delivery", docs/decisions.md). */
 export const DEFAULT_STREAM_PACE_MS = 1;
 export const DEFAULT_STREAM_LOAD_PACE_MS = 8;
+/** While a tab loads, the CDP socket is read at most this often (docs/performance.md). */
+export const DEFAULT_LOAD_CDP_READ_MS = 8;
 export const STREAM_PACE_MS_MAX = 100;
 export const DEFAULT_RETAIN_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_RETAIN_HOURS = 72;
@@ -326,6 +328,14 @@ const SETTINGS = {
     arg: '<ms>',
     defaultValue: DEFAULT_STREAM_LOAD_PACE_MS,
     meaning: `The same while a tab is loading (its main frame, until its load event): fewer, larger writes leave the cores to the page; 0: --stream-pace-ms applies then too. 0 to ${STREAM_PACE_MS_MAX}.`,
+    kind: kinds.streamPaceMs,
+  },
+  loadCdpReadMs: {
+    flag: 'load-cdp-read-ms',
+    env: 'LOAD_CDP_READ_MS',
+    arg: '<ms>',
+    defaultValue: DEFAULT_LOAD_CDP_READ_MS,
+    meaning: `While a tab is loading, Chromium's messages are read at most this often, many per read instead of a wake-up for every one or two (never while a command waits for its answer); 0: as they arrive. 0 to ${STREAM_PACE_MS_MAX}.`,
     kind: kinds.streamPaceMs,
   },
   logLevel: {

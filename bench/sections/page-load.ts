@@ -34,6 +34,7 @@ export const LOAD_MODES = {
   nice: '(c-nice) agent, all, at nice 10',
   idle: '(c-idle) agent, all, SCHED_IDLE',
   loadpace0: '(c-loadpace0) agent, all, --stream-load-pace-ms 0',
+  cdpread0: '(c-cdpread0) agent, all, --load-cdp-read-ms 0',
 } as const;
 export type LoadMode = keyof typeof LOAD_MODES;
 
@@ -54,6 +55,7 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   nice: [],
   idle: [],
   loadpace0: ['--stream-load-pace-ms', '0'],
+  cdpread0: ['--load-cdp-read-ms', '0'],
 };
 
 /** Commands an agent mode runs under: its CPU priority below the browser's. */

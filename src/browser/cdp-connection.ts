@@ -11,6 +11,10 @@
 // so the method is read off the raw bytes, and an event nobody handles (the `*ExtraInfo` events,
 // a third of a page load's messages with their raw header blocks) is never parsed at all
 // (docs/performance.md "CDP messages").
+//
+// While a tab loads, the socket can rest between reads (setReadRest): what Chromium sends meanwhile
+// waits in the kernel's buffer and comes in one read, where it would otherwise wake the process
+// once per message or two (docs/performance.md "Reading CDP in batches while a tab loads").
 
 import CDP from 'chrome-remote-interface';
 import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping.js';
@@ -31,6 +35,17 @@ interface Pending {
   method: string;
   resolve(result: unknown): void;
   reject(error: Error): void;
+}
+
+/**
+ * The libuv handle under a net.Socket (Node's `_handle`): readStop() stops reading the file
+ * descriptor itself. socket.pause() does not: a paused stream keeps reading into its buffer up to
+ * its high-water mark, so the wake-ups stay (measured, docs/performance.md).
+ */
+interface ReadHandle {
+  reading: boolean;
+  readStart(): number;
+  readStop(): number;
 }
 
 interface Message {
@@ -75,6 +90,12 @@ export class CdpConnection {
   private nextId = 1;
   /** Events read off the wire and dropped unparsed: nothing handles their method. */
   skippedEvents = 0;
+  /** Messages received, and the socket reads they came in (/metrics: how batched the reads are). */
+  messages = 0;
+  reads = 0;
+  /** setReadRest: after a read, the socket is not read again for this many ms (0: never rests). */
+  private restMs = 0;
+  private restTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly client: CDP.Client,
@@ -84,6 +105,7 @@ export class CdpConnection {
     // chrome-remote-interface's.
     ws.removeAllListeners('message');
     ws.on('message', (data: Buffer) => this.onMessage(data));
+    (ws as unknown as { _socket?: EventEmitter })._socket?.on('data', () => this.reads++);
     client.on('disconnect', () => this.handleDisconnect());
   }
 
@@ -104,6 +126,8 @@ export class CdpConnection {
 
   send<M extends CommandName>(method: M, params?: CommandParams<M>, sessionId?: string): Promise<CommandResult<M>> {
     if (this.disconnected) return Promise.reject(new ConnectionClosedError(method));
+    // Its answer is read as soon as it comes.
+    this.endRest();
     const id = this.nextId++;
     const text = JSON.stringify(sessionId === undefined ? { id, method, params: params ?? {} } : { id, method, params: params ?? {}, sessionId });
     return new Promise<CommandResult<M>>((resolve, reject) => {
@@ -127,6 +151,40 @@ export class CdpConnection {
     };
   }
 
+  /**
+   * While `ms` > 0, a read that leaves no command waiting for its answer is followed by a rest of
+   * `ms`: the socket's file descriptor is not read, so what Chromium sends meanwhile comes in one
+   * read. A command sent ends the rest, so answers are never held back. 0: read as data arrives.
+   */
+  setReadRest(ms: number): void {
+    this.restMs = ms;
+    if (ms === 0) this.endRest();
+  }
+
+  /** The socket's read handle, when Node still exposes it (else resting is skipped: reads go on as usual). */
+  private readHandle(): ReadHandle | undefined {
+    const socket = (this.ws as unknown as { _socket?: { destroyed: boolean; _handle?: Partial<ReadHandle> | null } })._socket;
+    const handle = socket?.destroyed === false ? socket._handle : undefined;
+    return typeof handle?.readStop === 'function' && typeof handle.readStart === 'function' ? (handle as ReadHandle) : undefined;
+  }
+
+  private startRest(): void {
+    const handle = this.readHandle();
+    // Not reading: the stream itself stopped (backpressure); it resumes on its own.
+    if (handle === undefined || !handle.reading) return;
+    // `reading` stays true, so net.Socket's own read-ahead does not start the handle again.
+    handle.readStop();
+    this.restTimer = setTimeout(this.endRest, this.restMs);
+  }
+
+  private readonly endRest = (): void => {
+    if (this.restTimer === undefined) return;
+    clearTimeout(this.restTimer);
+    this.restTimer = undefined;
+    const handle = this.readHandle();
+    if (handle?.reading === true) handle.readStart();
+  };
+
   /** Called once when the connection is lost (not when we close it). */
   onDisconnect(listener: () => void): void {
     this.disconnectListeners.push(listener);
@@ -136,6 +194,7 @@ export class CdpConnection {
     if (this.disconnected) return;
     this.closedByUs = true;
     this.disconnected = true;
+    this.endRest();
     try {
       await this.client.close();
     } catch {
@@ -147,6 +206,9 @@ export class CdpConnection {
   }
 
   private onMessage(data: Buffer): void {
+    this.messages++;
+    // The rest of this read's messages are still delivered; the next read waits.
+    if (this.restMs > 0 && this.restTimer === undefined && this.pending.size === 0) this.startRest();
     const method = eventMethodOf(data);
     if (method !== undefined && !this.handlers.has(method)) {
       this.skippedEvents++;
@@ -174,6 +236,7 @@ export class CdpConnection {
   }
 
   private handleDisconnect(): void {
+    this.endRest();
     this.failPending();
     if (this.disconnected && this.closedByUs) return;
     this.disconnected = true;

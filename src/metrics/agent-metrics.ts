@@ -10,7 +10,13 @@ import type { TelemetryStats } from '../telemetry/telemetry-stats.ts';
 export interface MetricsSources {
   stats: TelemetryStats;
   stream: { readonly subscriberCount: number; readonly skippedEvents: number; readonly bytesWritten: number };
-  cdp: { readonly isConnected: boolean; readonly reconnects: number };
+  cdp: {
+    readonly isConnected: boolean;
+    readonly reconnects: number;
+    /** CDP messages received, and the socket reads they came in, over every connection. */
+    readonly messages: number;
+    readonly reads: number;
+  };
   /** Types of the targets attached right now. */
   attachedTargetTypes(): Iterable<string>;
   /** The OTLP export, when it is on (docs/export.md "Metrics"). */
@@ -39,7 +45,15 @@ export class AgentMetrics {
   constructor(sources: MetricsSources) {
     const r = this.registry;
     const { stats } = sources;
-    const [admitted, dropped, bytes, reconnects, bodies] = [totalsMirror(), totalsMirror(), totalsMirror(), totalsMirror(), totalsMirror()];
+    const [admitted, dropped, bytes, reconnects, bodies, cdpMessages, cdpReads] = [
+      totalsMirror(),
+      totalsMirror(),
+      totalsMirror(),
+      totalsMirror(),
+      totalsMirror(),
+      totalsMirror(),
+      totalsMirror(),
+    ];
     new Counter({
       name: 'bta_events_admitted_total',
       help: 'Telemetry events admitted to the event log, by type.',
@@ -89,6 +103,22 @@ export class AgentMetrics {
       registers: [r],
       collect() {
         reconnects(this, sources.cdp.reconnects);
+      },
+    });
+    new Counter({
+      name: 'bta_cdp_messages_total',
+      help: 'CDP messages received from the browser (events and answers).',
+      registers: [r],
+      collect() {
+        cdpMessages(this, sources.cdp.messages);
+      },
+    });
+    new Counter({
+      name: 'bta_cdp_socket_reads_total',
+      help: 'Reads of the CDP socket the messages came in: fewer per message while a tab loads (--load-cdp-read-ms).',
+      registers: [r],
+      collect() {
+        cdpReads(this, sources.cdp.reads);
       },
     });
     new Gauge({

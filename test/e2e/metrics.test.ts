@@ -43,6 +43,8 @@ describe('GET /metrics', () => {
       'bta_stream_bytes_written_total',
       'bta_cdp_connected',
       'bta_cdp_reconnects_total',
+      'bta_cdp_messages_total',
+      'bta_cdp_socket_reads_total',
       'bta_targets_attached',
       'bta_body_fetches_total',
       'bta_nodejs_eventloop_lag_seconds',
@@ -83,6 +85,9 @@ describe('GET /metrics', () => {
       value(before, 'bta_events_admitted_total', { type: 'network_response' }),
     );
     expect(value(after, 'bta_stream_bytes_written_total')).toBeGreaterThan(value(before, 'bta_stream_bytes_written_total'));
+    expect(value(after, 'bta_cdp_messages_total')).toBeGreaterThan(value(before, 'bta_cdp_messages_total'));
+    expect(value(after, 'bta_cdp_socket_reads_total')).toBeGreaterThan(value(before, 'bta_cdp_socket_reads_total'));
+    expect(value(after, 'bta_cdp_socket_reads_total')).toBeLessThanOrEqual(value(after, 'bta_cdp_messages_total'));
     expect(value(after, 'bta_body_fetches_total', { outcome: 'fetched' })).toBeGreaterThan(value(before, 'bta_body_fetches_total', { outcome: 'fetched' }));
   });
 

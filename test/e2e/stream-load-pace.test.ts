@@ -27,12 +27,7 @@ describe('fan-out pacing while a tab loads', () => {
   beforeAll(async () => {
     rig = await startRig({ streamPaceMs: 1, streamLoadPaceMs: LOAD_PACE_MS });
     // The load event waits for this image: the tab is loading for 2 s.
-    rig.server.handle('/slow.gif', (_req, res) => {
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'image/gif' });
-        res.end(Buffer.from('R0lGODlhAQABAAAAACwAAAAAAQABAAA=', 'base64'));
-      }, 2000);
-    });
+    rig.server.slowImage('/slow.gif', 2000);
     const page = rig.server.route(
       '/pace.html',
       `<!doctype html><title>pace</title><img src="/slow.gif"><script>

@@ -126,6 +126,82 @@ describe('CdpConnection', () => {
     await expect(connection.send('Browser.getVersion')).rejects.toThrow(ConnectionClosedError);
   });
 
+  describe('read rest (while a tab loads)', () => {
+    const REST_MS = 60;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const loadEvent = (n: number) => `{"method":"Page.loadEventFired","params":{"timestamp":${n}}}`;
+    /** Bytes the connection's socket has read off its file descriptor. */
+    const bytesRead = () => (connection as unknown as { ws: { _socket: { bytesRead: number } } }).ws._socket.bytesRead;
+
+    it('leaves what comes during a rest in the kernel, reads it in order at its end, and reads at once when the rest is off', async () => {
+      const seen: Array<[number, number]> = [];
+      const t0 = performance.now();
+      connection.on('Page.loadEventFired', (p) => seen.push([p.timestamp, performance.now() - t0]));
+      connection.setReadRest(REST_MS);
+      browser.sendRaw(loadEvent(1));
+      await sleep(15);
+      // The first read started a rest: nothing more is read off the socket until it ends (a
+      // paused stream would still read into its buffer).
+      expect(seen.map(([n]) => n)).toEqual([1]);
+      const before = bytesRead();
+      browser.sendRaw(loadEvent(2));
+      browser.sendRaw(loadEvent(3));
+      await sleep(15);
+      expect(seen.map(([n]) => n)).toEqual([1]);
+      expect(bytesRead()).toBe(before);
+      await sleep(REST_MS);
+      expect(seen.map(([n]) => n)).toEqual([1, 2, 3]);
+      expect(seen[1]![1]).toBeGreaterThanOrEqual(REST_MS - 1);
+      expect(bytesRead()).toBeGreaterThan(before);
+      connection.setReadRest(0);
+      await sleep(REST_MS);
+      browser.sendRaw(loadEvent(4));
+      browser.sendRaw(loadEvent(5));
+      await sleep(15);
+      expect(seen.map(([n]) => n)).toEqual([1, 2, 3, 4, 5]);
+    });
+
+    it('ends a rest when a command is sent, so its answer is not held back', async () => {
+      let events = 0;
+      connection.on('Page.loadEventFired', () => events++);
+      connection.setReadRest(10_000);
+      browser.sendRaw(loadEvent(1));
+      await sleep(15);
+      browser.sendRaw(loadEvent(2));
+      await sleep(15);
+      expect(events).toBe(1);
+      const started = performance.now();
+      await expect(connection.send('Runtime.evaluate', { expression: '1' }, 'S1')).resolves.toEqual({ echo: 'Runtime.evaluate' });
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(events).toBe(2);
+    });
+
+    it('does not rest while a command waits for its answer', async () => {
+      browser.answer = () => undefined;
+      let events = 0;
+      connection.on('Page.loadEventFired', () => events++);
+      connection.setReadRest(10_000);
+      void connection.send('Network.getResponseBody', { requestId: 'R1' }, 'S1').catch(() => undefined);
+      browser.sendRaw(loadEvent(1));
+      await sleep(15);
+      browser.sendRaw(loadEvent(2));
+      await sleep(15);
+      expect(events).toBe(2);
+    });
+
+    it('reports a connection lost during a rest once the rest ends', async () => {
+      let lost = 0;
+      connection.onDisconnect(() => lost++);
+      connection.setReadRest(REST_MS);
+      browser.sendRaw(loadEvent(1));
+      await sleep(15);
+      browser.dropConnection();
+      await sleep(REST_MS + 50);
+      expect(lost).toBe(1);
+      expect(connection.isConnected).toBe(false);
+    });
+  });
+
   it('fails pending commands on close, without reporting a loss', async () => {
     browser.answer = () => undefined;
     let lost = 0;

@@ -67,6 +67,16 @@ export class FixtureServer {
     return this.url(path);
   }
 
+  /** A 1×1 GIF answered after `delayMs`: a page with it in an <img> is loading that long. */
+  slowImage(path: string, delayMs: number): string {
+    return this.handle(path, (_req, res) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'image/gif' });
+        res.end(Buffer.from('R0lGODlhAQABAAAAACwAAAAAAQABAAA=', 'base64'));
+      }, delayMs);
+    });
+  }
+
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
