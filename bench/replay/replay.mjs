@@ -9,14 +9,14 @@
 // times from the agent's first command on. CPU is the agent's utime+stime (/proc, all threads)
 // from that command until 1.5 s after the last event; loads are the main tab's load events.
 // One subscriber reads the stream. Environment:
-//   REPLAY_VARIANTS  JSON [{ name, args?, nodeArgs?, env?, noSub? }]: arms, interleaved per rep,
+//   REPLAY_VARIANTS  JSON [{ name, args?, nodeArgs?, env?, noSub?, main? }]: arms, interleaved per rep,
 //                    reported with their ratio to the first, rep by rep (default: one arm).
 //   REPLAY_PASSES=n  play the session n times in the same process; measure the last pass only.
 //   REPLAY_SPIN=1    send the messages the agent had read together apart from the others, at
 //                    their times (busy-waits; about the recorded number of socket reads), instead
 //                    of in bursts of up to 5 ms.
 //   REPLAY_CURVE=1   print the CPU per load of each 5 loads.
-//   AGENT_MAIN       the agent's entry (default dist/main.js).
+//   AGENT_MAIN       the agent's entry (default dist/main.js; an arm's `main` overrides it).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -86,7 +86,7 @@ async function replayOnce(variant) {
     [
       '--max-semi-space-size=4',
       ...(variant.nodeArgs ?? []),
-      agentMain,
+      variant.main ?? agentMain,
       '--cdp-url',
       `ws://127.0.0.1:${server.address().port}/devtools/browser/replay`,
       '--port',
