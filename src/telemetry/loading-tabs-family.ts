@@ -1,9 +1,11 @@
 // Which tabs are loading: from a tab's main frame starting to load to its load event (or its main
 // frame stopping loading without one: an error page, a 204, a download). One tracker, owned by the
 // core and offered to the families (FamilyHost.loadingTabs): the page script's family holds a
-// tab's LCP resolutions until its load ends, and the event log paces its fan-out with the longer
-// --stream-load-pace-ms while any tab loads (docs/events.md "Delivery"). Emits nothing; needs only
-// the Page domain, which the core enables on every tab whatever the categories.
+// tab's LCP resolutions until its load ends, and the network family releases the tab's deferred
+// bodies then. While any tab loads, the event log paces its fan-out with the longer
+// --stream-load-pace-ms and the CDP connection reads in batches (--load-cdp-read-ms; docs/events.md
+// "Delivery"). Emits nothing; needs only the Page domain, which the core enables on every tab
+// whatever the categories.
 
 import type { FamilyHost, TelemetryFamily } from './family.ts';
 import type { TargetState } from './event-context.ts';

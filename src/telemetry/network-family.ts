@@ -152,8 +152,7 @@ export class NetworkFamily implements TelemetryFamily {
     host.handle('Network.loadingFailed', this.onLoadingFailed);
     // The end of a tab's load releases its deferred bodies (body-schedule.ts). A navigation that
     // ends without a load event (an error page, a 204, a download) still stops loading.
-    host.handle('Page.loadEventFired', (_p, state) => this.tabLoaded(state, undefined));
-    host.handle('Page.frameStoppedLoading', (p, state) => this.tabLoaded(state, p.frameId));
+    host.loadingTabs.onLoadEnd((tabSessionId) => this.schedule.loaded(tabSessionId));
   }
 
   setUpTarget(state: TargetState): Array<Promise<unknown>> {
@@ -510,13 +509,6 @@ export class NetworkFamily implements TelemetryFamily {
         drop: () => resolve(GONE),
       });
     });
-  }
-
-  /** The tab's main frame finished loading (`frameId` undefined: its load event). */
-  private tabLoaded(state: TargetState, frameId: string | undefined): void {
-    const target = state.target;
-    if (target.type !== 'page' || (frameId !== undefined && frameId !== target.targetId)) return;
-    this.schedule.loaded(target.sessionId);
   }
 
   /** The tab's idle machine, created on first use. */

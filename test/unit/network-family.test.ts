@@ -101,13 +101,14 @@ function setup(options: { limits?: Partial<Limits>; config?: TelemetryConfig } =
   const tracker = new EventContextTracker();
   const events: Emitted[] = [];
   let config = options.config ?? defaultTelemetryConfig();
+  const loadingTabs = new LoadingTabsFamily();
   const host: FamilyHost = {
     connection: connection.asConnection(),
     tracker,
     clock: new BrowserClock(),
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     logger: pino({ level: 'silent' }),
-    loadingTabs: new LoadingTabsFamily(),
+    loadingTabs,
     get config() {
       return config;
     },
@@ -126,6 +127,8 @@ function setup(options: { limits?: Partial<Limits>; config?: TelemetryConfig } =
     setUpStep: (_target, _step, command) => command.catch(() => undefined),
   };
   const family = new NetworkFamily();
+  // The core's tracker first, as in Telemetry: the family hears of load ends from it.
+  loadingTabs.start(host);
   family.start(host);
 
   const attach = (sessionId: string, targetId: string, type: string, parent?: AttachedTarget): TargetState => {
