@@ -84,10 +84,6 @@ export class BodySchedule {
     return n;
   }
 
-  isLoading(tab: string): boolean {
-    return this.tabs.get(tab)?.loading ?? false;
-  }
-
   requestStarted(tab: string): void {
     const t = this.tabOf(tab);
     t.active++;
