@@ -126,11 +126,34 @@ function instrumentCdpSocket(): void {
 instrumentCdpSocket();
 const options = JSON.parse(process.argv[2] ?? '{}') as StartAgentOptions;
 // The durable store as the command line has it (bench/run.ts sets DATA_DIR); options may say none.
-const agent = await startAgent({ port: 0, logLevel: 'warn', ...(process.env.DATA_DIR ? { dataDir: process.env.DATA_DIR } : {}), ...options });
+const start = () => startAgent({ port: 0, logLevel: 'warn', ...(process.env.DATA_DIR ? { dataDir: process.env.DATA_DIR } : {}), ...options });
+// detach() closes the agent and attach() starts a new one in this process: the browser is left
+// alone meanwhile, and the code V8 compiled for the agent stays (page loads: the `warm` mode).
+let agent: Awaited<ReturnType<typeof startAgent>> | undefined = await start();
+const attached = (): Awaited<ReturnType<typeof startAgent>> => {
+  if (agent === undefined) throw new Error('the agent is detached');
+  return agent;
+};
+const infoOf = (a: Awaited<ReturnType<typeof startAgent>>): HostInfo => ({
+  url: a.url,
+  sessionId: a.sessionId,
+  browserWsUrl: a.browserWsUrl,
+  browserPid: a.browserPid,
+  cdpConnected: a.cdpConnected,
+});
 
 serveIpc({
   info(): HostInfo {
-    return { url: agent.url, sessionId: agent.sessionId, browserWsUrl: agent.browserWsUrl, browserPid: agent.browserPid, cdpConnected: agent.cdpConnected };
+    return infoOf(attached());
+  },
+  async detach(): Promise<void> {
+    const current = agent;
+    agent = undefined;
+    await current?.close();
+  },
+  async attach(): Promise<HostInfo> {
+    agent ??= await start();
+    return infoOf(agent);
   },
   setMarkPrefix(prefix: string | null): void {
     markPrefix = prefix ?? undefined;
@@ -166,7 +189,7 @@ serveIpc({
     return { rss, heapUsed, heapTotal, external, arrayBuffers };
   },
   async close(): Promise<void> {
-    await agent.close();
+    await agent?.close();
     // Exit normally after the answer went out, so --cpu-prof writes its profile.
     setTimeout(() => process.exit(0), 50);
   },

@@ -97,16 +97,9 @@ export class AgentCli {
     }
   }
 
-  /** Its /metrics, parsed: value by metric name and then by the sample's labels as `k=v,...`. */
-  async metrics(): Promise<Map<string, Map<string, number>>> {
-    const text = await (await fetch(`${this.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
-    const byName = new Map<string, Map<string, number>>();
-    for (const family of parsePrometheusTextFormat(text)) {
-      const byLabels = new Map<string, number>();
-      for (const m of family.metrics) byLabels.set(labelKey(m.labels ?? {}), Number(m.value));
-      byName.set(family.name, byLabels);
-    }
-    return byName;
+  /** Its /metrics, parsed (agentMetrics). */
+  metrics(): Promise<AgentMetrics> {
+    return agentMetrics(this.url);
   }
 
   /** SIGTERM: ends its streams, closes CDP, leaves the browser running; exits within 5 s. */
@@ -115,12 +108,32 @@ export class AgentCli {
   }
 }
 
+/** Value by metric name and then by the sample's labels as `k=v,...`. */
+export type AgentMetrics = Map<string, Map<string, number>>;
+
+/** An agent's /metrics (at `url`, the bench's token), parsed. */
+export async function agentMetrics(url: string): Promise<AgentMetrics> {
+  const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+  const byName: AgentMetrics = new Map();
+  for (const family of parsePrometheusTextFormat(text)) {
+    const byLabels = new Map<string, number>();
+    for (const m of family.metrics) byLabels.set(labelKey(m.labels ?? {}), Number(m.value));
+    byName.set(family.name, byLabels);
+  }
+  return byName;
+}
+
 /** bench/clients/agent-host.ts: the agent in-process with startAgent, driven over IPC. */
 export class AgentHost {
   private constructor(
     private readonly peer: IpcPeer,
-    readonly info: HostInfo,
+    private hostInfo: HostInfo,
   ) {}
+
+  /** The agent's addresses (a new session after each attach()). */
+  get info(): HostInfo {
+    return this.hostInfo;
+  }
 
   get pid(): number {
     return this.peer.pid;
@@ -155,6 +168,17 @@ export class AgentHost {
 
   current(): Promise<HostInfo> {
     return this.peer.request<HostInfo>('info');
+  }
+
+  /** Close the agent but keep its process (and the code V8 compiled for it) for attach(). */
+  detach(): Promise<void> {
+    return this.peer.request('detach', undefined, 10_000);
+  }
+
+  /** Start a new agent in the same process (no-op while one is attached). */
+  async attach(): Promise<HostInfo> {
+    this.hostInfo = await this.peer.request<HostInfo>('attach', undefined, 30_000);
+    return this.hostInfo;
   }
 
   setMarkPrefix(prefix: string | null): Promise<void> {

@@ -8,7 +8,7 @@
 
 import os from 'node:os';
 import { BenchBrowser } from '../clients/chromium.ts';
-import { AgentCli, BareClient } from '../clients/consumers.ts';
+import { AgentCli, AgentHost, BareClient, agentMetrics, type AgentMetrics } from '../clients/consumers.ts';
 import { rotate, type BenchContext } from '../lib/context.ts';
 import { cpuSeconds, monoMs, pinTo, sleep, treeCpu } from '../lib/processes.ts';
 import { bootstrapRatio, median, round, summarize, type Summary } from '../lib/stats.ts';
@@ -35,6 +35,7 @@ export const LOAD_MODES = {
   idle: '(c-idle) agent, all, SCHED_IDLE',
   loadpace0: '(c-loadpace0) agent, all, --stream-load-pace-ms 0',
   cdpread0: '(c-cdpread0) agent, all, --load-cdp-read-ms 0',
+  warm: '(c-warm) agent, all, one process for every block',
 } as const;
 export type LoadMode = keyof typeof LOAD_MODES;
 
@@ -56,6 +57,8 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   idle: [],
   loadpace0: ['--stream-load-pace-ms', '0'],
   cdpread0: ['--load-cdp-read-ms', '0'],
+  // Not a CLI: an agent host process kept for the whole section (start() below).
+  warm: [],
 };
 
 /** Commands an agent mode runs under: its CPU priority below the browser's. */
@@ -65,6 +68,15 @@ const AGENT_PREFIX: Partial<Record<LoadMode, string[]>> = {
 };
 
 /** Modes that run the agent CLI (the others: no client, or the bare client with or without bodies). */
+/** Body fetches and screenshots so far, from an agent's /metrics. */
+function countsOf(metrics: AgentMetrics): { bodies: BodyFetches; screenshots: number } {
+  const bodies = metrics.get('bta_body_fetches_total');
+  return {
+    bodies: { fetched: bodies?.get('outcome=fetched') ?? 0, failed: bodies?.get('outcome=failed') ?? 0 },
+    screenshots: metrics.get('bta_events_admitted_total')?.get('type=monitor_screenshot') ?? 0,
+  };
+}
+
 function isAgentMode(mode: LoadMode): boolean {
   return AGENT_FLAGS[mode] !== undefined;
 }
@@ -208,24 +220,30 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
       const client = await BareClient.start({ wsUrl: browser.wsUrl, fetchBodies: true });
       return { pid: client.pid, stop: () => client.stop(), counts: async () => ({ bodies: (await client.stats()).bodyFetches! }) };
     }
+    // (c-warm): the agent as it is after days in service, its hot paths compiled long ago. One
+    // process for the whole section: each block starts a new agent in it (startAgent) and closes
+    // it at the end, so the browser is left alone between its blocks as with the CLI.
+    if (mode === 'warm') {
+      warmHost ??= await AgentHost.start({ cdpUrl: browser.httpUrl }, profileDirOf(mode));
+      const host = warmHost;
+      const { url } = await host.attach();
+      return agentBlock(host.pid, host.streamUrl, url, () => host.detach());
+    }
     const flags = mode === 'otlp' ? ['--otlp-endpoint', process.env.BENCH_OTLP_URL ?? ''] : AGENT_FLAGS[mode];
     const agent = await AgentCli.start(browser.httpUrl, flags, profileDirOf(mode), AGENT_PREFIX[mode]);
+    return agentBlock(agent.pid, agent.streamUrl, agent.url, () => agent.stop());
+  };
+  let warmHost: AgentHost | undefined;
+  const agentBlock = async (pid: number, streamUrl: string, url: string, stopAgent: () => Promise<void>): Promise<Running> => {
     // One subscriber, as in production (the gateway). It only counts frames: its CPU competes with
     // the browser's too, and is reported apart (subscriberCpuMsPerLoad).
-    await subscribers.open({ url: agent.streamUrl, readers: 1, stalled: 0, countOnly: true });
+    await subscribers.open({ url: streamUrl, readers: 1, stalled: 0, countOnly: true });
     return {
-      pid: agent.pid,
-      counts: async () => {
-        const metrics = await agent.metrics();
-        const bodies = metrics.get('bta_body_fetches_total');
-        return {
-          bodies: { fetched: bodies?.get('outcome=fetched') ?? 0, failed: bodies?.get('outcome=failed') ?? 0 },
-          screenshots: metrics.get('bta_events_admitted_total')?.get('type=monitor_screenshot') ?? 0,
-        };
-      },
+      pid,
+      counts: async () => countsOf(await agentMetrics(url)),
       stop: async () => {
         await subscribers.closeAll();
-        await agent.stop();
+        await stopAgent();
       },
     };
   };
@@ -317,6 +335,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
       }
     }
   } finally {
+    await warmHost?.stop();
     await browser.close();
     if (options.pin) {
       pinTo(process.pid, allCpus);
