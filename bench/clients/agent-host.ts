@@ -125,16 +125,17 @@ function instrumentCdpSocket(): void {
 
 instrumentCdpSocket();
 const options = JSON.parse(process.argv[2] ?? '{}') as StartAgentOptions;
+type Agent = Awaited<ReturnType<typeof startAgent>>;
 // The durable store as the command line has it (bench/run.ts sets DATA_DIR); options may say none.
-const start = () => startAgent({ port: 0, logLevel: 'warn', ...(process.env.DATA_DIR ? { dataDir: process.env.DATA_DIR } : {}), ...options });
+const start = (): Promise<Agent> => startAgent({ port: 0, logLevel: 'warn', ...(process.env.DATA_DIR ? { dataDir: process.env.DATA_DIR } : {}), ...options });
 // detach() closes the agent and attach() starts a new one in this process: the browser is left
 // alone meanwhile, and the code V8 compiled for the agent stays (page loads: the `warm` mode).
-let agent: Awaited<ReturnType<typeof startAgent>> | undefined = await start();
-const attached = (): Awaited<ReturnType<typeof startAgent>> => {
+let agent: Agent | undefined = await start();
+const attached = (): Agent => {
   if (agent === undefined) throw new Error('the agent is detached');
   return agent;
 };
-const infoOf = (a: Awaited<ReturnType<typeof startAgent>>): HostInfo => ({
+const infoOf = (a: Agent): HostInfo => ({
   url: a.url,
   sessionId: a.sessionId,
   browserWsUrl: a.browserWsUrl,

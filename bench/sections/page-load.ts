@@ -67,7 +67,6 @@ const AGENT_PREFIX: Partial<Record<LoadMode, string[]>> = {
   idle: ['chrt', '--idle', '0'],
 };
 
-/** Modes that run the agent CLI (the others: no client, or the bare client with or without bodies). */
 /** Body fetches and screenshots so far, from an agent's /metrics. */
 function countsOf(metrics: AgentMetrics): { bodies: BodyFetches; screenshots: number } {
   const bodies = metrics.get('bta_body_fetches_total');
@@ -77,6 +76,7 @@ function countsOf(metrics: AgentMetrics): { bodies: BodyFetches; screenshots: nu
   };
 }
 
+/** Modes that run the agent (the others: no client, or the bare client with or without bodies). */
 function isAgentMode(mode: LoadMode): boolean {
   return AGENT_FLAGS[mode] !== undefined;
 }
