@@ -26,7 +26,7 @@ const nodeGlobals = Object.fromEntries(
 );
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.tmp/', 'src/generated/', 'coverage/'] },
+  { ignores: ['dist/', 'gateway/dist/', 'gateway/.tmp/', 'node_modules/', '.tmp/', 'src/generated/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
@@ -57,7 +57,7 @@ export default tseslint.config(
   },
   {
     // Tests and the bench read untyped JSON off the wire and drive CDP with `any` results.
-    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    files: ['test/**/*.ts', 'gateway/test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -27,12 +27,12 @@ import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { expiryAfterDays, generateApiKey } from '../src/gateway/api-key.ts';
-import { startGateway, type Gateway } from '../src/gateway/gateway.ts';
-import type { QueuedEvent } from '../src/gateway/archive/archive-writer.ts';
-import { archivedEvent } from '../src/gateway/archive/event-row.ts';
-import { SQLITE_FILE_NAME } from '../src/gateway/storage/sqlite.ts';
-import { TestPostgres } from '../test/e2e/support/gateway-postgres.ts';
+import { expiryAfterDays, generateApiKey } from '../gateway/src/api-key.ts';
+import { startGateway, type Gateway } from '../gateway/src/gateway.ts';
+import type { QueuedEvent } from '../gateway/src/archive/archive-writer.ts';
+import { archivedEvent } from '../gateway/src/archive/event-row.ts';
+import { SQLITE_FILE_NAME } from '../gateway/src/storage/sqlite.ts';
+import { TestPostgres } from '../gateway/test/e2e/support/gateway-postgres.ts';
 import { summarize, type Summary } from './lib/stats.ts';
 import { syntheticContext } from './lib/synthetic.ts';
 

@@ -1,8 +1,8 @@
 // docs/configuration.md from the settings tables: the agent's (src/config.ts) and the gateway's
-// (src/gateway/config.ts). test/unit/generated-docs.test.ts fails when the file is stale.
+// (gateway/src/config.ts). test/unit/generated-docs.test.ts fails when the file is stale.
 
 import { AGENT_SETTING_TABLES } from '../../src/config.ts';
-import { GATEWAY_SETTING_TABLES } from '../../src/gateway/config.ts';
+import { GATEWAY_SETTING_TABLES } from '../../gateway/src/config.ts';
 import { defaultText, type Setting, type SettingTable } from '../../src/settings.ts';
 import { generatedNotice, table } from './markdown.ts';
 
@@ -18,7 +18,7 @@ function settingsTable(settings: SettingTable): string {
 
 export function configurationDoc(): string {
   return [
-    generatedNotice('src/config.ts and src/gateway/config.ts'),
+    generatedNotice('src/config.ts and gateway/src/config.ts'),
     '',
     '# Configuration',
     '',

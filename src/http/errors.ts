@@ -2,11 +2,11 @@
 // status, rendered as the one JSON error body. Domain layers throw their own coded errors
 // (`{ code, status }`); error-handler.ts maps those and framework errors here.
 //
-// ApiError and the error body are shared by both programs; each declares its own closed list of
-// codes: the agent's here (API_ERROR_CODES, also the enum of the OpenAPI ErrorBody schema), the
-// gateway's in src/gateway/http/errors.ts.
+// ApiError, the error body and this registry of codes are shared by both programs (one code per
+// situation: a foreign Host is misdirected_request on both); the gateway adds the codes only it
+// answers with in gateway/src/http/errors.ts.
 
-/** The agent's error codes. */
+/** The codes both programs answer with (also the enum of the agent's OpenAPI ErrorBody schema). */
 export const API_ERROR_CODES = [
   'bad_request',
   'invalid_input',
@@ -14,6 +14,7 @@ export const API_ERROR_CODES = [
   'forbidden',
   'not_found',
   'payload_too_large',
+  'misdirected_request',
   'action_failed',
   'browser_unavailable',
   'internal_error',
@@ -28,6 +29,7 @@ export const DEFAULT_STATUS: Record<ApiErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   payload_too_large: 413,
+  misdirected_request: 421,
   action_failed: 422,
   browser_unavailable: 503,
   internal_error: 500,
@@ -107,6 +109,11 @@ export function notFound(message = 'not found'): ApiError {
 
 export function payloadTooLarge(message = 'request body too large'): ApiError {
   return new ApiError(413, 'payload_too_large', message);
+}
+
+/** A Host header (or none, on HTTP/1.0) this server does not answer to: DNS rebinding (host-policy.ts). */
+export function misdirectedRequest(): ApiError {
+  return new ApiError(421, 'misdirected_request', 'the Host header names a host this server does not answer to (see --allowed-hosts)');
 }
 
 export function actionFailed(message: string, details?: ErrorDetail[], innerError?: InnerError): ApiError {

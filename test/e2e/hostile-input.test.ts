@@ -210,7 +210,7 @@ describe('Host checks (DNS rebinding)', () => {
         `GET /browsers/${agent.sessionId} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`,
       );
       expect(statusOf(raw)).toBe(421);
-      expect(bodyOf(raw)).toMatchObject({ code: 'bad_request', message: expect.stringContaining('Host') });
+      expect(bodyOf(raw)).toMatchObject({ code: 'misdirected_request', message: expect.stringContaining('Host') });
     });
   }
 

@@ -1,0 +1,55 @@
+// The HAR of an ended session, from the archive (docs/gateway.md "Reading"; the document is the
+// agent's, docs/export.md "HAR"): the archived network and page events, read a page at a time in
+// seq order, through the agent's own builder (src/export/har.ts), handed out in pieces of about
+// 1 MiB so that a session of any size is streamed without one giant string.
+
+import { HAR_EVENT_TYPES, HarBuilder } from 'browser-telemetry-agent/events';
+import { parseFilter } from 'browser-telemetry-agent/events';
+import type { TelemetryEvent } from 'browser-telemetry-agent/events';
+import type { ArchiveStore, SessionRecord } from './archive-store.ts';
+
+export interface ArchiveHarRead {
+  targetIds?: ReadonlySet<string>;
+  navSeqs?: ReadonlySet<number>;
+  /** Unix µs, inclusive. */
+  sinceTs?: number;
+  /** Unix µs, exclusive. */
+  untilTs?: number;
+}
+
+const PAGE_EVENTS = 1000;
+const PIECE_CHARS = 1 << 20;
+
+export async function* archiveHarPieces(
+  store: ArchiveStore,
+  session: SessionRecord,
+  read: ArchiveHarRead,
+  creator: { name: string; version: string },
+): AsyncGenerator<string, void, undefined> {
+  const builder = new HarBuilder({ creator, navSeqs: read.navSeqs });
+  const filter = parseFilter({ type: [...HAR_EVENT_TYPES], target_id: read.targetIds ? [...read.targetIds] : undefined });
+  let piece = builder.begin();
+  let next = 1;
+  for (;;) {
+    const rows = await store.page({
+      sessionKey: session.sessionKey,
+      filter,
+      order: 'asc',
+      minSeq: next,
+      maxSeq: session.archivedSeq,
+      sinceTs: read.sinceTs,
+      untilTs: read.untilTs,
+      limit: PAGE_EVENTS,
+    });
+    for (const row of rows) {
+      piece += builder.add(JSON.parse(row.eventJson) as TelemetryEvent);
+      if (piece.length >= PIECE_CHARS) {
+        yield piece;
+        piece = '';
+      }
+    }
+    if (rows.length < PAGE_EVENTS) break;
+    next = rows[rows.length - 1]!.seq + 1;
+  }
+  yield piece + builder.end();
+}

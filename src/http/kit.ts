@@ -1,0 +1,13 @@
+// The shared HTTP kit, what the gateway package takes from the agent's HTTP layer
+// (`browser-telemetry-agent/http-kit`; docs/architecture.md "The shared HTTP kit"): the one
+// fastify setup, the error registry and body, the Host policy, listening, and the viewer's auth
+// and assets.
+
+export { createApiServer, type ApiServerOptions } from './api-server.ts';
+export * from './errors.ts';
+export { sendError, toApiError } from './error-handler.ts';
+export * from './host-policy.ts';
+export { listenUrl } from './listen.ts';
+export * from './viewer-auth.ts';
+export { SECURITY_HEADERS, sendAsset, sendViewerLink, type Asset } from './viewer-routes.ts';
+export { VIEWER_ASSETS } from '../generated/viewer-assets.ts';
