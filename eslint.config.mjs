@@ -2,6 +2,7 @@
 // Rule choices that differ from the preset, each with its reason:
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import noPrivateProperty from './scripts/eslint-no-private-property.mjs';
 
 const nodeGlobals = Object.fromEntries(
   [
@@ -71,5 +72,15 @@ export default tseslint.config(
     files: ['**/*.mjs', '**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: nodeGlobals },
+  },
+  {
+    // No private fields of other packages (scripts/eslint-no-private-property.mjs).
+    plugins: { local: noPrivateProperty },
+    rules: {
+      'local/no-private-property': [
+        'error',
+        { allow: ['_transferSize', '_error', '_resourceType', '_fromCache', '_fetchedViaServiceWorker', '_webSocketMessages'] },
+      ],
+    },
   },
 );

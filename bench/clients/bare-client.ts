@@ -56,7 +56,8 @@ export interface BareClientOptions {
    * number of subscribers (`GET /` on an HTTP port of its own), the way the agent writes: the
    * frames of one tick joined, one plain socket write per subscriber per tick. No parse of its
    * own, no translation, no log: the cheapest fan-out that docs/events.md allows (no batching timer),
-   * for what the agent costs beyond the floor and the kernel's socket writes.
+   * for what the agent costs beyond the floor and the kernel's socket writes. Needs the `ws8`
+   * transport (the raw messages come from its websocket, as the agent's own do).
    */
   relay?: boolean;
 }
@@ -178,9 +179,9 @@ async function startRelay(): Promise<void> {
   stats.relayUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
   stats.relayed = 0;
   stats.relayTicks = 0;
-  // The raw message as the websocket delivered it (chrome-remote-interface keeps its ws as `_ws`).
-  const ws = (client as unknown as { _ws?: NodeJS.EventEmitter })._ws;
-  if (ws === undefined) throw new Error('relay needs the chrome-remote-interface transport');
+  // The raw message as the websocket delivered it.
+  if (!(client instanceof Ws8Cdp)) throw new Error('relay needs the ws8 transport');
+  const ws = client.websocket;
   const frameEnd = Buffer.from('\n\n');
   let pending: Buffer[] = [];
   let seq = 0;

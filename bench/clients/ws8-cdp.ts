@@ -42,6 +42,11 @@ export class Ws8Cdp extends EventEmitter {
     });
   }
 
+  /** The websocket itself: its `message` events carry each CDP message's raw bytes. */
+  get websocket(): WebSocket {
+    return this.socket;
+  }
+
   send(method: string, params: object = {}, sessionId?: string): Promise<unknown> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {

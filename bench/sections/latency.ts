@@ -19,7 +19,7 @@ export interface LatencyOptions {
   windowMs: number;
   /**
    * Also measure the floor on a bare ws 8 transport (no chrome-remote-interface), and the relay:
-   * the floor also writing every raw CDP message to 1 and 10 subscribers as the agent writes.
+   * the ws 8 floor also writing every raw CDP message to 1 and 10 subscribers as the agent writes.
    */
   diagnose: boolean;
   configs: FanOut[];
@@ -160,7 +160,7 @@ export async function runLatency(ctx: BenchContext, options: LatencyOptions): Pr
   };
   /** One steady window of the relay with `readers` subscribers on it. */
   const relayWindow = async (readers: number): Promise<void> => {
-    const bare = await BareClient.start({ wsUrl: browser.wsUrl, consolePrefix: LATENCY_MARKER, cpuOfMatched: true, relay: true });
+    const bare = await BareClient.start({ wsUrl: browser.wsUrl, transport: 'ws8', consolePrefix: LATENCY_MARKER, cpuOfMatched: true, relay: true });
     try {
       base += 1_000_000;
       const url = (await bare.stats()).relayUrl!;

@@ -1,25 +1,24 @@
 // One browser-level CDP connection in flatten mode. Every target's session is multiplexed over it
 // by sessionId.
 //
-// chrome-remote-interface opens the connection (its websocket: ws 8 through the package's npm
-// `overrides`, 256 MiB messages, no compression) and reports its loss; the message path is this
-// module's own. Per message, chrome-remote-interface's reader parses the JSON, then emits three
-// events (`event`, the method, `method.sessionId`, building that string) whether or not anything
-// listens, and counts its pending commands with `Object.keys` at every answer; none of it can be
-// turned off. Here a message costs one lookup of its method in a handler table, and a JSON parse
-// only when it has a handler or answers a command: Chromium writes `method` first in every event,
-// so the method is read off the raw bytes, and an event nobody handles (the `*ExtraInfo` events,
-// a third of a page load's messages with their raw header blocks) is never parsed at all
-// (docs/performance.md "CDP messages").
+// The agent owns the transport: a `ws` 8 websocket to the browser's own websocket URL (256 MiB
+// messages, no compression, no UTF-8 check of Chromium's text frames: the JSON parse reads them
+// anyway), on a TCP socket this module opens, so all it touches is the public API of `ws` and
+// Node (docs/decisions.md "The CDP transport"). Per message, the cost is one lookup of its method
+// in a handler table, and a JSON parse only when it has a handler or answers a command: Chromium
+// writes `method` first in every event, so the method is read off the raw bytes, and an event
+// nobody handles (the `*ExtraInfo` events, a third of a page load's messages with their raw
+// header blocks) is never parsed at all (docs/performance.md "CDP messages").
 //
-// While a tab loads, the socket can rest between reads (setReadRest): what Chromium sends meanwhile
-// waits in the kernel's buffer and comes in one read, where it would otherwise wake the process
-// once per message or two (docs/performance.md "Reading CDP in batches while a tab loads").
+// While a tab loads, the connection can rest between reads (setReadRest): the websocket is paused,
+// so what Chromium sends meanwhile waits in the kernel's buffer and comes in one read, where it
+// would otherwise wake the process once per message or two (docs/decisions.md "Chromium's
+// messages read in batches while a tab loads").
 
-import CDP from 'chrome-remote-interface';
+import type { ClientRequestArgs } from 'node:http';
+import { connect as netConnect, type NetConnectOpts, type Socket } from 'node:net';
 import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping.js';
-import type { EventEmitter } from 'node:events';
-import type WebSocket from 'ws';
+import WebSocket from 'ws';
 import { ConnectionClosedError } from './cdp-errors.ts';
 
 export type CommandName = keyof ProtocolMapping.Commands;
@@ -37,24 +36,13 @@ interface Pending {
   reject(error: Error): void;
 }
 
-/**
- * The libuv handle under a net.Socket (Node's `_handle`): readStop() stops reading the file
- * descriptor itself. socket.pause() does not: a paused stream keeps reading into its buffer up to
- * its high-water mark, so the wake-ups stay (measured, docs/performance.md).
- */
-interface ReadHandle {
-  reading: boolean;
-  readStart(): number;
-  readStop(): number;
-}
-
 interface Message {
   id?: number;
   method?: string;
   params?: unknown;
   sessionId?: string;
   result?: unknown;
-  error?: { message: string; data?: string };
+  error?: { code?: number; message: string; data?: string };
 }
 
 /**
@@ -74,12 +62,11 @@ export async function resolveBrowserWsUrl(endpoint: string, timeoutMs = 5000): P
 /** `{"method":"` as bytes: how every event Chromium sends begins. */
 const EVENT_PREFIX = Buffer.from('{"method":"');
 const QUOTE = 0x22;
-/**
- * chrome-remote-interface builds its per-domain shorthands from a protocol description: with
- * `local: true` it loads its bundled 1.2 MB copy (2.3 MB of heap, 8.7 MB of RSS measured). None
- * of the shorthands is used here.
- */
-const NO_SHORTHANDS = { version: { major: '1', minor: '3' }, domains: [] };
+/** Chromium's largest messages (a response body, a screenshot) are a few MiB. */
+const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+/** How long close() waits for Chromium's close frame before dropping the socket. */
+const CLOSE_TIMEOUT_MS = 1000;
 
 export class CdpConnection {
   private closedByUs = false;
@@ -96,28 +83,50 @@ export class CdpConnection {
   /** setReadRest: after a read, the socket is not read again for this many ms (0: never rests). */
   private restMs = 0;
   private restTimer: NodeJS.Timeout | undefined;
+  /** True from the end of a rest until what was read during it has been delivered. */
+  private flushing = false;
+  private readonly closed: Promise<void>;
 
   private constructor(
-    private readonly client: CDP.Client,
+    /** The browser's websocket URL: a CDP relay can open its own connection to it. */
+    readonly url: string,
     private readonly ws: WebSocket,
+    /** Whether a pause really stops the socket's reads (readRestSocket). */
+    private readonly canRest: boolean,
   ) {
-    // The message path is ours from here on (module comment); the socket and its loss stay
-    // chrome-remote-interface's.
-    ws.removeAllListeners('message');
     ws.on('message', (data: Buffer) => this.onMessage(data));
-    (ws as unknown as { _socket?: EventEmitter })._socket?.on('data', () => this.reads++);
-    client.on('disconnect', () => this.handleDisconnect());
+    this.closed = new Promise((resolve) => ws.once('close', () => resolve()));
+    ws.once('close', () => this.handleDisconnect());
+    // Its close follows; the error itself is the browser's business (gone, reset).
+    ws.on('error', () => undefined);
   }
 
   static async connect(wsUrl: string): Promise<CdpConnection> {
-    // In flatten mode the target must be the browser's own websocket URL.
-    const client = await CDP({ target: wsUrl, protocol: NO_SHORTHANDS as unknown as CDP.Options['protocol'] });
-    const ws = (client as unknown as { _ws?: WebSocket })._ws;
-    if (ws === undefined) {
-      await client.close();
-      throw new Error('chrome-remote-interface no longer exposes its websocket (_ws): check the dependency version');
-    }
-    return new CdpConnection(client, ws);
+    // In flatten mode the URL must be the browser's own websocket URL (not a page's).
+    let socket: Socket | undefined;
+    const ws = new WebSocket(wsUrl, {
+      perMessageDeflate: false,
+      maxPayload: MAX_MESSAGE_BYTES,
+      skipUTF8Validation: true,
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+      // Typed as net.createConnection's overloads; `ws` calls it like http.request does.
+      createConnection: ((options: ClientRequestArgs) => (socket = readRestSocket(options))) as typeof netConnect,
+    });
+    await new Promise<void>((resolve, reject) => {
+      const failed = (err: Error) => {
+        ws.off('open', opened);
+        reject(new Error(`CDP websocket ${wsUrl}: ${err.message}`, { cause: err }));
+      };
+      const opened = () => {
+        ws.off('error', failed);
+        resolve();
+      };
+      ws.once('open', opened);
+      ws.once('error', failed);
+    });
+    const connection = new CdpConnection(wsUrl, ws, socket?.readableHighWaterMark === 1);
+    socket?.on('data', connection.countRead);
+    return connection;
   }
 
   get isConnected(): boolean {
@@ -153,27 +162,17 @@ export class CdpConnection {
 
   /**
    * While `ms` > 0, a read that leaves no command waiting for its answer is followed by a rest of
-   * `ms`: the socket's file descriptor is not read, so what Chromium sends meanwhile comes in one
-   * read. A command sent ends the rest, so answers are never held back. 0: read as data arrives.
+   * `ms`: the websocket is paused, its socket reads once more into its buffer and then stops
+   * reading, so what Chromium sends meanwhile comes in one read at the rest's end. A command sent
+   * ends the rest, so answers are never held back. 0: read as data arrives.
    */
   setReadRest(ms: number): void {
-    this.restMs = ms;
+    this.restMs = this.canRest ? ms : 0;
     if (ms === 0) this.endRest();
   }
 
-  /** The socket's read handle, when Node still exposes it (else resting is skipped: reads go on as usual). */
-  private readHandle(): ReadHandle | undefined {
-    const socket = (this.ws as unknown as { _socket?: { destroyed: boolean; _handle?: Partial<ReadHandle> | null } })._socket;
-    const handle = socket?.destroyed === false ? socket._handle : undefined;
-    return typeof handle?.readStop === 'function' && typeof handle.readStart === 'function' ? (handle as ReadHandle) : undefined;
-  }
-
   private startRest(): void {
-    const handle = this.readHandle();
-    // Not reading: the stream itself stopped (backpressure); it resumes on its own.
-    if (handle === undefined || !handle.reading) return;
-    // `reading` stays true, so net.Socket's own read-ahead does not start the handle again.
-    handle.readStop();
+    this.ws.pause();
     this.restTimer = setTimeout(this.endRest, this.restMs);
   }
 
@@ -181,8 +180,19 @@ export class CdpConnection {
     if (this.restTimer === undefined) return;
     clearTimeout(this.restTimer);
     this.restTimer = undefined;
-    const handle = this.readHandle();
-    if (handle?.reading === true) handle.readStart();
+    // The chunk the socket read during the rest is delivered now (in the tick resume() schedules):
+    // it starts no rest of its own, the next read does.
+    this.flushing = true;
+    this.ws.resume();
+    process.nextTick(this.flushed);
+  };
+
+  private readonly flushed = (): void => {
+    this.flushing = false;
+  };
+
+  private readonly countRead = (): void => {
+    this.reads++;
   };
 
   /** Called once when the connection is lost (not when we close it). */
@@ -195,20 +205,20 @@ export class CdpConnection {
     this.closedByUs = true;
     this.disconnected = true;
     this.endRest();
-    try {
-      await this.client.close();
-    } catch {
-      // Already gone.
-    }
+    this.ws.close();
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS)));
+    await Promise.race([this.closed, waited]);
+    clearTimeout(timer);
+    this.ws.terminate();
     this.failPending();
-    (this.client as unknown as EventEmitter).removeAllListeners();
     this.handlers.clear();
   }
 
   private onMessage(data: Buffer): void {
     this.messages++;
     // The rest of this read's messages are still delivered; the next read waits.
-    if (this.restMs > 0 && this.restTimer === undefined && this.pending.size === 0) this.startRest();
+    if (this.restMs > 0 && this.restTimer === undefined && this.pending.size === 0 && !this.flushing) this.startRest();
     const method = eventMethodOf(data);
     if (method !== undefined && !this.handlers.has(method)) {
       this.skippedEvents++;
@@ -236,12 +246,26 @@ export class CdpConnection {
   }
 
   private handleDisconnect(): void {
-    this.endRest();
+    if (this.restTimer !== undefined) clearTimeout(this.restTimer);
+    this.restTimer = undefined;
     this.failPending();
     if (this.disconnected && this.closedByUs) return;
     this.disconnected = true;
     for (const listener of this.disconnectListeners) listener();
   }
+}
+
+/**
+ * The TCP socket under the websocket, opened like `ws` opens it, with a readable high-water mark
+ * of one byte: a paused Node stream goes on reading into its buffer up to that mark before it
+ * stops reading the file descriptor, so with the default (16 KiB) a paused websocket keeps waking
+ * the process for every message or two (measured, docs/decisions.md); with one byte it stops after
+ * one read. While the stream flows the mark changes nothing (each read is handed on at once).
+ */
+function readRestSocket(options: ClientRequestArgs): Socket {
+  // As `ws` opens it (`path` is a unix socket's), plus the mark, which net.Socket hands to its stream.
+  // (The option is net.Socket's stream options, missing from its typings.)
+  return netConnect({ ...options, path: options.socketPath, readableHighWaterMark: 1 } as unknown as NetConnectOpts);
 }
 
 /**

@@ -1,7 +1,6 @@
 // Prometheus metrics of the agent (GET /metrics), via prom-client on a private registry. Every
 // value is read from its owner when scraped (pull), so the hot paths only bump plain counters.
 
-import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { OtlpExportStats } from '../export/otlp-exporter.ts';
@@ -214,17 +213,22 @@ function registerOtlpMetrics(r: Registry, otlp: OtlpExportStats): void {
 }
 
 /**
+ * prom-client's event-loop monitor samples on a timer of this period (ms). Its default, 10 ms,
+ * wakes an idle agent 100 times a second; at 2^31 - 1 ms (about 24.8 days) it never wakes it.
+ */
+const EVENT_LOOP_MONITOR_PERIOD_MS = 2 ** 31 - 1;
+
+/**
  * RSS, heap, CPU, handles, GC: prom-client's process and Node.js metrics, all read when scraped,
- * except its event-loop monitor: `monitorEventLoopDelay` samples on a timer (50 wake-ups a second
- * at its 20 ms resolution), which alone kept an idle agent at 0.6% of a core (docs/performance.md
- * "Idle"). In its place, two gauges that need no timer.
+ * except its event-loop monitor: `monitorEventLoopDelay` samples on a timer, which alone kept an
+ * idle agent at 0.6% of a core at 20 ms (docs/performance.md "Idle"). prom-client's public API
+ * cannot leave it out, so its timer is given a period that never comes and its gauges are taken
+ * out of the registry; in their place, two gauges that need no timer.
  */
 function registerProcessMetrics(r: Registry): void {
-  const require = createRequire(import.meta.url);
-  type DefaultMetric = (registry: Registry, config: { prefix: string }) => void;
-  for (const name of collectDefaultMetrics.metricsList) {
-    if (name === 'eventLoopLag') continue;
-    (require(`prom-client/lib/metrics/${name}.js`) as DefaultMetric)(r, { prefix: 'bta_' });
+  collectDefaultMetrics({ register: r, prefix: 'bta_', eventLoopMonitoringPrecision: EVENT_LOOP_MONITOR_PERIOD_MS });
+  for (const metric of r.getMetricsAsArray()) {
+    if (metric.name.startsWith('bta_nodejs_eventloop_lag_')) r.removeSingleMetric(metric.name);
   }
   new Gauge({
     name: 'bta_nodejs_eventloop_lag_seconds',
