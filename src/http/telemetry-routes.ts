@@ -41,8 +41,11 @@ const filterProperties = {
   nav_seq: listParam('Only events of these navigations of their target (data.nav_seq)'),
 } as const;
 
+// Both routes reject what they do not know, so a misspelt filter is an error, not a silently
+// unfiltered stream (docs/events.md "Query parameters").
 const streamQuerySchema = {
   type: 'object',
+  additionalProperties: false,
   properties: {
     replay: { type: 'string', enum: ['all'], description: 'Start at the oldest retained event' },
     ...filterProperties,
@@ -62,6 +65,7 @@ const HISTORY_DEFAULT_LIMIT = 100;
 
 const historyQuerySchema = {
   type: 'object',
+  additionalProperties: false,
   properties: {
     offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'The seq to continue from (X-Next-Offset of the previous page)' },
     limit: { type: 'integer', minimum: 1, maximum: HISTORY_MAX_LIMIT, default: HISTORY_DEFAULT_LIMIT, description: 'Events per page' },
@@ -107,6 +111,7 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, au
     const filter = parseFilter(query);
     const { startSeq, resume } = resolveStart(deps.log, headerValue(request.headers['last-event-id']), query.replay === 'all');
     if (deps.hub.isClosed) throw browserUnavailable('the session is ending');
+    deps.hub.checkCanOpen(startSeq);
 
     reply.hijack();
     const res = reply.raw;
@@ -127,6 +132,7 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, au
     '/browsers/:id/telemetry/events',
     {
       onRequest: browserGuard(deps, auth, 'telemetry:read'),
+      preValidation: async (request) => requireDecimalIntegers(request.query as Record<string, unknown>, ['offset', 'limit']),
       schema: {
         summary: "A page of the session's telemetry history, filtered (scope telemetry:read)",
         description:
@@ -169,6 +175,23 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, au
         .send(`[${page.items.join(',')}]`);
     },
   );
+}
+
+const DECIMAL_DIGITS = /^[0-9]+$/;
+
+/**
+ * Integer query parameters are decimal digits only (docs/events.md "Query parameters"): the
+ * schema's coercion would also take `1e3`, `0x10` or ` 1`, and turn `1e400` into Infinity. Runs on
+ * the raw values, before the schema bounds them.
+ */
+export function requireDecimalIntegers(query: Record<string, unknown>, names: readonly string[]): void {
+  for (const name of names) {
+    const value = query[name];
+    if (value === undefined || (typeof value === 'string' && DECIMAL_DIGITS.test(value))) continue;
+    throw invalidInput(`${name}: expected a non-negative decimal integer (digits only)`, [
+      { code: 'invalid_input', message: 'expected a non-negative decimal integer (digits only)', field: name },
+    ]);
+  }
 }
 
 /** Node joins repeated unknown headers with ", "; an array is treated the same way. */

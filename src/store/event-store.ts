@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { filterSql, type EventFilter, type EventMeta } from '../stream/event-filter.ts';
+import { filterSql, type EventFilter, type EventMeta } from './event-query.ts';
 import { EVENT_TYPE_CATEGORY } from '../../injected/schema.ts';
 import { openSqlite, sqliteErrorCode, type Sqlite, type SqliteStatement, type SqlParam } from '../sqlite.ts';
 
@@ -70,8 +70,8 @@ export interface HistoryQuery {
 interface Pending {
   seq: number;
   meta: EventMeta;
-  /** The frame `id: N\ndata: <json>\n\n`; the JSON is cut out when written. */
-  frame: Buffer;
+  /** The envelope's JSON bytes; decoded when written. */
+  envelope: Buffer;
 }
 
 const SCHEMA = `
@@ -104,16 +104,14 @@ const ROW_COLUMNS = 7;
 const ROWS_PER_INSERT = 25;
 
 /** The columns of one event's row, at `offset` of `args` (INSERT_ROWS' order). */
-function setRow(args: unknown[], offset: number, { seq, meta, frame }: Pending): void {
-  // `id: <seq>\ndata: ` … `\n\n`
-  const start = frame.indexOf(10) + 7;
+function setRow(args: unknown[], offset: number, { seq, meta, envelope }: Pending): void {
   args[offset] = seq;
   args[offset + 1] = meta.ts;
   args[offset + 2] = meta.type;
   args[offset + 3] = EVENT_TYPE_CATEGORY[meta.type] ?? 'monitor';
   args[offset + 4] = meta.targetId ?? null;
   args[offset + 5] = meta.navSeq ?? null;
-  args[offset + 6] = frame.toString('utf8', start, frame.length - 2);
+  args[offset + 6] = envelope.toString('utf8');
 }
 
 export class EventStore {
@@ -225,13 +223,13 @@ export class EventStore {
   }
 
   /** Queue an admitted event (called on the producer's path: no I/O here). */
-  append(seq: number, meta: EventMeta, frame: Buffer): void {
+  append(seq: number, meta: EventMeta, envelope: Buffer): void {
     if (this.closed) return;
     if (!this.persisting && this.now() < this.retryAt) {
       this.droppedEvents++;
       return;
     }
-    this.pending.push({ seq, meta, frame });
+    this.pending.push({ seq, meta, envelope });
     if (this.pending.length === 1) this.firstAdmittedAt = this.now();
     if (this.flushTimer === undefined) {
       this.flushTimer = setTimeout(this.onFlushTimer, this.flushIntervalMs);

@@ -3,14 +3,12 @@
 // metadata the log keeps (no JSON parsing), and translated to SQL by the durable store.
 
 import { EVENT_CATEGORY, EVENT_TYPE_CATEGORY, type EventCategory, type EventType } from '../../injected/schema.ts';
+import type { EventFilter, EventMeta } from '../store/event-query.ts';
 
-/** What the log keeps of every event besides its frame, for filters and the store's columns. */
-export interface EventMeta {
-  ts: number;
-  type: EventType;
-  targetId: string | undefined;
-  navSeq: number | undefined;
-}
+// The filter's shape and its SQL form live with the store (the layer below), which needs them
+// without knowing the stream; readers of the filter import them from here.
+export type { EventFilter, EventMeta } from '../store/event-query.ts';
+export { filterSql } from '../store/event-query.ts';
 
 /**
  * Categories a client may name: ours, plus those of the official client that this agent never
@@ -20,13 +18,6 @@ export const FILTER_CATEGORIES = ['console', 'network', 'page', 'interaction', '
 export type FilterCategory = (typeof FILTER_CATEGORIES)[number];
 
 export const EVENT_TYPES = Object.keys(EVENT_CATEGORY) as EventType[];
-
-export interface EventFilter {
-  /** Event types any of which matches (categories are expanded into their types). */
-  types?: ReadonlySet<EventType>;
-  targetIds?: ReadonlySet<string>;
-  navSeqs?: ReadonlySet<number>;
-}
 
 /** The raw query values (each may be repeated or a comma list). */
 export interface FilterQuery {
@@ -102,35 +93,4 @@ export function matches(filter: EventFilter, meta: EventMeta): boolean {
   if (filter.targetIds !== undefined && (meta.targetId === undefined || !filter.targetIds.has(meta.targetId))) return false;
   if (filter.navSeqs !== undefined && (meta.navSeq === undefined || !filter.navSeqs.has(meta.navSeq))) return false;
   return true;
-}
-
-/**
- * The filter, and a time window in Unix µs (since inclusive, until exclusive), as SQL conditions
- * over the columns `ts`, `type`, `target_id` and `nav_seq`, with `?` placeholders, and their values
- * in order: the agent's store and the gateway's archive both use it.
- */
-export function filterSql(filter: EventFilter | undefined, sinceTs?: number, untilTs?: number): { clauses: string[]; params: Array<string | number> } {
-  const clauses: string[] = [];
-  const params: Array<string | number> = [];
-  if (sinceTs !== undefined) {
-    clauses.push('ts >= ?');
-    params.push(sinceTs);
-  }
-  if (untilTs !== undefined) {
-    clauses.push('ts < ?');
-    params.push(untilTs);
-  }
-  if (!filter) return { clauses, params };
-  const oneOf = (column: string, values: ReadonlySet<string | number>) => {
-    if (values.size === 0) {
-      clauses.push('1 = 0');
-      return;
-    }
-    clauses.push(`${column} IN (${[...values].map(() => '?').join(', ')})`);
-    params.push(...values);
-  };
-  if (filter.types !== undefined) oneOf('type', filter.types);
-  if (filter.targetIds !== undefined) oneOf('target_id', filter.targetIds);
-  if (filter.navSeqs !== undefined) oneOf('nav_seq', filter.navSeqs);
-  return { clauses, params };
 }

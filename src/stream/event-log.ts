@@ -17,7 +17,7 @@
 
 import type { EventContext, TelemetryEvent } from '../../injected/schema.ts';
 import { matches, type EventFilter, type EventMeta } from './event-filter.ts';
-import { envelopeFrameText, eventFrameText } from './sse-frame.ts';
+import { envelopeBytesOf, envelopeFrameText, eventFrameText } from './sse-frame.ts';
 
 export interface EventLogOptions {
   /** Keep at most this many events (≥ 1). */
@@ -53,7 +53,8 @@ export interface LogArchive {
   readonly resumeAfterSeq: number;
   /** Called before `seq` is handed out (keeps the store's reservation ahead). */
   reserveThrough(seq: number): void;
-  append(seq: number, meta: EventMeta, frame: Buffer): void;
+  /** `envelope`: the envelope's JSON bytes (a view of the frame the ring keeps). */
+  append(seq: number, meta: EventMeta, envelope: Buffer): void;
   oldestRetainedSeq(): number | undefined;
   readRange(from: number, to: number, maxBytes: number, filter?: EventFilter): { rows: Array<{ seq: number; json: string }>; next: number };
 }
@@ -219,7 +220,7 @@ export class EventLog {
     this.lastSeq = seq;
     while (this.bytes > this.maxBytes && this.count > 1) this.evictOldest();
 
-    this.archive?.append(seq, meta, frame);
+    this.archive?.append(seq, meta, envelopeBytesOf(frame));
     const observers = this.observers;
     for (let i = 0; i < observers.length; i++) observers[i]!(seq, event, frame);
 

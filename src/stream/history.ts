@@ -5,6 +5,7 @@
 
 import { matches, type EventFilter } from './event-filter.ts';
 import type { EventLog } from './event-log.ts';
+import { envelopeJsonOf } from './sse-frame.ts';
 import type { EventStore } from '../store/event-store.ts';
 
 export interface HistoryRequest {
@@ -67,9 +68,7 @@ export class HistoryReader {
       return request.filter === undefined || matches(request.filter, meta);
     };
     const push = (seq: number) => {
-      const frame = this.log.frame(seq)!;
-      // `id: <seq>\ndata: ` … `\n\n`
-      rows.push({ seq, json: frame.toString('utf8', frame.indexOf(10) + 7, frame.length - 2) });
+      rows.push({ seq, json: envelopeJsonOf(this.log.frame(seq)!) });
     };
     if (request.order === 'asc') {
       for (let seq = Math.max(oldest, request.offset ?? oldest); seq <= latest && rows.length < want; seq++) if (accept(seq)) push(seq);

@@ -8,6 +8,19 @@ export function eventFrameText(seq: number, envelopeJson: string): string {
   return `id: ${seq}\ndata: ${envelopeJson}\n\n`;
 }
 
+/** Bytes of the `data: ` field name before an event frame's JSON. */
+const DATA_PREFIX_BYTES = 'data: '.length;
+
+/** The envelope JSON of an event frame (eventFrameText's `<json>`), as a view of the frame's bytes: no copy. */
+export function envelopeBytesOf(frame: Buffer): Buffer {
+  return frame.subarray(frame.indexOf(10) + 1 + DATA_PREFIX_BYTES, frame.length - 2);
+}
+
+/** The envelope JSON of an event frame, as text. */
+export function envelopeJsonOf(frame: Buffer): string {
+  return frame.toString('utf8', frame.indexOf(10) + 1 + DATA_PREFIX_BYTES, frame.length - 2);
+}
+
 /** JSON of the frozen sources that events share (TargetState.sourceOf, AGENT_SOURCE). */
 const sharedSourceJson = new WeakMap<EventSource, string>();
 

@@ -1,0 +1,53 @@
+// What a stored event is filtered by (docs/events.md "Filters"): the small per-event metadata kept
+// beside each envelope, the parsed filter, and its SQL form over the store's columns. The stream
+// parses and matches filters (src/stream/event-filter.ts); the store and the gateway's archive
+// turn them into SQL here.
+
+import type { EventType } from '../../injected/schema.ts';
+
+/** What the log keeps of every event besides its frame, for filters and the store's columns. */
+export interface EventMeta {
+  ts: number;
+  type: EventType;
+  targetId: string | undefined;
+  navSeq: number | undefined;
+}
+
+/** A parsed filter: each set present narrows; types is a union of the named types and categories. */
+export interface EventFilter {
+  /** Event types any of which matches (categories are expanded into their types). */
+  types?: ReadonlySet<EventType>;
+  targetIds?: ReadonlySet<string>;
+  navSeqs?: ReadonlySet<number>;
+}
+
+/**
+ * The filter, and a time window in Unix µs (since inclusive, until exclusive), as SQL conditions
+ * over the columns `ts`, `type`, `target_id` and `nav_seq`, with `?` placeholders, and their values
+ * in order: the agent's store and the gateway's archive both use it.
+ */
+export function filterSql(filter: EventFilter | undefined, sinceTs?: number, untilTs?: number): { clauses: string[]; params: Array<string | number> } {
+  const clauses: string[] = [];
+  const params: Array<string | number> = [];
+  if (sinceTs !== undefined) {
+    clauses.push('ts >= ?');
+    params.push(sinceTs);
+  }
+  if (untilTs !== undefined) {
+    clauses.push('ts < ?');
+    params.push(untilTs);
+  }
+  if (!filter) return { clauses, params };
+  const oneOf = (column: string, values: ReadonlySet<string | number>) => {
+    if (values.size === 0) {
+      clauses.push('1 = 0');
+      return;
+    }
+    clauses.push(`${column} IN (${[...values].map(() => '?').join(', ')})`);
+    params.push(...values);
+  };
+  if (filter.types !== undefined) oneOf('type', filter.types);
+  if (filter.targetIds !== undefined) oneOf('target_id', filter.targetIds);
+  if (filter.navSeqs !== undefined) oneOf('nav_seq', filter.navSeqs);
+  return { clauses, params };
+}
