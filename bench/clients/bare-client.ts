@@ -121,8 +121,8 @@ const CHILD_FILTER: Protocol.Target.TargetFilter = [
   {},
 ];
 const NETWORK_TARGET_TYPES = new Set(['page', 'iframe', 'worker', 'service_worker', 'shared_worker']);
-// The agent's Network.enable parameters (network-family.ts): without durable bodies (this client's
-// default) the renderer keeps them, unless the renderer-buffer cut is on (cdp-cuts.ts), as in the agent.
+// The agent's Network.enable parameters (network-family.ts): the renderer keeps the bodies the
+// agent may fetch, unless the renderer-buffer cut is on (cdp-cuts.ts, off by default), as in the agent.
 const NETWORK_PARAMS_FULL = networkEnableParams(DEFAULT_LIMITS);
 const NETWORK_PARAMS_SMALL = networkEnableParamsDurable(DEFAULT_LIMITS);
 

@@ -43,10 +43,10 @@ export const LOAD_MODES = {
   pwagent: '(c+p) agent, all, beside Playwright',
   bare2: '(b+b) two bare clients on the same tabs',
   // The agent without one of its CDP cuts (src/telemetry/cdp-cuts.ts).
-  fullbuffers: '(c-bufs) agent, all, renderer body buffers kept (BTA_CUT_RENDERER_BUFFERS=off)',
+  bufcut: '(c-bufcut) agent, all, 1-byte renderer body buffers (BTA_CUT_RENDERER_BUFFERS=on: loses fetched request bodies)',
   alldomains: '(c-domains) agent, all, Runtime on every target type (BTA_CUT_DOMAINS_BY_TYPE=off)',
   // The feature split: a bare client with one set of the agent's CDP features each, against (a).
-  'f-all': '(f-all) Page, Runtime, Network (1-byte renderer buffers), durable bodies, page script, screenshots',
+  'f-all': "(f-all) Page, Runtime, Network (the agent's buffers), durable bodies, page script, screenshots",
   'f-nonet': '(f-nonet) the same without Network and durable bodies',
   'f-attach': '(f-attach) auto-attach with waitForDebuggerOnStart, no domain',
   'f-page': '(f-page) Page only',
@@ -58,13 +58,13 @@ export const LOAD_MODES = {
   'f-net': "(f-net) Network only, the agent's buffers without durable bodies",
   'f-netsmall': '(f-netsmall) Network only, 1-byte renderer body buffers',
   'f-netdurable': "(f-netdurable) Network, the agent's buffers, durable bodies",
-  'f-netcut': '(f-netcut) Network, 1-byte renderer body buffers, durable bodies (the agent with its cut)',
+  'f-netcut': '(f-netcut) Network, 1-byte renderer body buffers, durable bodies (the renderer-buffer cut)',
 } as const;
 export type LoadMode = keyof typeof LOAD_MODES;
 
 /** The feature split's arms (bench/clients/bare-client.ts CdpFeatures), each compared with (a). */
 const FEATURE_ARMS: Partial<Record<LoadMode, CdpFeatures>> = {
-  'f-all': { page: true, runtime: true, network: 'small', durable: true, script: 'agent', screenshots: true },
+  'f-all': { page: true, runtime: true, network: 'agent', durable: true, script: 'agent', screenshots: true },
   'f-nonet': { page: true, runtime: true, script: 'agent', screenshots: true },
   'f-attach': {},
   'f-page': { page: true },
@@ -89,7 +89,7 @@ export const LOAD_MODE_SETS: Record<string, LoadMode[]> = {
   // Chromium's price by CDP feature, every arm against (a).
   split: ['none', ...(Object.keys(FEATURE_ARMS) as LoadMode[])],
   // The agent with and without each cut.
-  cuts: ['none', 'bare', 'agent', 'fullbuffers', 'alldomains'],
+  cuts: ['none', 'bare', 'agent', 'bufcut', 'alldomains'],
 };
 
 /**
@@ -103,8 +103,8 @@ const COMPARISONS: Array<[LoadMode, LoadMode]> = [
   ['pwagent', 'pw'],
   ['pwagent', 'none'],
   ['bare2', 'bare'],
-  // A cut's effect: below 1 when it pays.
-  ['agent', 'fullbuffers'],
+  // A cut's effect: below 1 when it pays ((c-bufcut)/(c), (c)/(c-domains)).
+  ['bufcut', 'agent'],
   ['agent', 'alldomains'],
   ...(Object.keys(FEATURE_ARMS) as LoadMode[]).map((mode): [LoadMode, LoadMode] => [mode, 'none']),
   ['f-netsmall', 'f-net'],
@@ -136,13 +136,13 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   // Not a CLI: an agent host process kept for the whole section (start() below).
   warm: [],
   pwagent: [],
-  fullbuffers: [],
+  bufcut: [],
   alldomains: [],
 };
 
 /** Environment of an agent mode's process: a CDP cut switched off (src/telemetry/cdp-cuts.ts). */
 const AGENT_ENV: Partial<Record<LoadMode, Record<string, string>>> = {
-  fullbuffers: { [CUT_ENV.rendererBodyBuffers]: 'off' },
+  bufcut: { [CUT_ENV.rendererBodyBuffers]: 'on' },
   alldomains: { [CUT_ENV.domainsByTargetType]: 'off' },
 };
 

@@ -83,10 +83,11 @@ export function durableBufferParams(
 }
 
 /**
- * `Network.enable` parameters when the browser keeps durable bodies (docs/network.md "Renderer
- * body buffers"): the agent fetches every body from the browser's copy, so the renderer is asked
- * to keep none (its buffers at 1 byte: 0 is not a size Chromium takes for them). Copying each body
- * into the renderer's buffers is work on the page's own process while it loads.
+ * `Network.enable` parameters when the browser keeps durable bodies, with the renderer-buffer cut
+ * (cdp-cuts.ts, off by default; docs/network.md "Renderer body buffers"): the agent fetches every
+ * response body from the browser's copy, so the renderer is asked to keep none (buffers of 1
+ * byte). The renderer's buffers also hold the request bodies read with `getRequestPostData`, which
+ * are then lost: that is why the cut is off.
  */
 export function networkEnableParamsDurable(limits: Limits): Protocol.Network.EnableRequest {
   return { ...networkEnableParams(limits), maxTotalBufferSize: 1, maxResourceBufferSize: 1 };
@@ -148,7 +149,7 @@ export class NetworkFamily implements TelemetryFamily {
    */
   private durableWorks: boolean | undefined = undefined;
   /** The renderer-buffer cut (cdp-cuts.ts), read when the family starts. */
-  private smallRendererBuffers = true;
+  private smallRendererBuffers = false;
   private durableParams!: Protocol.Network.ConfigureDurableMessagesRequest;
   /** Sessions whose durable body storage is configured (or being configured). */
   private readonly durableSessions = new Set<string>();
@@ -252,7 +253,7 @@ export class NetworkFamily implements TelemetryFamily {
     const sessionId = target.sessionId;
     this.enabledSessions.add(sessionId);
     this.durableSessions.add(sessionId);
-    // Optimistic: until the browser refuses durable bodies, the renderer keeps none.
+    // With the cut, optimistic: until the browser refuses durable bodies, the renderer keeps none.
     const small = this.smallRendererBuffers && this.durableWorks !== false;
     const enable = this.host.setUpStep(target, 'Network.enable', target.send('Network.enable', small ? this.durableEnableParams : this.enableParams));
     const durable = target.send('Network.configureDurableMessages', this.durableParams).then(
