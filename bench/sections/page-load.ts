@@ -5,6 +5,13 @@
 // the order of the modes rotates every round (A B C D, B C D A, ...), so drift and neighbours' load
 // spread over all modes. The load time is the page's own Navigation Timing (loadEventEnd, or the
 // end of the SPA's XHR bursts), reported with a beacon.
+//
+// Since the pages drive themselves, (a) has no CDP client at all: nothing observes the tab while
+// it loads, and its own Navigation Timing is read by the page itself. More arms (LOAD_MODE_SETS):
+// (p), Playwright connected over CDP following every page, and (c+p), the agent beside it, for
+// what the agent costs a user who drives the browser with Playwright; (b+b), two bare clients;
+// the feature split (f-*), a bare client with one set of the agent's CDP features each, against
+// (a); and the agent without one of its CDP cuts (src/telemetry/cdp-cuts.ts).
 
 import os from 'node:os';
 import { BenchBrowser } from '../clients/chromium.ts';

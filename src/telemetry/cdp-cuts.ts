@@ -1,7 +1,6 @@
 // Switches of the cuts in what the agent asks of Chromium (docs/network.md "Renderer body buffers",
 // docs/chromium.md "Domains by target type"), so that the bench can measure a cut against the
-// agent without it in one interleaved run (docs/decisions.md "Diagnostic switches of the CDP
-// cuts"). They are not settings. A cut that keeps the telemetry identical is on unless its
+// agent without it in one interleaved run (docs/decisions.md "Behaviour"). They are not settings. A cut that keeps the telemetry identical is on unless its
 // variable is `off`; one that does not is off unless its variable is `on`.
 
 export interface CdpCuts {
