@@ -10,6 +10,7 @@ await bundle({
     'bench-run': 'bench/run.ts',
     'bench-agent-host': 'bench/clients/agent-host.ts',
     'bench-bare-client': 'bench/clients/bare-client.ts',
+    'bench-playwright-client': 'bench/clients/playwright-client.ts',
     'bench-subscribers': 'bench/clients/subscribers.ts',
     'bench-agent-cli': 'src/main.ts',
   },

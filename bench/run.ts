@@ -9,7 +9,7 @@
 // subscribers), --experiment=<name> (a proposed
 // change applied to the agent processes: bench/lib/experiment-list.ts), --soak-seconds=N, --rounds=N
 // (page-load rounds), --warmup-loads=N (page-load: unmeasured loads of each page per block), --reps=N (throughput and latency repetitions),
-// --modes=none,bare,agent,... and --pages=typical,mixed,console,spa (page-load section subsets),
+// --modes=none,bare,agent,... (or a set: automation, split, cuts) and --pages=typical,mixed,console,spa (page-load section subsets),
 // --fan-outs=<name>;<name> (latency configurations by name, FAN_OUTS in bench/sections/latency.ts), --pin
 // (page loads with Chromium and the bench on CPU 0, the clients and the subscriber on CPU 1).
 
@@ -23,7 +23,7 @@ import type { BenchContext } from './lib/context.ts';
 import { EXPERIMENTS } from './lib/experiment-list.ts';
 import { runIdle } from './sections/idle.ts';
 import { FAN_OUTS, runLatency } from './sections/latency.ts';
-import { LOAD_MODES, LOAD_PAGES, runPageLoad, type LoadMode, type LoadPage } from './sections/page-load.ts';
+import { LOAD_MODE_SETS, LOAD_MODES, LOAD_PAGES, runPageLoad, type LoadMode, type LoadPage } from './sections/page-load.ts';
 import { PageServer, TYPICAL_SUBRESOURCES } from './lib/pages.ts';
 import { killAllNow, stopAll } from './lib/processes.ts';
 import { findProfiles, renderProfile, summarizeProfile, type ProfileSummary } from './lib/profile.ts';
@@ -81,7 +81,8 @@ function parseFlags(argv: string[]): Flags {
     warmupLoads: number('warmup-loads'),
     reps: number('reps'),
     experiments: value('experiment')?.split(',') ?? [],
-    modes: listOf('modes', Object.keys(LOAD_MODES)) as LoadMode[] | undefined,
+    // A set's name (LOAD_MODE_SETS: automation, split, cuts) stands for its modes.
+    modes: listOf('modes', [...Object.keys(LOAD_MODES), ...Object.keys(LOAD_MODE_SETS)])?.flatMap((m) => LOAD_MODE_SETS[m] ?? [m]) as LoadMode[] | undefined,
     pages: listOf('pages', LOAD_PAGES) as LoadPage[] | undefined,
     fanOuts: fanOutsOf(value('fan-outs')),
   };
@@ -166,7 +167,8 @@ async function main(): Promise<void> {
   const results: Results = {};
   const errors: Record<string, string> = {};
 
-  const modes: LoadMode[] = flags.modes ?? ['none', 'bare', 'agent', 'network', 'nostore', 'otlp'];
+  // (p) and (c+p): the agent beside a user's Playwright (budget line (c+p)/(p)).
+  const modes: LoadMode[] = [...new Set<LoadMode>(flags.modes ?? ['none', 'bare', 'agent', 'network', 'nostore', 'otlp', 'pw', 'pwagent'])];
   if (flags.diagnose) modes.push('noshots', 'nobody', 'noscript', 'loadpace0', 'cdpread0', 'barebodies', 'barescript', 'baredurable');
   const plan: Record<Section, () => Promise<void>> = {
     load: async () => {

@@ -19,7 +19,8 @@ import { DEFAULT_LIMITS } from '../../src/limits.ts';
 import { BodyFetcher } from '../../src/telemetry/body-fetcher.ts';
 import { BodyMatcher, defaultBodyPolicy } from '../../src/telemetry/body-policy.ts';
 import { planBody } from '../../src/telemetry/network.ts';
-import { durableBufferParams, networkEnableParams } from '../../src/telemetry/network-family.ts';
+import { cdpCuts } from '../../src/telemetry/cdp-cuts.ts';
+import { durableBufferParams, networkEnableParams, networkEnableParamsDurable } from '../../src/telemetry/network-family.ts';
 import { PAGE_SCRIPT_BUNDLE, PAGE_SCRIPT_GLOBAL_NAME } from '../../src/generated/page-script.ts';
 import { pushEvent, serveIpc } from '../lib/ipc.ts';
 import { monoMs } from '../lib/processes.ts';
@@ -60,6 +61,32 @@ export interface BareClientOptions {
    * transport (the raw messages come from its websocket, as the agent's own do).
    */
   relay?: boolean;
+  /**
+   * Diagnostic (the feature split, docs/performance.md): exactly these CDP features on the
+   * targets the agent would give them, with the agent's parameters, instead of the usual Page,
+   * Runtime and Network. Auto-attach with waitForDebuggerOnStart (and the resume) always.
+   */
+  features?: CdpFeatures;
+}
+
+/** One arm of the feature split: which of the agent's CDP features a bare client uses. */
+export interface CdpFeatures {
+  /** `Page.enable` on pages and iframes. */
+  page?: boolean;
+  /** `Runtime.enable` on every target. */
+  runtime?: boolean;
+  /**
+   * `Network.enable` on the agent's network target types: `agent` with the buffers the agent
+   * uses without durable bodies, `small` with the renderer's body buffers at 1 byte (what the
+   * agent uses when the browser keeps durable bodies).
+   */
+  network?: 'agent' | 'small';
+  /** `Network.configureDurableMessages` with the agent's sizes (with `network`). */
+  durable?: boolean;
+  /** The page script's world and binding (with `page` and `runtime`): empty, or the agent's script. */
+  script?: 'world' | 'agent';
+  /** The agent's screenshots of the tab: 1 s after its load event, after an exception, at most one every 2 s (with `page`). */
+  screenshots?: boolean;
 }
 
 export interface BareStats {
@@ -80,6 +107,8 @@ export interface BareStats {
   matchedCpuSpanMs: number;
   /** With `fetchBodies`: `Network.getResponseBody` answered with a body, and not (the agent's outcomes). */
   bodyFetches?: { fetched: number; failed: number };
+  /** With the `screenshots` feature: captures taken. */
+  screenshots?: number;
 }
 
 // The agent's filters (src/browser/target-manager.ts): no `tab`, no headless WebUI targets; page
@@ -93,9 +122,22 @@ const CHILD_FILTER: Protocol.Target.TargetFilter = [
   {},
 ];
 const NETWORK_TARGET_TYPES = new Set(['page', 'iframe', 'worker', 'service_worker', 'shared_worker']);
-const NETWORK_PARAMS = networkEnableParams(DEFAULT_LIMITS);
+// The agent's Network.enable parameters (network-family.ts): the renderer keeps the bodies the
+// agent may fetch, unless the renderer-buffer cut is on (cdp-cuts.ts, off by default), as in the agent.
+const NETWORK_PARAMS_FULL = networkEnableParams(DEFAULT_LIMITS);
+const NETWORK_PARAMS_SMALL = networkEnableParamsDurable(DEFAULT_LIMITS);
 
 const options = JSON.parse(process.argv[2] ?? '{}') as BareClientOptions;
+// The usual bare client enables what the agent enables, with the same Network.enable parameters;
+// one that fetches bodies without durable copies needs the renderer's.
+const NETWORK_PARAMS = cdpCuts().rendererBodyBuffers && !(options.fetchBodies && !options.durable) ? NETWORK_PARAMS_SMALL : NETWORK_PARAMS_FULL;
+const FEATURES: CdpFeatures = options.features ?? {
+  page: true,
+  runtime: true,
+  network: NETWORK_PARAMS === NETWORK_PARAMS_SMALL ? 'small' : 'agent',
+  durable: options.durable,
+  script: options.pageScript,
+};
 interface Client extends NodeJS.EventEmitter {
   close(): Promise<void>;
 }
@@ -202,11 +244,47 @@ async function startRelay(): Promise<void> {
   });
 }
 
+// The agent's screenshots (src/telemetry/screenshot-family.ts), for the `screenshots` feature: the
+// tab is captured 1 s after its own load event unless it navigated meanwhile, and at once after an
+// uncaught exception in any of its frames; at most one capture in flight and one every 2 s.
+const SCREENSHOT_QUIET_MS = 1000;
+const SCREENSHOT_MIN_INTERVAL_MS = 2000;
+/** Page or iframe session -> its tab's session. */
+const tabOf = new Map<string, string>();
+let screenshots = 0;
+if (FEATURES.screenshots === true) {
+  let pending: NodeJS.Timeout | undefined;
+  let lastCaptureAt = -Infinity;
+  let inFlight = false;
+  const capture = (tab: string): void => {
+    const now = performance.now();
+    if (inFlight || now - lastCaptureAt < SCREENSHOT_MIN_INTERVAL_MS) return;
+    lastCaptureAt = now;
+    inFlight = true;
+    void send('Page.captureScreenshot', { format: 'png' }, tab)
+      .then(() => screenshots++)
+      .catch(() => undefined)
+      .finally(() => (inFlight = false));
+  };
+  client.on('event', (message: { method: string; params: unknown; sessionId?: string }) => {
+    const tab = message.sessionId === undefined ? undefined : tabOf.get(message.sessionId);
+    if (tab === undefined) return;
+    if (message.method === 'Page.loadEventFired' && tab === message.sessionId) {
+      clearTimeout(pending);
+      pending = setTimeout(() => capture(tab), SCREENSHOT_QUIET_MS);
+    } else if (message.method === 'Page.frameNavigated' && tab === message.sessionId) {
+      if ((message.params as Protocol.Page.FrameNavigatedEvent).frame.parentId === undefined) clearTimeout(pending);
+    } else if (message.method === 'Runtime.exceptionThrown') {
+      capture(tab);
+    }
+  });
+}
+
 const attached = new Set<string>();
 const setups = new Set<Promise<unknown>>();
 
-client.on('event', (message: { method: string; params: unknown }) => {
-  if (message.method === 'Target.attachedToTarget') onAttached(message.params as Protocol.Target.AttachedToTargetEvent);
+client.on('event', (message: { method: string; params: unknown; sessionId?: string }) => {
+  if (message.method === 'Target.attachedToTarget') onAttached(message.params as Protocol.Target.AttachedToTargetEvent, message.sessionId);
   else if (message.method === 'Target.detachedFromTarget') {
     // eslint-disable-next-line @typescript-eslint/no-deprecated -- Chromium still sends it, and attached is keyed by target id
     const targetId = (message.params as Protocol.Target.DetachedFromTargetEvent).targetId;
@@ -214,7 +292,7 @@ client.on('event', (message: { method: string; params: unknown }) => {
   }
 });
 
-function onAttached(params: Protocol.Target.AttachedToTargetEvent): void {
+function onAttached(params: Protocol.Target.AttachedToTargetEvent, parentSessionId: string | undefined): void {
   const { sessionId, targetInfo } = params;
   const ignore = () => undefined;
   if (attached.has(targetInfo.targetId)) {
@@ -226,18 +304,22 @@ function onAttached(params: Protocol.Target.AttachedToTargetEvent): void {
   }
   attached.add(targetInfo.targetId);
   const type = targetInfo.type;
+  const f = FEATURES;
+  const isFrame = type === 'page' || type === 'iframe';
+  if (f.screenshots === true && isFrame) tabOf.set(sessionId, type === 'page' ? sessionId : (tabOf.get(parentSessionId ?? '') ?? sessionId));
   // Sent together, resume last, nothing awaited first (a paused service worker answers the enables
   // only after its resume: docs/chromium.md "Deadlock").
   const commands: Array<Promise<unknown>> = [];
-  if (type === 'page' || type === 'iframe') commands.push(send('Page.enable', {}, sessionId));
-  commands.push(send('Runtime.enable', {}, sessionId));
-  if (NETWORK_TARGET_TYPES.has(type)) commands.push(send('Network.enable', NETWORK_PARAMS, sessionId));
-  if (NETWORK_TARGET_TYPES.has(type) && options.durable)
+  if (isFrame && f.page === true) commands.push(send('Page.enable', {}, sessionId));
+  if (f.runtime === true) commands.push(send('Runtime.enable', {}, sessionId));
+  if (NETWORK_TARGET_TYPES.has(type) && f.network)
+    commands.push(send('Network.enable', f.network === 'small' ? NETWORK_PARAMS_SMALL : NETWORK_PARAMS_FULL, sessionId));
+  if (NETWORK_TARGET_TYPES.has(type) && f.network && f.durable === true)
     commands.push(send('Network.configureDurableMessages', durableBufferParams(DEFAULT_LIMITS), sessionId));
-  if ((type === 'page' || type === 'iframe') && options.pageScript !== undefined) {
+  if (isFrame && f.script !== undefined) {
     const world = 'bench-bare-world';
     const install = { binding: 'benchBareReport', interaction: true, page: true, history: true };
-    const source = options.pageScript === 'world' ? '0' : `(()=>{${PAGE_SCRIPT_BUNDLE}\n${PAGE_SCRIPT_GLOBAL_NAME}.install(${JSON.stringify(install)})})()`;
+    const source = f.script === 'world' ? '0' : `(()=>{${PAGE_SCRIPT_BUNDLE}\n${PAGE_SCRIPT_GLOBAL_NAME}.install(${JSON.stringify(install)})})()`;
     commands.push(send('Runtime.addBinding', { name: install.binding, executionContextName: world }, sessionId));
     commands.push(send('Page.addScriptToEvaluateOnNewDocument', { source, worldName: world, runImmediately: true }, sessionId));
   }
@@ -257,7 +339,7 @@ while (setups.size > 0) await Promise.allSettled([...setups]);
 
 serveIpc({
   stats(): BareStats {
-    return { ...stats };
+    return { ...stats, ...(FEATURES.screenshots === true && { screenshots }) };
   },
   reset(): void {
     Object.assign(stats, WINDOW_START);

@@ -9,6 +9,7 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import type { StartAgentOptions } from '../../src/agent.ts';
 import type { HostInfo, HostMemory, TakenMarks } from './agent-host.ts';
 import type { BareClientOptions, BareStats } from './bare-client.ts';
+import type { PlaywrightClientOptions, PlaywrightStats } from './playwright-client.ts';
 import { agentNodeFlags, agentEnv } from '../lib/experiment-list.ts';
 import { IpcPeer } from '../lib/ipc.ts';
 import { exited, forkOwned, spawnOwned, stopChild, until } from '../lib/processes.ts';
@@ -53,7 +54,13 @@ export class AgentCli {
    * `profileDir`: run under `node --cpu-prof`, profile written there when it exits. `prefix`: a
    * command the agent runs under (`nice -n 10`, `chrt -i 0`).
    */
-  static async start(cdpUrl: string, extraArgs: string[] = [], profileDir?: string, prefix: string[] = []): Promise<AgentCli> {
+  static async start(
+    cdpUrl: string,
+    extraArgs: string[] = [],
+    profileDir?: string,
+    prefix: string[] = [],
+    env: Record<string, string> = {},
+  ): Promise<AgentCli> {
     const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
     if (profileDir) mkdirSync(profileDir, { recursive: true });
     // As deployed (deploy/, npm start): agentNodeFlags and agentEnv.
@@ -72,7 +79,7 @@ export class AgentCli {
       ...extraArgs,
     ];
     const [command, ...commandArgs] = [...prefix, process.execPath, ...args];
-    const child = spawnOwned(command!, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'], env: agentEnv() });
+    const child = spawnOwned(command!, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...agentEnv(), ...env } });
     let stderr = '';
     child.stderr!.setEncoding('utf8');
     const banner = new Promise<{ url: string; sessionId: string }>((resolve, reject) => {
@@ -222,6 +229,37 @@ export class BareClient {
   }
 
   stats(): Promise<BareStats> {
+    return this.peer.request('stats');
+  }
+
+  async stop(): Promise<void> {
+    await this.peer.request('close', undefined, 5000).catch(() => undefined);
+    await stopChild(this.peer.child, 3000);
+  }
+}
+
+/** bench/clients/playwright-client.ts: Playwright connected over CDP, following every page. */
+export class PlaywrightClient {
+  private constructor(private readonly peer: IpcPeer) {}
+
+  get pid(): number {
+    return this.peer.pid;
+  }
+
+  static async start(options: PlaywrightClientOptions): Promise<PlaywrightClient> {
+    const child = forkOwned(sibling('playwright-client'), [JSON.stringify(options)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const peer = new IpcPeer(child, 'playwright client');
+    try {
+      // connectOverCDP returns once every existing page is set up.
+      await peer.waitForEvent('ready', 60_000);
+      return new PlaywrightClient(peer);
+    } catch (err) {
+      await stopChild(child, 1000);
+      throw err;
+    }
+  }
+
+  stats(): Promise<PlaywrightStats> {
     return this.peer.request('stats');
   }
 

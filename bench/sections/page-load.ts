@@ -5,10 +5,19 @@
 // the order of the modes rotates every round (A B C D, B C D A, ...), so drift and neighbours' load
 // spread over all modes. The load time is the page's own Navigation Timing (loadEventEnd, or the
 // end of the SPA's XHR bursts), reported with a beacon.
+//
+// Since the pages drive themselves, (a) has no CDP client at all: nothing observes the tab while
+// it loads, and its own Navigation Timing is read by the page itself. More arms (LOAD_MODE_SETS):
+// (p), Playwright connected over CDP following every page, and (c+p), the agent beside it, for
+// what the agent costs a user who drives the browser with Playwright; (b+b), two bare clients;
+// the feature split (f-*), a bare client with one set of the agent's CDP features each, against
+// (a); and the agent without one of its CDP cuts (src/telemetry/cdp-cuts.ts).
 
 import os from 'node:os';
 import { BenchBrowser } from '../clients/chromium.ts';
-import { AgentCli, AgentHost, BareClient, agentMetrics, type AgentMetrics } from '../clients/consumers.ts';
+import type { CdpFeatures } from '../clients/bare-client.ts';
+import { AgentCli, AgentHost, BareClient, PlaywrightClient, agentMetrics, type AgentMetrics } from '../clients/consumers.ts';
+import { CUT_ENV } from '../../src/telemetry/cdp-cuts.ts';
 import { rotate, type BenchContext } from '../lib/context.ts';
 import { cpuSeconds, monoMs, pinTo, sleep, treeCpu } from '../lib/processes.ts';
 import { bootstrapRatio, median, round, summarize, type Summary } from '../lib/stats.ts';
@@ -36,8 +45,82 @@ export const LOAD_MODES = {
   loadpace0: '(c-loadpace0) agent, all, --stream-load-pace-ms 0',
   cdpread0: '(c-cdpread0) agent, all, --load-cdp-read-ms 0',
   warm: '(c-warm) agent, all, one process for every block',
+  // The automation-driven browser: Playwright following every page (bench/clients/playwright-client.ts).
+  pw: '(p) Playwright connected over CDP, following every page',
+  pwagent: '(c+p) agent, all, beside Playwright',
+  bare2: '(b+b) two bare clients on the same tabs',
+  // The agent without one of its CDP cuts (src/telemetry/cdp-cuts.ts).
+  bufcut: '(c-bufcut) agent, all, 1-byte renderer body buffers (BTA_CUT_RENDERER_BUFFERS=on: loses fetched request bodies)',
+  alldomains: '(c-domains) agent, all, Runtime on every target type (BTA_CUT_DOMAINS_BY_TYPE=off)',
+  // The feature split: a bare client with one set of the agent's CDP features each, against (a).
+  'f-all': "(f-all) Page, Runtime, Network (the agent's buffers), durable bodies, page script, screenshots",
+  'f-nonet': '(f-nonet) the same without Network and durable bodies',
+  'f-attach': '(f-attach) auto-attach with waitForDebuggerOnStart, no domain',
+  'f-page': '(f-page) Page only',
+  'f-runtime': '(f-runtime) Runtime only',
+  'f-pagert': '(f-pagert) Page and Runtime',
+  'f-world': '(f-world) Page, Runtime, an empty script in an isolated world and a binding',
+  'f-script': "(f-script) Page, Runtime, the agent's page script in its world, and its binding",
+  'f-shots': "(f-shots) Page and the agent's screenshots",
+  'f-net': "(f-net) Network only, the agent's buffers without durable bodies",
+  'f-netsmall': '(f-netsmall) Network only, 1-byte renderer body buffers',
+  'f-netdurable': "(f-netdurable) Network, the agent's buffers, durable bodies",
+  'f-netcut': '(f-netcut) Network, 1-byte renderer body buffers, durable bodies (the renderer-buffer cut)',
 } as const;
 export type LoadMode = keyof typeof LOAD_MODES;
+
+/** The feature split's arms (bench/clients/bare-client.ts CdpFeatures), each compared with (a). */
+const FEATURE_ARMS: Partial<Record<LoadMode, CdpFeatures>> = {
+  'f-all': { page: true, runtime: true, network: 'agent', durable: true, script: 'agent', screenshots: true },
+  'f-nonet': { page: true, runtime: true, script: 'agent', screenshots: true },
+  'f-attach': {},
+  'f-page': { page: true },
+  'f-runtime': { runtime: true },
+  'f-pagert': { page: true, runtime: true },
+  'f-world': { page: true, runtime: true, script: 'world' },
+  'f-script': { page: true, runtime: true, script: 'agent' },
+  'f-shots': { page: true, screenshots: true },
+  'f-net': { network: 'agent' },
+  'f-netsmall': { network: 'small' },
+  'f-netdurable': { network: 'agent', durable: true },
+  'f-netcut': { network: 'small', durable: true },
+};
+
+/**
+ * Named sets of modes for `--modes=<set>` (bench/run.ts): the runs docs/performance.md asks for,
+ * each one interleaved run.
+ */
+export const LOAD_MODE_SETS: Record<string, LoadMode[]> = {
+  // (c)/(a), (c)/(b), (c+p)/(p), (b+b)/(b).
+  automation: ['none', 'bare', 'agent', 'pw', 'pwagent', 'bare2'],
+  // Chromium's price by CDP feature, every arm against (a).
+  split: ['none', ...(Object.keys(FEATURE_ARMS) as LoadMode[])],
+  // The agent with and without each cut.
+  cuts: ['none', 'bare', 'agent', 'bufcut', 'alldomains'],
+};
+
+/**
+ * Ratios reported besides every mode's against (b): [mode, base]. Modes that are not the agent
+ * beside a bare client's setup (Playwright, the feature split) are compared with these only.
+ */
+const COMPARISONS: Array<[LoadMode, LoadMode]> = [
+  ['agent', 'none'],
+  ['network', 'none'],
+  ['pw', 'none'],
+  ['pwagent', 'pw'],
+  ['pwagent', 'none'],
+  ['bare2', 'bare'],
+  // A cut's effect: below 1 when it pays ((c-bufcut)/(c), (c)/(c-domains)).
+  ['bufcut', 'agent'],
+  ['agent', 'alldomains'],
+  ...(Object.keys(FEATURE_ARMS) as LoadMode[]).map((mode): [LoadMode, LoadMode] => [mode, 'none']),
+  ['f-netsmall', 'f-net'],
+  ['f-netcut', 'f-netdurable'],
+  ['f-script', 'f-pagert'],
+  ['f-world', 'f-pagert'],
+];
+/** Modes not compared with (b). */
+const NOT_OVER_BARE: ReadonlySet<LoadMode> = new Set(['none', 'bare', 'pw', 'pwagent', ...(Object.keys(FEATURE_ARMS) as LoadMode[])]);
 
 const NETWORK_ONLY = JSON.stringify({ browser: { console: { enabled: false }, page: { enabled: false }, interaction: { enabled: false } } });
 const NO_PAGE_SCRIPT = JSON.stringify({ browser: { page: { enabled: false }, interaction: { enabled: false } } });
@@ -59,6 +142,15 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   cdpread0: ['--load-cdp-read-ms', '0'],
   // Not a CLI: an agent host process kept for the whole section (start() below).
   warm: [],
+  pwagent: [],
+  bufcut: [],
+  alldomains: [],
+};
+
+/** Environment of an agent mode's process: a CDP cut switched off (src/telemetry/cdp-cuts.ts). */
+const AGENT_ENV: Partial<Record<LoadMode, Record<string, string>>> = {
+  bufcut: { [CUT_ENV.rendererBodyBuffers]: 'on' },
+  alldomains: { [CUT_ENV.domainsByTargetType]: 'off' },
 };
 
 /** Commands an agent mode runs under: its CPU priority below the browser's. */
@@ -151,6 +243,8 @@ export interface PageLoadResult {
 
 interface Running {
   pid: number | undefined;
+  /** More processes of the mode (Playwright beside the agent, a second bare client): their CPU counts as the client's. */
+  otherPids?: number[];
   stop(): Promise<void>;
   /** What it did so far (modes that fetch bodies; screenshots in agent modes only). */
   counts?(): Promise<Counts>;
@@ -212,6 +306,39 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
   const profileDirOf = (mode: LoadMode) => (ctx.profileDir ? `${ctx.profileDir}/load-${mode}` : undefined);
   const start = async (mode: LoadMode): Promise<Running> => {
     if (mode === 'none') return { pid: undefined, stop: async () => undefined };
+    const features = FEATURE_ARMS[mode];
+    if (features) {
+      const client = await BareClient.start({ wsUrl: browser.wsUrl, features });
+      const counts = async (): Promise<Counts> => ({ bodies: { fetched: 0, failed: 0 }, screenshots: (await client.stats()).screenshots ?? 0 });
+      return { pid: client.pid, stop: () => client.stop(), ...(features.screenshots === true && { counts }) };
+    }
+    if (mode === 'pw') {
+      const client = await PlaywrightClient.start({ wsUrl: browser.wsUrl });
+      return { pid: client.pid, stop: () => client.stop() };
+    }
+    if (mode === 'bare2') {
+      const [first, second] = await Promise.all([BareClient.start({ wsUrl: browser.wsUrl }), BareClient.start({ wsUrl: browser.wsUrl })]);
+      return {
+        pid: first.pid,
+        otherPids: [second.pid],
+        stop: async () => {
+          await Promise.all([first.stop(), second.stop()]);
+        },
+      };
+    }
+    if (mode === 'pwagent') {
+      // The user's automation is there first; the agent joins it.
+      const pw = await PlaywrightClient.start({ wsUrl: browser.wsUrl });
+      const agent = await AgentCli.start(browser.httpUrl, [], profileDirOf(mode)).catch(async (err: unknown) => {
+        await pw.stop();
+        throw err;
+      });
+      const block = await agentBlock(agent.pid, agent.streamUrl, agent.url, async () => {
+        await agent.stop();
+        await pw.stop();
+      });
+      return { ...block, otherPids: [pw.pid] };
+    }
     if (mode === 'bare') return BareClient.start({ wsUrl: browser.wsUrl });
     if (mode === 'baredurable') return BareClient.start({ wsUrl: browser.wsUrl, durable: true });
     if (mode === 'bareworld') return BareClient.start({ wsUrl: browser.wsUrl, pageScript: 'world' });
@@ -230,7 +357,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
       return agentBlock(host.pid, host.streamUrl, url, () => host.detach());
     }
     const flags = mode === 'otlp' ? ['--otlp-endpoint', process.env.BENCH_OTLP_URL ?? ''] : AGENT_FLAGS[mode];
-    const agent = await AgentCli.start(browser.httpUrl, flags, profileDirOf(mode), AGENT_PREFIX[mode]);
+    const agent = await AgentCli.start(browser.httpUrl, flags, profileDirOf(mode), AGENT_PREFIX[mode], AGENT_ENV[mode]);
     return agentBlock(agent.pid, agent.streamUrl, agent.url, () => agent.stop());
   };
   let warmHost: AgentHost | undefined;
@@ -260,13 +387,13 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     for (let round = 0; round < options.rounds; round++) {
       for (const mode of rotate(options.modes, round)) {
         const running = await start(mode);
-        if (options.pin && running.pid !== undefined) pinTo(running.pid, '1');
+        if (options.pin) for (const pid of pidsOf(running)) pinTo(pid, '1');
         await sleep(200);
         // The client was started for this block; the agent runs for days. Its start (attaching,
         // setting up the tab, the JIT compiling its hot paths) is not what a page load costs it
         // in service, so the block first loads every page `warmupLoads` times, unmeasured.
         const isAgent = isAgentMode(mode);
-        const clientCpu = () => (running.pid === undefined ? 0 : cpuSeconds(running.pid));
+        const clientCpu = () => pidsOf(running).reduce((sum, pid) => sum + cpuSeconds(pid), 0);
         const warmupCpu0 = clientCpu();
         const warmups = await pages.runChain(plan(pageSet, options.warmupLoads), 60_000 + options.warmupLoads * pageSet.length * 5000);
         const warmup = cpu.get(mode)!;
@@ -281,7 +408,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         const snapshot = () => {
           const tree = treeCpu(browser.pid);
           return {
-            client: running.pid === undefined ? 0 : cpuSeconds(running.pid),
+            client: clientCpu(),
             subscriber: cpuSeconds(subscribers.pid),
             browser: tree.total,
             byType: tree.byType,
@@ -372,6 +499,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
       result.subscriberReadsPerLoad = c.subscriberReads / c.loads;
       result.screenshotsPerLoad = c.screenshots / c.loads;
     }
+    if (FEATURE_ARMS[mode]?.screenshots === true && c.loads > 0) result.screenshotsPerLoad = c.screenshots / c.loads;
     if ((isAgentMode(mode) || mode === 'barebodies') && c.loads > 0) {
       result.bodyFetchesPerLoad = { fetched: c.bodies.fetched / c.loads, failed: c.bodies.failed / c.loads };
     }
@@ -396,12 +524,23 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
   const bare = modes.find((m) => m.mode === 'bare');
   if (bare) {
     for (const m of modes) {
-      if (m.mode !== 'bare' && m.mode !== 'none') ratios[`${labelLetter(m.mode)}/(b)`] = ratio(m, bare);
+      if (!NOT_OVER_BARE.has(m.mode)) ratios[`${labelLetter(m.mode)}/(b)`] = ratio(m, bare);
     }
     // What being observed costs the browser, whoever observes it.
     if (none) ratios['(b)/(a)'] = ratio(bare, none);
   }
+  const byMode = new Map(modes.map((m) => [m.mode, m]));
+  for (const [mode, base] of COMPARISONS) {
+    const m = byMode.get(mode);
+    const b = byMode.get(base);
+    if (m && b) ratios[`${labelLetter(mode)}/${labelLetter(base)}`] = ratio(m, b);
+  }
   return { options, modes, ratios };
+}
+
+/** The processes of a mode's client (none for (a)). */
+function pidsOf(running: Running): number[] {
+  return running.pid === undefined ? [] : [running.pid, ...(running.otherPids ?? [])];
 }
 
 /** All the CPU (ms) a load used: the client, the stream's reader, Chromium. */

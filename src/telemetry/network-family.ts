@@ -10,11 +10,13 @@
 
 import type { Protocol } from 'devtools-protocol';
 import type { EventContext } from '../../injected/schema.ts';
+import { isTargetGone, mayFail } from '../browser/cdp-errors.ts';
 import type { AttachedTarget } from '../browser/target-manager.ts';
 import type { Limits } from '../limits.ts';
 import { BodyFetcher, type BodyFetcherOptions, type BodyResult } from './body-fetcher.ts';
 import { BodyMatcher, type BodyPolicy } from './body-policy.ts';
 import { BodySchedule, type BodyScheduleOptions } from './body-schedule.ts';
+import { cdpCuts } from './cdp-cuts.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
 import {
@@ -80,6 +82,17 @@ export function durableBufferParams(
   return { maxTotalBufferSize: Math.min(INT32_MAX, Math.max(32 * MiB, 16 * resource)), maxResourceBufferSize: resource };
 }
 
+/**
+ * `Network.enable` parameters when the browser keeps durable bodies, with the renderer-buffer cut
+ * (cdp-cuts.ts, off by default; docs/network.md "Renderer body buffers"): the agent fetches every
+ * response body from the browser's copy, so the renderer is asked to keep none (buffers of 1
+ * byte). The renderer's buffers also hold the request bodies read with `getRequestPostData`, which
+ * are then lost: that is why the cut is off.
+ */
+export function networkEnableParamsDurable(limits: Limits): Protocol.Network.EnableRequest {
+  return { ...networkEnableParams(limits), maxTotalBufferSize: 1, maxResourceBufferSize: 1 };
+}
+
 /** Chromium may hold text as 16-bit characters: twice the fetch limit, at least 1 MiB. */
 function resourceBufferSize(limits: Limits): number {
   return Math.min(INT32_MAX, Math.max(MiB, 2 * limits.maxBodyFetchBytes));
@@ -128,6 +141,15 @@ export class NetworkFamily implements TelemetryFamily {
   /** The body policy of the current config, compiled (rebuilt when the config changes it). */
   private matcher: BodyMatcher | undefined;
   private enableParams!: Protocol.Network.EnableRequest;
+  /** With durable bodies: the renderer keeps none (networkEnableParamsDurable). */
+  private durableEnableParams!: Protocol.Network.EnableRequest;
+  /**
+   * Whether this browser keeps durable bodies: unknown until its first answer to
+   * `Network.configureDurableMessages`; once refused, every session keeps its bodies in the renderer.
+   */
+  private durableWorks: boolean | undefined = undefined;
+  /** The renderer-buffer cut (cdp-cuts.ts), read when the family starts. */
+  private smallRendererBuffers = false;
   private durableParams!: Protocol.Network.ConfigureDurableMessagesRequest;
   /** Sessions whose durable body storage is configured (or being configured). */
   private readonly durableSessions = new Set<string>();
@@ -145,6 +167,8 @@ export class NetworkFamily implements TelemetryFamily {
     this.schedule = new BodySchedule({ ...this.options.bodySchedule, timers: this.options.timers });
     this.enableParams = networkEnableParams(host.limits);
     this.durableParams = durableBufferParams(host.limits);
+    this.durableEnableParams = networkEnableParamsDurable(host.limits);
+    this.smallRendererBuffers = cdpCuts().rendererBodyBuffers;
     host.handle('Network.requestWillBeSent', this.onRequestWillBeSent);
     host.handle('Network.responseReceived', this.onResponseReceived);
     host.handle('Network.dataReceived', this.onDataReceived);
@@ -229,11 +253,23 @@ export class NetworkFamily implements TelemetryFamily {
     const sessionId = target.sessionId;
     this.enabledSessions.add(sessionId);
     this.durableSessions.add(sessionId);
-    const enable = this.host.setUpStep(target, 'Network.enable', target.send('Network.enable', this.enableParams));
-    const durable = target.send('Network.configureDurableMessages', this.durableParams).catch((err: unknown) => {
-      this.durableSessions.delete(sessionId);
-      this.host.logger.debug({ target_id: target.targetId, err: (err as Error).message }, 'durable bodies not available');
-    });
+    // With the cut, optimistic: until the browser refuses durable bodies, the renderer keeps none.
+    const small = this.smallRendererBuffers && this.durableWorks !== false;
+    const enable = this.host.setUpStep(target, 'Network.enable', target.send('Network.enable', small ? this.durableEnableParams : this.enableParams));
+    const durable = target.send('Network.configureDurableMessages', this.durableParams).then(
+      () => {
+        this.durableWorks = true;
+      },
+      (err: unknown) => {
+        this.durableSessions.delete(sessionId);
+        this.host.logger.debug({ target_id: target.targetId, err: (err as Error).message }, 'durable bodies not available');
+        if (isTargetGone(err, target)) return undefined;
+        this.durableWorks = false;
+        // This session's bodies stay in its renderer after all: give it the full buffers.
+        if (small && this.enabledSessions.has(sessionId)) return mayFail(target.send('Network.enable', this.enableParams));
+        return undefined;
+      },
+    );
     return [enable, durable];
   }
 

@@ -11,6 +11,7 @@ import { isTargetGone, mayFail } from '../browser/cdp-errors.ts';
 import type { AttachedTarget, TargetObserver } from '../browser/target-manager.ts';
 import type { Limits } from '../limits.ts';
 import { BrowserClock } from './clock.ts';
+import { cdpCuts } from './cdp-cuts.ts';
 import { ConsoleFamily } from './console-family.ts';
 import { EventContextTracker, TargetState } from './event-context.ts';
 import type { EmitOptions, FamilyHost, StateHandler, TelemetryFamily } from './family.ts';
@@ -65,6 +66,8 @@ export interface TelemetryOptions {
 
 /** Categories whose work needs the Runtime domain (console events; the page script's binding). */
 const RUNTIME_CATEGORIES: readonly Category[] = ['console', 'page', 'interaction'];
+/** The same on targets other than pages and iframes, which run no page script. */
+const WORKER_RUNTIME_CATEGORIES: readonly Category[] = ['console'];
 
 export class Telemetry implements TargetObserver, FamilyHost {
   readonly tracker = new EventContextTracker();
@@ -81,6 +84,8 @@ export class Telemetry implements TargetObserver, FamilyHost {
   private readonly announcedLoaders = new Map<string, string>();
   private readonly pageFamily: PageFamily;
   private readonly families: TelemetryFamily[];
+  /** The CDP cuts' switches (cdp-cuts.ts), read once per connection. */
+  private readonly cuts = cdpCuts();
 
   constructor(
     readonly connection: CdpConnection,
@@ -168,7 +173,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
     const commands: Array<Promise<unknown>> = [];
     const enabled = this.currentConfig.enabled;
     const wantPage = enabled && (target.type === 'page' || target.type === 'iframe');
-    const wantRuntime = enabled && RUNTIME_CATEGORIES.some((c) => this.isOn(c));
+    const wantRuntime = enabled && this.runtimeCategoriesOf(target.type).some((c) => this.isOn(c));
     if (wantPage && !state.pageEnabled) {
       state.pageEnabled = true;
       commands.push(this.setUpStep(target, 'Page.enable', target.send('Page.enable')));
@@ -195,6 +200,17 @@ export class Telemetry implements TargetObserver, FamilyHost {
       commands.push(target.sendMayFail('Runtime.disable'));
     }
     return commands;
+  }
+
+  /**
+   * The categories whose events need Runtime on a target of this type (docs/chromium.md "Domains
+   * by target type"): the page script (page, interaction) runs in pages and iframes only; other
+   * targets (workers, worklets) report their console only. With the cut off (cdp-cuts.ts), every
+   * type as a page.
+   */
+  private runtimeCategoriesOf(type: string): readonly Category[] {
+    if (type === 'page' || type === 'iframe' || !this.cuts.domainsByTargetType) return RUNTIME_CATEGORIES;
+    return WORKER_RUNTIME_CATEGORIES;
   }
 
   /** Seed frames from a frame tree; a main-frame document we did not see commit is a navigation. */

@@ -183,6 +183,32 @@ describe('NetworkFamily', () => {
       expect(enables[0]!.params).toEqual({ maxTotalBufferSize: 100 * 1024 * 1024, maxResourceBufferSize: 2 * 1024 * 1024, maxPostDataSize: 64 * 1024 });
     });
 
+    describe('with the renderer-buffer cut (BTA_CUT_RENDERER_BUFFERS=on)', () => {
+      beforeEach(() => vi.stubEnv('BTA_CUT_RENDERER_BUFFERS', 'on'));
+      afterEach(() => vi.unstubAllEnvs());
+      const raised = { maxTotalBufferSize: 100 * 1024 * 1024, maxResourceBufferSize: 2 * 1024 * 1024, maxPostDataSize: 64 * 1024 };
+
+      it('asks the renderer to keep no bodies, the browser keeping durable copies', () => {
+        const { connection, attach } = setup();
+        attach('S-page', 'T-page', 'page');
+        expect(connection.sent.find((c) => c.method === 'Network.enable')!.params).toEqual({ ...raised, maxTotalBufferSize: 1, maxResourceBufferSize: 1 });
+      });
+
+      it('gives the renderer raised buffers when the browser refuses durable bodies, on that session and every later one', async () => {
+        const { connection, attach } = setup();
+        connection.answers.set('Network.configureDurableMessages', () => Promise.reject(new Error("'Network.configureDurableMessages' wasn't found")));
+        attach('S-page', 'T-page', 'page');
+        await vi.advanceTimersByTimeAsync(0);
+        attach('S-worker', 'T-worker', 'service_worker');
+        const enables = connection.sent.filter((c) => c.method === 'Network.enable');
+        expect(enables.map((c) => [c.sessionId, c.params])).toEqual([
+          ['S-page', { ...raised, maxTotalBufferSize: 1, maxResourceBufferSize: 1 }],
+          ['S-page', raised],
+          ['S-worker', raised],
+        ]);
+      });
+    });
+
     it('asks for durable bodies right after Network.enable: 32 MiB, a resource as large as the renderer keeps', () => {
       const { connection, attach } = setup();
       attach('S-page', 'T-page', 'page');
