@@ -44,12 +44,19 @@ export class DialogFamily implements TelemetryFamily {
   }
 
   private onOpening(p: Protocol.Page.JavascriptDialogOpeningEvent, state: TargetState): void {
-    const type = p.type as PageDialogOpenedData['dialog_type'];
+    const type = p.type;
     const now = this.host.clock.nowUs();
     this.open.set(state.target.sessionId, { type, frameId: p.frameId, openedAt: now, hasBrowserHandler: p.hasBrowserHandler });
     if (!this.host.admits('page')) return;
     const ctx = this.host.tracker.contextOf(state, p.frameId);
-    const data: PageDialogOpenedData = { ...ctx, url: p.url, dialog_type: type, message: p.message, dialog_frame_id: p.frameId, has_browser_handler: p.hasBrowserHandler };
+    const data: PageDialogOpenedData = {
+      ...ctx,
+      url: p.url,
+      dialog_type: type,
+      message: p.message,
+      dialog_frame_id: p.frameId,
+      has_browser_handler: p.hasBrowserHandler,
+    };
     if (p.defaultPrompt !== undefined && type === 'prompt') data.default_prompt = p.defaultPrompt;
     this.host.emit('page_dialog_opened', now, data, { method: 'Page.javascriptDialogOpening', origin: state });
   }

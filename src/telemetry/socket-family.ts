@@ -11,13 +11,7 @@
 // `EventSource` and MIME type `text/event-stream`; each cut to `max_bytes` with `truncated`.
 
 import type { Protocol } from 'devtools-protocol';
-import type {
-  EventContext,
-  HeaderMap,
-  NetworkEventSourceMessageData,
-  NetworkWebSocketClosedData,
-  NetworkWebSocketFrameData,
-} from '../../injected/schema.ts';
+import type { EventContext, NetworkEventSourceMessageData, NetworkWebSocketClosedData, NetworkWebSocketFrameData } from '../../injected/schema.ts';
 import { BodyMatcher, type BodyPolicy } from './body-policy.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
@@ -99,8 +93,8 @@ export class SocketFamily implements TelemetryFamily {
         request_id: p.requestId,
         status: response.status,
         status_text: response.statusText,
-        request_headers: requestHeaders.value as HeaderMap,
-        headers: headers.value as HeaderMap,
+        request_headers: requestHeaders.value,
+        headers: headers.value,
       },
       { method: 'Network.webSocketHandshakeResponseReceived', origin: state, truncated: requestHeaders.cut || headers.cut },
     );
@@ -164,7 +158,7 @@ export class SocketFamily implements TelemetryFamily {
     this.host.emit(
       'network_eventsource_opened',
       this.host.clock.fromMonotonicSeconds(p.timestamp),
-      { ...record.ctx, request_id: p.requestId, status: p.response.status, status_text: p.response.statusText, headers: headers.value as HeaderMap },
+      { ...record.ctx, request_id: p.requestId, status: p.response.status, status_text: p.response.statusText, headers: headers.value },
       { method: 'Network.responseReceived', origin: state, truncated: headers.cut },
     );
   }

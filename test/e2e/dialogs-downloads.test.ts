@@ -30,7 +30,11 @@ describe('dialogs and file choosers', () => {
   afterAll(() => rig?.close());
 
   /** Opens a dialog with `expression`, waits for the agent's event, answers it from the test's CDP client. */
-  async function answer(expression: string, accept: boolean, promptText?: string): Promise<{ opened: TelemetryEvent<'page_dialog_opened'>; closed: TelemetryEvent<'page_dialog_closed'>; result: unknown }> {
+  async function answer(
+    expression: string,
+    accept: boolean,
+    promptText?: string,
+  ): Promise<{ opened: TelemetryEvent<'page_dialog_opened'>; closed: TelemetryEvent<'page_dialog_closed'>; result: unknown }> {
     const before = rig.stream.events.length;
     const evaluation = tab.evaluate(expression);
     const opened = await rig.stream.waitForEvent('page_dialog_opened', (e) => rig.stream.events.indexOf(e) >= before);
@@ -84,7 +88,9 @@ describe('dialogs and file choosers', () => {
     await rig.stream.waitForEvent('page_load', (e) => e.data!.url === pageUrl && (e.data!.nav_seq ?? 0) >= 3);
     const before = rig.stream.events.length;
     // The page learns of the outcome as it would without the agent: a chooser that is not intercepted.
-    await tab.evaluate('window.__outcome = new Promise((r) => { f.addEventListener("cancel", () => r("cancel")); f.addEventListener("change", () => r("change")); }); 0');
+    await tab.evaluate(
+      'window.__outcome = new Promise((r) => { f.addEventListener("cancel", () => r("cancel")); f.addEventListener("change", () => r("change")); }); 0',
+    );
     for (const type of ['mousePressed', 'mouseReleased']) await tab.send('Input.dispatchMouseEvent', { type, x: 60, y: 30, button: 'left', clickCount: 1 });
     const opened = await rig.stream.waitForEvent('page_file_chooser_opened', (e) => rig.stream.events.indexOf(e) >= before);
     expect(opened.data).toMatchObject({ target_id: tab.targetId, url: pageUrl, mode: 'selectSingle', chooser_frame_id: tab.targetId });
@@ -113,7 +119,11 @@ describe('downloads', () => {
   it('reports a download from its start to its completion, with the file it wrote', async () => {
     const body = Buffer.alloc(200_000, 7);
     const url = rig.server.handle('/report.bin', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="report.bin"', 'content-length': String(body.length) });
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'content-disposition': 'attachment; filename="report.bin"',
+        'content-length': String(body.length),
+      });
       res.end(body);
     });
     const page = rig.server.route('/dl.html', `<!doctype html><a id=a href="${url}">get</a>`);
@@ -129,7 +139,11 @@ describe('downloads', () => {
 
   it('reports a download canceled by a CDP client, with progress at most once a second', async () => {
     const url = rig.server.handle('/slow.bin', (req, res) => {
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="slow.bin"', 'content-length': String(10_000_000) });
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'content-disposition': 'attachment; filename="slow.bin"',
+        'content-length': String(10_000_000),
+      });
       const timer = setInterval(() => res.write(Buffer.alloc(10_000, 1)), 50);
       req.on('close', () => clearInterval(timer));
       res.on('close', () => clearInterval(timer));
