@@ -235,8 +235,191 @@ export interface MonitorData {
   png?: string;
 }
 
+// ==== h41b: dialogs, file choosers, downloads, WebSockets and EventSource, Web Vitals ============
+// (docs/events.md "Dialogs and file choosers", "Downloads", "WebSockets and EventSource", "Web Vitals")
+
+/** `page_dialog_opened`: a JavaScript dialog blocks its page until someone answers it. */
+export interface PageDialogOpenedData extends EventContext {
+  /** CDP `Page.DialogType`. */
+  dialog_type: 'alert' | 'confirm' | 'prompt' | 'beforeunload';
+  message: string;
+  /** The frame that opened it (its URL is `url`). */
+  dialog_frame_id: string;
+  /** `prompt()`'s default value. */
+  default_prompt?: string;
+  /** Chromium has a handler of its own for it (a headful browser shows it to the user). */
+  has_browser_handler: boolean;
+}
+
+/**
+ * `page_dialog_closed`. `closed_by` says who answered as far as the agent can tell
+ * (docs/events.md "Dialogs and file choosers"): the agent itself never answers.
+ */
+export interface PageDialogClosedData extends EventContext {
+  dialog_type?: PageDialogOpenedData['dialog_type'];
+  accepted: boolean;
+  /** What a prompt() was answered with (only for an accepted prompt). */
+  user_input?: string;
+  /** How long the dialog was open, ms. */
+  open_ms?: number;
+  closed_by: 'cdp_client' | 'unknown';
+}
+
+/** `page_file_chooser_opened` (CDP `Page.fileChooserOpened`, no interception). */
+export interface PageFileChooserOpenedData extends EventContext {
+  chooser_frame_id: string;
+  mode: 'selectSingle' | 'selectMultiple';
+  /** Backend DOM node id of the `<input type=file>`, when there is one. */
+  node_id?: number;
+}
+
+/** `network_download_started` (CDP `Browser.downloadWillBegin`). `url` is the download's URL. */
+export interface NetworkDownloadStartedData extends EventContext {
+  guid: string;
+  suggested_filename: string;
+  /** From the response that became the download, when the agent saw it. */
+  mime_type?: string;
+}
+
+/** `network_download_progress`: at most one a second per download. */
+export interface NetworkDownloadProgressData extends EventContext {
+  guid: string;
+  received_bytes: number;
+  /** 0 when the server did not say. */
+  total_bytes: number;
+}
+
+/** `network_download_finished`. */
+export interface NetworkDownloadFinishedData extends EventContext {
+  guid: string;
+  state: 'completed' | 'canceled' | 'interrupted';
+  received_bytes: number;
+  total_bytes: number;
+  /** Where the file was written (completed only, when Chromium says). */
+  file_path?: string;
+  suggested_filename?: string;
+}
+
+/** `network_websocket_opened`: the handshake's answer. `url` is the socket's URL. */
+export interface NetworkWebSocketOpenedData extends EventContext {
+  request_id: string;
+  status: number;
+  status_text: string;
+  request_headers: HeaderMap;
+  headers: HeaderMap;
+}
+
+/** `network_websocket_frame`: one frame sent or received. */
+export interface NetworkWebSocketFrameData extends EventContext {
+  request_id: string;
+  direction: 'sent' | 'received';
+  /** WebSocket opcode: 1 text, 2 binary (others as Chromium reports them). */
+  opcode: number;
+  /** Payload bytes (UTF-8 bytes of a text frame). */
+  size: number;
+  /** Text payload, or base64 of a binary one, when the body policy admits it; cut to its max_bytes. */
+  payload?: string;
+  payload_encoding?: 'base64';
+}
+
+/** `network_websocket_closed`. */
+export interface NetworkWebSocketClosedData extends EventContext {
+  request_id: string;
+  /** Close code and reason: only when a close frame was reported (Chromium reports none: docs/events.md). */
+  code?: number;
+  reason?: string;
+  /** Frames of this socket dropped by the frame rate limit. */
+  dropped_frames?: number;
+}
+
+/** `network_eventsource_opened`: the stream's response headers. `url` is the stream's URL. */
+export interface NetworkEventSourceOpenedData extends EventContext {
+  request_id: string;
+  status: number;
+  status_text: string;
+  headers: HeaderMap;
+}
+
+/** `network_eventsource_message`: one message received (CDP `Network.eventSourceMessageReceived`). */
+export interface NetworkEventSourceMessageData extends EventContext {
+  request_id: string;
+  event_name: string;
+  event_id: string;
+  /** UTF-8 bytes of the data. */
+  size: number;
+  /** The message's data, when the body policy admits it; cut to its max_bytes. */
+  data?: string;
+}
+
+/** The attribution of one Web Vitals metric's element: a selector and tag (docs/events.md "Web Vitals"). */
+export interface WebVitalsElement {
+  selector: string;
+  tag: string;
+}
+
+/**
+ * `page_web_vitals`: one per top-level document, when it is hidden or left, or at the session's
+ * end. Values as Google's web-vitals library computes them (ms; CLS unitless); a metric absent
+ * when the page produced none (no input: no INP).
+ */
+export interface PageWebVitalsData extends EventContext {
+  /** Why it was sent: `hidden` (visibility), `pagehide` (left), `session_end`. */
+  reason: 'hidden' | 'pagehide' | 'session_end';
+  ttfb?: number;
+  fcp?: number;
+  lcp?: { value: number; element?: WebVitalsElement; url?: string };
+  cls?: { value: number; largest_shift_element?: WebVitalsElement; largest_shift_time?: number };
+  inp?: {
+    value: number;
+    event_type: string;
+    target?: WebVitalsElement;
+    input_delay: number;
+    processing_duration: number;
+    presentation_delay: number;
+    /** Interactions seen (the p98 rule picks among them). */
+    interaction_count: number;
+  };
+}
+
+/** The page script's form of page_web_vitals (the agent adds the context). */
+export interface WebVitalsReport extends Omit<PageWebVitalsData, keyof EventContext> {
+  type: 'page_web_vitals';
+}
+
+/** The event types of this block: data shapes. */
+export interface SessionTroubleEventData {
+  page_dialog_opened: PageDialogOpenedData;
+  page_dialog_closed: PageDialogClosedData;
+  page_file_chooser_opened: PageFileChooserOpenedData;
+  network_download_started: NetworkDownloadStartedData;
+  network_download_progress: NetworkDownloadProgressData;
+  network_download_finished: NetworkDownloadFinishedData;
+  network_websocket_opened: NetworkWebSocketOpenedData;
+  network_websocket_frame: NetworkWebSocketFrameData;
+  network_websocket_closed: NetworkWebSocketClosedData;
+  network_eventsource_opened: NetworkEventSourceOpenedData;
+  network_eventsource_message: NetworkEventSourceMessageData;
+  page_web_vitals: PageWebVitalsData;
+}
+
+const SESSION_TROUBLE_CATEGORY: Record<keyof SessionTroubleEventData, Category> = {
+  page_dialog_opened: 'page',
+  page_dialog_closed: 'page',
+  page_file_chooser_opened: 'page',
+  network_download_started: 'network',
+  network_download_progress: 'network',
+  network_download_finished: 'network',
+  network_websocket_opened: 'network',
+  network_websocket_frame: 'network',
+  network_websocket_closed: 'network',
+  network_eventsource_opened: 'network',
+  network_eventsource_message: 'network',
+  page_web_vitals: 'page',
+};
+// ==== end h41b =====================================================================================
+
 /** Map from event type to the shape of its `data`. */
-export interface EventDataByType {
+export interface EventDataByType extends SessionTroubleEventData {
   console_log: ConsoleLogData;
   console_error: ConsoleErrorData;
   page_navigation: PageNavigationData;
@@ -287,6 +470,7 @@ export const EVENT_CATEGORY: Record<EventType, Category | null> = {
   monitor_reconnected: null,
   monitor_reconnect_failed: null,
   monitor_init_failed: null,
+  ...SESSION_TROUBLE_CATEGORY,
 };
 
 /**
@@ -411,5 +595,5 @@ export interface LcpReport {
   truncated?: true;
 }
 
-export type PageScriptReport = ClickReport | KeyReport | ScrollSettledReport | LayoutShiftReport | LcpReport;
+export type PageScriptReport = ClickReport | KeyReport | ScrollSettledReport | LayoutShiftReport | LcpReport | WebVitalsReport;
 export type PageScriptReportType = PageScriptReport['type'];

@@ -5,6 +5,7 @@
 // order their requests ended; pages, which are few, are kept and written last.
 
 import { assertNever, isOneOf } from '../assert-never.ts';
+import { HarWebSocket, type HarWebSocketMessage } from './har-websocket.ts';
 import type {
   EventContext,
   HeaderMap,
@@ -26,6 +27,10 @@ export const HAR_EVENT_TYPES = [
   'page_navigation',
   'page_dom_content_loaded',
   'page_load',
+  // WebSockets (har-websocket.ts).
+  'network_websocket_opened',
+  'network_websocket_frame',
+  'network_websocket_closed',
 ] as const;
 
 export interface HarOptions {
@@ -102,6 +107,8 @@ export interface HarEntry {
   _resourceType?: string;
   _fromCache?: 'disk';
   _fetchedViaServiceWorker?: true;
+  /** A WebSocket's frames (Playwright's HAR extension). */
+  _webSocketMessages?: HarWebSocketMessage[];
 }
 
 export interface HarPage {
@@ -151,6 +158,8 @@ export class HarBuilder {
   private readonly frameTab = new Map<string, string>();
   private readonly targetTab = new Map<string, string>();
   private entries = 0;
+  /** WebSockets open (har-websocket.ts), by request id. */
+  private readonly sockets = new Map<string, HarWebSocket>();
 
   constructor(private readonly options: HarOptions) {}
 
@@ -186,6 +195,20 @@ export class HarBuilder {
       case 'page_load':
         this.onPageTiming(event.type, event.ts, event.data as PageTimingData);
         return '';
+      case 'network_websocket_opened': {
+        const data = (event as TelemetryEvent<'network_websocket_opened'>).data!;
+        this.sockets.set(data.request_id, new HarWebSocket(event.ts, data));
+        return '';
+      }
+      case 'network_websocket_frame':
+        this.sockets.get((event as TelemetryEvent<'network_websocket_frame'>).data!.request_id)?.add(event as TelemetryEvent<'network_websocket_frame'>);
+        return '';
+      case 'network_websocket_closed': {
+        const data = (event as TelemetryEvent<'network_websocket_closed'>).data!;
+        const socket = this.sockets.get(data.request_id);
+        this.sockets.delete(data.request_id);
+        return socket === undefined ? '' : this.writeEntry(socket.opened, socket.entry(event.ts, data.dropped_frames ?? 0));
+      }
       default:
         return assertNever(event.type);
     }
@@ -196,6 +219,8 @@ export class HarBuilder {
     let out = '';
     for (const request of this.inFlight.values()) out += this.write(request, { kind: 'none' }, undefined);
     this.inFlight.clear();
+    for (const socket of this.sockets.values()) out += this.writeEntry(socket.opened, socket.entry(undefined, 0));
+    this.sockets.clear();
     const pages: HarPage[] = [];
     for (const page of this.pages) {
       if (!page.committed && !page.referenced) continue;
@@ -344,12 +369,20 @@ export class HarBuilder {
     const ctx: EventContext | undefined = request?.data ?? (ending.kind === 'response' || ending.kind === 'failed' ? ending.data : undefined);
     if (ctx === undefined) return '';
     const page = this.pageOf(ctx);
+    if (!this.navSeqWanted(ctx, page)) return '';
+    return this.writeEntry(ctx, buildEntry(request, ending, hopEndTs), page);
+  }
+
+  private navSeqWanted(ctx: EventContext, page: PageState | undefined): boolean {
     const wanted = this.options.navSeqs;
-    if (wanted !== undefined) {
-      const navSeq = page !== undefined ? page.navSeq : ctx.nav_seq;
-      if (navSeq === undefined || !wanted.has(navSeq)) return '';
-    }
-    const entry = buildEntry(request, ending, hopEndTs);
+    if (wanted === undefined) return true;
+    const navSeq = page !== undefined ? page.navSeq : ctx.nav_seq;
+    return navSeq !== undefined && wanted.has(navSeq);
+  }
+
+  /** An entry of `ctx`'s page (when the nav_seq filter keeps it) with its separator. */
+  private writeEntry(ctx: EventContext, entry: HarEntry, page = this.pageOf(ctx)): string {
+    if (!this.navSeqWanted(ctx, page)) return '';
     if (page !== undefined) {
       page.referenced = true;
       entry.pageref = page.id;

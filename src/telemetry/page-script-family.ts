@@ -241,6 +241,12 @@ export class PageScriptFamily implements TelemetryFamily {
       case 'page_lcp':
         this.emitLcp(report, ts, ctx, state, contextId);
         return;
+      case 'page_web_vitals': {
+        // Top-level documents only (docs/events.md "Web Vitals"): the script reports from the tab's main frame.
+        const { type: _type, ...vitals } = report;
+        host.emit('page_web_vitals', ts, { ...ctx, ...vitals }, { method: METHOD, origin: state });
+        return;
+      }
       default:
         assertNever(report);
     }

@@ -23,6 +23,24 @@ const selector = string(1, PAGE_SCRIPT_LIMITS.selectorChars);
 const tag = string(1, PAGE_SCRIPT_LIMITS.tagChars);
 const optional = (check: FieldCheck): FieldCheck => Object.assign((v: unknown) => check(v), { optional: true });
 
+/** A plain object whose fields all pass their checks (optional ones may be absent); no other field. */
+const object =
+  (fields: Record<string, FieldCheck & { optional?: boolean }>): FieldCheck =>
+  (v) => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+    const record = v as Record<string, unknown>;
+    for (const key of Object.keys(record)) if (!Object.hasOwn(fields, key)) return false;
+    for (const [key, check] of Object.entries(fields)) {
+      if (!Object.hasOwn(record, key)) {
+        if (check.optional) continue;
+        return false;
+      }
+      if (!check(record[key])) return false;
+    }
+    return true;
+  };
+const vitalsElement = optional(object({ selector, tag }));
+
 type Shape<R> = { [K in Exclude<keyof R, 'type'>]-?: FieldCheck };
 
 const SHAPES: { [T in PageScriptReportType]: Shape<Extract<PageScriptReport, { type: T }>> } = {
@@ -39,6 +57,24 @@ const SHAPES: { [T in PageScriptReportType]: Shape<Extract<PageScriptReport, { t
     url: string(0, PAGE_SCRIPT_LIMITS.urlChars),
     element_ref: optional((v) => Number.isSafeInteger(v) && (v as number) > 0),
     truncated: optional((v) => v === true),
+  },
+  page_web_vitals: {
+    reason: (v) => v === 'hidden' || v === 'pagehide' || v === 'session_end',
+    ttfb: optional(measure),
+    fcp: optional(measure),
+    lcp: optional(object({ value: measure, element: vitalsElement, url: optional(string(0, PAGE_SCRIPT_LIMITS.urlChars)) })),
+    cls: optional(object({ value: measure, largest_shift_element: vitalsElement, largest_shift_time: optional(measure) })),
+    inp: optional(
+      object({
+        value: measure,
+        event_type: string(1, PAGE_SCRIPT_LIMITS.keyChars),
+        target: vitalsElement,
+        input_delay: measure,
+        processing_duration: measure,
+        presentation_delay: measure,
+        interaction_count: measure,
+      }),
+    ),
   },
 };
 

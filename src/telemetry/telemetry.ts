@@ -19,6 +19,9 @@ import { LoadingTabsFamily } from './loading-tabs-family.ts';
 import { NetworkFamily } from './network-family.ts';
 import { PageFamily } from './page-family.ts';
 import { PageScriptFamily } from './page-script-family.ts';
+import { DialogFamily } from './dialog-family.ts';
+import { DownloadFamily } from './download-family.ts';
+import { SocketFamily } from './socket-family.ts';
 import { ScreenshotFamily, type ScreenshotOptions } from './screenshot-family.ts';
 import { AGENT_SOURCE, Monitor, type EventSink, type MonitorType } from './monitor.ts';
 import { isCategoryOn, type TelemetryConfig } from './telemetry-config.ts';
@@ -104,6 +107,8 @@ export class Telemetry implements TargetObserver, FamilyHost {
     const pageScript = new PageScriptFamily((state) => this.pageFamily.layoutShift(state));
     // The tracker first: its handlers run before the families' for the same event.
     this.families = [this.loadingTabs, new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily, pageScript, new NetworkFamily()];
+    // Dialogs, downloads, WebSockets and EventSource (docs/events.md).
+    this.families.push(new DialogFamily(), new DownloadFamily(), new SocketFamily());
     if (options.screenshots) this.families.push(new ScreenshotFamily({ ...options.screenshots, monitor: this.monitor }));
   }
 
@@ -176,7 +181,8 @@ export class Telemetry implements TargetObserver, FamilyHost {
     const wantRuntime = enabled && this.runtimeCategoriesOf(target.type).some((c) => this.isOn(c));
     if (wantPage && !state.pageEnabled) {
       state.pageEnabled = true;
-      commands.push(this.setUpStep(target, 'Page.enable', target.send('Page.enable')));
+      // File choosers are reported without intercepting them (dialog-family.ts).
+      commands.push(this.setUpStep(target, 'Page.enable', target.send('Page.enable', { enableFileChooserOpenedEvent: true })));
       if (!initial || !target.wasWaiting) {
         // A document that existed before the agent (or Page) looked: learn its frames now.
         commands.push(mayFail(target.send('Page.getFrameTree').then(({ frameTree }) => this.seedFrames(state, frameTree))));
