@@ -141,7 +141,13 @@ async function* responseBodies(source: TraceEventSource, request: TraceRequest):
   }
 }
 
-async function* traceLines(source: TraceEventSource, request: TraceRequest, info: TraceContextInfo, builder: TraceBuilder, frames: TraceFrame[]): AsyncGenerator<string> {
+async function* traceLines(
+  source: TraceEventSource,
+  request: TraceRequest,
+  info: TraceContextInfo,
+  builder: TraceBuilder,
+  frames: TraceFrame[],
+): AsyncGenerator<string> {
   const types = EVENT_TYPES.filter((type) => !REQUEST_TYPES.has(type) && type !== 'monitor_screenshot');
   const filter = narrow(types, request, true);
   let started = false;
@@ -150,6 +156,8 @@ async function* traceLines(source: TraceEventSource, request: TraceRequest, info
   const start = (ts: number): string => {
     started = true;
     info.startTs = frames.length > 0 ? Math.min(ts, frames[0]!.ts) : ts;
+    // The viewport as the screenshots show it (the viewer's default otherwise).
+    if (frames.length > 0) info.viewport = { width: frames[0]!.width, height: frames[0]!.height };
     return contextOptionsLine(info, 'library');
   };
   for await (const rows of source.pages(filter)) {

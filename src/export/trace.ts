@@ -193,7 +193,14 @@ export class TraceBuilder {
       case 'interaction_key':
         return out + this.input(data, time, 'press', `press ${str(data.key)}`, { key: data.key, selector: data.selector });
       case 'interaction_scroll_settled':
-        return out + this.input(data, time, 'scroll', `scroll to ${num(data.to_x)},${num(data.to_y)}`, { from: `${num(data.from_x)},${num(data.from_y)}`, to: `${num(data.to_x)},${num(data.to_y)}`, selector: data.target_selector });
+        return (
+          out +
+          this.input(data, time, 'scroll', `scroll to ${num(data.to_x)},${num(data.to_y)}`, {
+            from: `${num(data.from_x)},${num(data.from_y)}`,
+            to: `${num(data.to_x)},${num(data.to_y)}`,
+            selector: data.target_selector,
+          })
+        );
       case 'page_navigation':
         return out + this.onNavigation(event.ts, data);
       case 'page_dom_content_loaded':
@@ -217,7 +224,19 @@ export class TraceBuilder {
       case 'page_dialog_opened': {
         const callId = this.nextCall();
         this.openDialogs.set(pageId ?? '', { callId, startTime: time });
-        return out + this.before(callId, time, 'Dialog', 'dialog', `${str(data.dialog_type)} dialog: ${str(data.message)}`, { type: data.dialog_type, message: data.message }, pageId, data.caused_by);
+        return (
+          out +
+          this.before(
+            callId,
+            time,
+            'Dialog',
+            'dialog',
+            `${str(data.dialog_type)} dialog: ${str(data.message)}`,
+            { type: data.dialog_type, message: data.message },
+            pageId,
+            data.caused_by,
+          )
+        );
       }
       case 'page_dialog_closed': {
         const open = this.openDialogs.get(pageId ?? '');
@@ -228,7 +247,19 @@ export class TraceBuilder {
       case 'network_download_started': {
         const callId = this.nextCall();
         this.openDownloads.set(str(data.guid), { callId, startTime: time });
-        return out + this.before(callId, time, 'Download', 'download', `download ${str(data.suggested_filename)}`, { url: data.url, filename: data.suggested_filename }, pageId, data.caused_by);
+        return (
+          out +
+          this.before(
+            callId,
+            time,
+            'Download',
+            'download',
+            `download ${str(data.suggested_filename)}`,
+            { url: data.url, filename: data.suggested_filename },
+            pageId,
+            data.caused_by,
+          )
+        );
       }
       case 'network_download_finished': {
         const open = this.openDownloads.get(str(data.guid));
@@ -357,7 +388,16 @@ export class TraceBuilder {
     parentId?: string,
   ): string {
     const parent = parentId ?? (typeof causedBy === 'string' ? this.actionCalls.get(causedBy) : undefined);
-    const before: TraceLine = { type: 'before', callId, stepId: callId, startTime: time, class: klass, method, title: title.replace(/[{}]/g, ''), params: defined(params) };
+    const before: TraceLine = {
+      type: 'before',
+      callId,
+      stepId: callId,
+      startTime: time,
+      class: klass,
+      method,
+      title: title.replace(/[{}]/g, ''),
+      params: defined(params),
+    };
     if (pageId !== undefined) before.pageId = pageId;
     if (parent !== undefined) before.parentId = parent;
     return line(before);
@@ -389,7 +429,10 @@ export class TraceBuilder {
     if (frames.length === 0 && typeof data.source_url === 'string')
       frames.push({ file: data.source_url, line: num(data.line) + 1, column: num(data.column) + 1 });
     const { name, message } = splitErrorText(text);
-    const stack = [`${name}: ${message}`, ...frames.map((f) => `    at ${f.function ? `${f.function} (${f.file}:${f.line}:${f.column})` : `${f.file}:${f.line}:${f.column}`}`)].join('\n');
+    const stack = [
+      `${name}: ${message}`,
+      ...frames.map((f) => `    at ${f.function ? `${f.function} (${f.file}:${f.line}:${f.column})` : `${f.file}:${f.line}:${f.column}`}`),
+    ].join('\n');
     const time = traceTime(event.ts);
     this.addError(event.ts, text, frames);
     return (
@@ -403,8 +446,14 @@ export class TraceBuilder {
     const time = traceTime(event.ts);
     this.addError(event.ts, message);
     return (
-      line({ type: 'event', time, class: 'Page', method: 'pageError', params: { error: { error: { name: 'Error', message, stack: message } } }, pageId: tabOf(data) }) +
-      this.effect(data, time, message)
+      line({
+        type: 'event',
+        time,
+        class: 'Page',
+        method: 'pageError',
+        params: { error: { error: { name: 'Error', message, stack: message } } },
+        pageId: tabOf(data),
+      }) + this.effect(data, time, message)
     );
   }
 

@@ -10,7 +10,7 @@
 // a CDP client's commands is added with them.
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +63,8 @@ describe('GET /browsers/{id}/trace', () => {
     await tab.navigate(formUrl);
     await waitUntil<boolean>(tab, 'window.fixtureReady === true', (v) => v);
     await rig.stream.waitForEvent('page_load', (e) => e.data!.target_id === tab.targetId && e.data!.url === formUrl);
+    // The monitor's picture of the loaded page (taken after a quiet second): the filmstrip's frame.
+    await rig.stream.waitForEvent('monitor_screenshot', () => true, 15_000);
 
     const field = await centerOf(tab, '#name');
     const link = await centerOf(tab, '#next');
@@ -78,7 +80,6 @@ describe('GET /browsers/{id}/trace', () => {
     const followed = await postBatch(rig, [{ type: 'click_mouse', click_mouse: link }]);
     expect(followed.status).toBe(204);
     await rig.stream.waitForEvent('page_load', (e) => e.data!.target_id === tab.targetId && e.data!.url === nextUrl);
-    await rig.stream.waitForEvent('monitor_screenshot', () => true, 15_000);
 
     response = await get(traceUrl(`?target_id=${tab.targetId}`));
     writeFileSync(zip, Buffer.from(await response.arrayBuffer()));
@@ -171,18 +172,20 @@ describe('GET /browsers/{id}/trace', () => {
       browser = await chromium.launch({ executablePath: binary.path, env: { ...process.env, ...binary.env }, args, headless, timeout: 30_000 });
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       await page.goto(url);
-      const actionList = page.locator('.action-list');
-      await actionList.getByText(`navigate to ${nextUrl}`).waitFor({ timeout: 20_000 });
-      const actions = (await actionList.innerText()) ?? '';
-      await page.getByRole('tab', { name: 'Network' }).click();
-      await page.getByText('trace-unreachable').first().waitFor();
-      const network = await page.locator('.network-request-list, .network-grid-view, [role=tabpanel]').first().innerText();
-      mkdirSync(dir, { recursive: true });
-      await page.getByText('click #name').first().click();
+      // The viewer's own class names: the action tree, and one `tab-content tab-<name>` per tab.
+      const actionList = page.locator('.actions-tree-view');
+      await actionList.locator('.action-title-method', { hasText: `navigate to ${nextUrl}` }).waitFor({ timeout: 20_000 });
+      const actions = await actionList.innerText();
+      await actionList.locator('.action-title-method', { hasText: 'click #name' }).click();
+      await page.locator('.tabbed-pane-tab-label', { hasText: 'Network' }).click();
+      const networkTab = page.locator('.tab-content.tab-network');
+      await networkTab.getByText('trace-unreachable').first().waitFor();
+      const network = await networkTab.innerText();
       await page.screenshot({ path: DOCS_SCREENSHOT });
-      await page.getByRole('tab', { name: 'Console' }).click();
-      await page.getByText('trace-fetch-failed').first().waitFor();
-      const consoleText = await page.locator('.console-tab, [role=tabpanel]').first().innerText();
+      await page.locator('.tabbed-pane-tab-label', { hasText: 'Console' }).click();
+      const consoleTab = page.locator('.tab-content.tab-console');
+      await consoleTab.getByText('trace-fetch-failed').first().waitFor();
+      const consoleText = await consoleTab.innerText();
       texts = { actions, network, console: consoleText };
     }, 90_000);
 
