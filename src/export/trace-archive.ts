@@ -5,7 +5,7 @@
 // (`trace.network`), and the error list (`errors.trace`). Memory stays bounded: one page of
 // events, the requests in flight, and one list entry per picture.
 
-import { Readable } from 'node:stream';
+import { PassThrough, pipeline, Readable } from 'node:stream';
 import yazl from 'yazl';
 import { EVENT_TYPES, parseFilter, type EventFilter } from '../stream/event-filter.ts';
 import type { EventType, NetworkResponseData, TelemetryEvent } from '../../injected/schema.ts';
@@ -71,7 +71,8 @@ export async function checkTraceSize(source: TraceEventSource, request: TraceReq
 /** The trace's zip as a stream; the entries are produced as the zip is read. */
 export function traceArchive(source: TraceEventSource, request: TraceRequest, onError: (err: Error) => void): Readable {
   const zip = new yazl.ZipFile();
-  const output = zip.outputStream as Readable;
+  const output = new PassThrough();
+  pipeline(zip.outputStream, output, () => undefined);
   let gone = false;
   output.once('close', () => (gone = true));
 
@@ -85,7 +86,7 @@ export function traceArchive(source: TraceEventSource, request: TraceRequest, on
 
   const drive = async (): Promise<void> => {
     const frames: TraceFrame[] = [];
-    for await (const shot of screenshots(source, request)) {
+    for await (const shot of screenshots(source)) {
       if (gone) return;
       frames.push(shot.frame);
       await add(`resources/${shot.frame.name}`, Readable.from([shot.png]), false);
@@ -114,9 +115,8 @@ export function traceArchive(source: TraceEventSource, request: TraceRequest, on
 
 // ---- the passes ----------------------------------------------------------------------------------
 
-async function* screenshots(source: TraceEventSource, request: TraceRequest): AsyncGenerator<{ frame: TraceFrame; png: Buffer }> {
+async function* screenshots(source: TraceEventSource): AsyncGenerator<{ frame: TraceFrame; png: Buffer }> {
   // Screenshots are of the active tab and carry no target: every one in the window is kept.
-  void request;
   for await (const rows of source.pages(parseFilter({ type: SCREENSHOT_TYPES }))) {
     for (const row of rows) {
       const event = source.event(row);

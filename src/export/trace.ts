@@ -187,7 +187,7 @@ export class TraceBuilder {
       case 'computer_action':
       case 'cdp_command':
       case 'api_call':
-        return out + this.onControl(type, event.ts, data as ControlFields, pageId);
+        return out + this.onControl(type, event.ts, data, pageId);
       case 'interaction_click':
         return out + this.input(data, time, 'click', `click ${str(data.selector) || str(data.tag)}`, { selector: data.selector, text: data.text }, point(data));
       case 'interaction_key':
@@ -521,7 +521,9 @@ function point(data: LooseData): { x: number; y: number } | undefined {
 }
 
 function str(value: unknown): string {
-  return value === undefined || value === null ? '' : String(value);
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return value === undefined || value === null ? '' : JSON.stringify(value);
 }
 
 function num(value: unknown): number {
