@@ -9,6 +9,7 @@ import { registerBrowserRoutes } from './browser-routes.ts';
 import { registerComputerRoutes } from './computer-routes.ts';
 import { registerFsRoutes } from './fs-routes.ts';
 import { registerHarRoutes } from './har-routes.ts';
+import { registerTraceRoutes } from './trace-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerMetricsRoutes } from './metrics-routes.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -38,6 +39,7 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
     registerBrowserRoutes(instance, deps, auth);
     registerTelemetryRoutes(instance, deps, auth);
     registerHarRoutes(instance, deps, auth);
+    registerTraceRoutes(instance, deps, auth);
     registerComputerRoutes(instance, deps, auth);
     registerFsRoutes(instance, deps, auth);
     registerMetricsRoutes(instance, deps, auth);

@@ -1,0 +1,238 @@
+// The Playwright trace archive (docs/export.md "Playwright trace"): a zip streamed while the
+// history is read. A zip's entries follow one another, so the history is read once per entry
+// kind, each pass asking only for the event types it needs: the pictures (`resources/`), the
+// response bodies (`resources/`), the actions and page events (`trace.trace`), the network
+// (`trace.network`), and the error list (`errors.trace`). Memory stays bounded: one page of
+// events, the requests in flight, and one list entry per picture.
+
+import { PassThrough, pipeline, Readable } from 'node:stream';
+import yazl from 'yazl';
+import { EVENT_TYPES, parseFilter, type EventFilter } from '../stream/event-filter.ts';
+import type { EventType, NetworkResponseData, TelemetryEvent } from '../../injected/schema.ts';
+import { HAR_EVENT_TYPES, HarBuilder, type HarEntry } from './har.ts';
+import { TraceBuilder, contextOptionsLine, errorLines, pngSize, resourceLine, type TraceContextInfo, type TraceFrame } from './trace.ts';
+
+/** One stored event: its seq and its JSON text (as the source keeps it). */
+export interface TraceRow {
+  seq: number;
+  text: string;
+}
+
+/** Where the events come from: the agent's history, or the gateway's archive. */
+export interface TraceEventSource {
+  /** Rows matching `filter` in the export's window and seq bound, oldest first, a page at a time. */
+  pages(filter: EventFilter | undefined): AsyncIterable<TraceRow[]>;
+  /** The event of a row. */
+  event(row: TraceRow): TelemetryEvent;
+}
+
+export interface TraceRequest {
+  sessionId: string;
+  targetIds?: ReadonlySet<string>;
+  navSeqs?: ReadonlySet<number>;
+  creator: { name: string; version: string };
+  /** The most event bytes (stored JSON) a trace is built from. */
+  maxBytes: number;
+}
+
+/** The window holds more than `maxBytes` of events: the http layer answers 413 naming the filters. */
+export class TraceTooLargeError extends Error {
+  override name = 'TraceTooLargeError';
+  constructor(
+    readonly bytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(
+      `the trace of this window would be built from more than ${mib(maxBytes)} MiB of events (limit ${mib(maxBytes)} MiB): narrow it with since and until (a time window), target_id (one tab) or nav_seq (one page of a tab)`,
+    );
+  }
+}
+
+/** Characters per piece handed to the zip. */
+const PIECE_CHARS = 1 << 16;
+
+const SCREENSHOT_TYPES: EventType[] = ['monitor_screenshot'];
+/** The HAR's request events: the network pass reads them, the trace pass need not. */
+const REQUEST_TYPES = new Set<string>(['network_request', 'network_response', 'network_loading_failed']);
+
+/**
+ * Check the window's size against the cap (before any byte is sent: a 413 is still possible).
+ * Stops reading at the cap.
+ */
+export async function checkTraceSize(source: TraceEventSource, request: TraceRequest): Promise<void> {
+  let bytes = 0;
+  const filter = narrow(undefined, request, false);
+  for await (const rows of source.pages(filter)) {
+    for (const row of rows) bytes += row.text.length;
+    if (bytes > request.maxBytes) throw new TraceTooLargeError(bytes, request.maxBytes);
+  }
+}
+
+/** The trace's zip as a stream; the entries are produced as the zip is read. */
+export function traceArchive(source: TraceEventSource, request: TraceRequest, onError: (err: Error) => void): Readable {
+  const zip = new yazl.ZipFile();
+  const output = new PassThrough();
+  pipeline(zip.outputStream, output, () => undefined);
+  let gone = false;
+  output.once('close', () => (gone = true));
+
+  const add = (name: string, body: Readable, compress: boolean): Promise<void> =>
+    new Promise((resolve, reject) => {
+      body.once('end', resolve);
+      body.once('error', reject);
+      output.once('close', () => resolve());
+      zip.addReadStreamLazy(name, { compress }, (cb) => cb(null, body));
+    });
+
+  const drive = async (): Promise<void> => {
+    const frames: TraceFrame[] = [];
+    for await (const shot of screenshots(source)) {
+      if (gone) return;
+      frames.push(shot.frame);
+      await add(`resources/${shot.frame.name}`, Readable.from([shot.png]), false);
+    }
+    const bodies = new Set<number>();
+    for await (const body of responseBodies(source, request)) {
+      if (gone) return;
+      bodies.add(body.seq);
+      await add(`resources/${bodyName(body.seq)}`, Readable.from([body.bytes]), true);
+    }
+    const info: TraceContextInfo = { sessionId: request.sessionId, startTs: 0, title: `browser session ${request.sessionId}` };
+    const builder = new TraceBuilder();
+    await add('trace.trace', Readable.from(pieces(traceLines(source, request, info, builder, frames))), true);
+    if (gone) return;
+    await add('trace.network', Readable.from(pieces(networkLines(source, request, bodies))), true);
+    if (gone) return;
+    if (builder.errors.length > 0) await add('errors.trace', Readable.from([errorLines(info, builder.errors)]), true);
+    zip.end();
+  };
+  drive().catch((err: unknown) => {
+    onError(err as Error);
+    output.destroy(err as Error);
+  });
+  return output;
+}
+
+// ---- the passes ----------------------------------------------------------------------------------
+
+async function* screenshots(source: TraceEventSource): AsyncGenerator<{ frame: TraceFrame; png: Buffer }> {
+  // Screenshots are of the active tab and carry no target: every one in the window is kept.
+  for await (const rows of source.pages(parseFilter({ type: SCREENSHOT_TYPES }))) {
+    for (const row of rows) {
+      const event = source.event(row);
+      const base64 = (event.data as { png?: string } | undefined)?.png;
+      if (base64 === undefined) continue;
+      const png = Buffer.from(base64, 'base64');
+      const size = pngSize(png);
+      if (size === undefined) continue;
+      yield { frame: { name: `screenshot-${row.seq}.png`, ts: event.ts, ...size }, png };
+    }
+  }
+}
+
+async function* responseBodies(source: TraceEventSource, request: TraceRequest): AsyncGenerator<{ seq: number; bytes: Buffer }> {
+  const filter = narrow(['network_response'], request, false);
+  for await (const rows of source.pages(filter)) {
+    for (const row of rows) {
+      const data = source.event(row).data as NetworkResponseData | undefined;
+      if (data?.body === undefined) continue;
+      yield { seq: row.seq, bytes: Buffer.from(data.body, data.body_encoding === 'base64' ? 'base64' : 'utf8') };
+    }
+  }
+}
+
+async function* traceLines(
+  source: TraceEventSource,
+  request: TraceRequest,
+  info: TraceContextInfo,
+  builder: TraceBuilder,
+  frames: TraceFrame[],
+): AsyncGenerator<string> {
+  const types = EVENT_TYPES.filter((type) => !REQUEST_TYPES.has(type) && type !== 'monitor_screenshot');
+  const filter = narrow(types, request, true);
+  let started = false;
+  let next = 0;
+  let lastTs = 0;
+  const start = (ts: number): string => {
+    started = true;
+    info.startTs = frames.length > 0 ? Math.min(ts, frames[0]!.ts) : ts;
+    // The viewport as the screenshots show it (the viewer's default otherwise).
+    if (frames.length > 0) info.viewport = { width: frames[0]!.width, height: frames[0]!.height };
+    return contextOptionsLine(info, 'library');
+  };
+  for await (const rows of source.pages(filter)) {
+    let out = '';
+    for (const row of rows) {
+      const event = source.event(row);
+      if (!started) out += start(event.ts);
+      while (next < frames.length && frames[next]!.ts <= event.ts) out += builder.frame(frames[next++]!);
+      out += builder.add(event);
+      lastTs = Math.max(lastTs, event.ts);
+    }
+    yield out;
+  }
+  let out = '';
+  if (!started) out += start(frames[0]?.ts ?? Date.now() * 1000);
+  while (next < frames.length) out += builder.frame(frames[next++]!);
+  yield out + builder.end(Math.max(lastTs, frames[frames.length - 1]?.ts ?? 0));
+}
+
+async function* networkLines(source: TraceEventSource, request: TraceRequest, bodies: ReadonlySet<number>): AsyncGenerator<string> {
+  const har = new HarBuilder({ creator: request.creator, navSeqs: request.navSeqs });
+  har.begin();
+  const filter = narrow([...HAR_EVENT_TYPES], request, false);
+  let wroteEntry = false;
+  for await (const rows of source.pages(filter)) {
+    let out = '';
+    for (const row of rows) {
+      const event = source.event(row);
+      const text = har.add(event);
+      if (text === '') continue;
+      // One entry: the request this event ended (its response, failure, or redirect hop).
+      const entry = JSON.parse(wroteEntry ? text.slice(1) : text) as HarEntry;
+      wroteEntry = true;
+      const data = event.data as { target_id?: string; body?: string } | undefined;
+      const withBody = event.type === 'network_response' && data?.body !== undefined && bodies.has(row.seq);
+      out += resourceLine(entry, data?.target_id, withBody ? bodyName(row.seq) : undefined);
+    }
+    yield out;
+  }
+  // The requests that never ended, then the pages (not part of a trace).
+  let tail = har.end();
+  if (wroteEntry && tail.startsWith(',')) tail = tail.slice(1);
+  const rest = (JSON.parse(`{"log":{"entries":[${tail}`) as { log: { entries: HarEntry[] } }).log.entries;
+  yield rest.map((entry) => resourceLine(entry, undefined)).join('');
+}
+
+// ---- helpers -------------------------------------------------------------------------------------
+
+/**
+ * The history filter of a pass: its types, the tabs asked for, and (for the trace pass only; the
+ * HAR applies it itself, see HarOptions.navSeqs) the navigations asked for.
+ */
+function narrow(types: readonly string[] | undefined, request: TraceRequest, withNavSeq: boolean): EventFilter | undefined {
+  const filter = parseFilter({ type: types ? [...types] : undefined, target_id: request.targetIds ? [...request.targetIds] : undefined });
+  if (!withNavSeq || request.navSeqs === undefined) return filter;
+  return { ...filter, navSeqs: request.navSeqs };
+}
+
+function bodyName(seq: number): string {
+  return `body-${seq}`;
+}
+
+/** Lines gathered into pieces of about PIECE_CHARS. */
+async function* pieces(lines: AsyncIterable<string>): AsyncGenerator<string> {
+  let piece = '';
+  for await (const text of lines) {
+    piece += text;
+    if (piece.length >= PIECE_CHARS) {
+      yield piece;
+      piece = '';
+    }
+  }
+  if (piece !== '') yield piece;
+}
+
+function mib(bytes: number): number {
+  return Math.round(bytes / (1 << 20));
+}

@@ -1,0 +1,131 @@
+// GET /browsers/{id}/trace: the session as a Playwright trace archive (docs/export.md
+// "Playwright trace"), streamed while the history is read. The query and the size cap are checked
+// before the first byte goes out, so a bad query or a window too large gets the JSON error body.
+
+import type { FastifyInstance } from 'fastify';
+import { checkTraceSize, traceArchive, TraceTooLargeError, type TraceEventSource, type TraceRow } from '../export/trace-archive.ts';
+import { parseFilter, type EventFilter } from '../stream/event-filter.ts';
+import { HistoryReader } from '../stream/history.ts';
+import { VERSION } from '../version.ts';
+import type { TelemetryEvent } from '../../injected/schema.ts';
+import type { BearerAuth } from './auth.ts';
+import { browserGuard, browserParamsSchema } from './browser-guard.ts';
+import { ApiError } from './errors.ts';
+import { timeBound } from './telemetry-routes.ts';
+import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
+import type { HttpDeps } from './http-deps.ts';
+
+/** The most event bytes (stored JSON) a trace is built from (docs/export.md "Limits"). */
+export const TRACE_MAX_EVENT_BYTES = 1 << 30;
+
+interface TraceQuery {
+  target_id?: string[];
+  nav_seq?: string[];
+  since?: string;
+  until?: string;
+}
+
+export const traceQuerySchema = {
+  type: 'object',
+  properties: {
+    target_id: { type: 'array', items: { type: 'string' }, description: 'Only the events of these targets (repeat or comma-separate)' },
+    nav_seq: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Only these navigations of their tab: the events that carry this nav_seq, and the requests of these pages',
+    },
+    since: { type: 'string', description: 'RFC 3339 time or a duration like 5m (that long ago); default: the oldest retained event' },
+    until: { type: 'string', description: 'RFC 3339 time or a duration like 5m (that long ago); exclusive' },
+  },
+} as const;
+
+export const traceResponseSchema = {
+  description: 'A Playwright trace archive (format version 8): open it with `npx playwright show-trace <file>` or at trace.playwright.dev',
+  content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
+} as const;
+
+/** Events per history page. */
+const PAGE_EVENTS = 500;
+
+export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
+  const history = deps.history ?? new HistoryReader(deps.log, undefined);
+  app.get(
+    '/browsers/:id/trace',
+    {
+      onRequest: browserGuard(deps, auth, 'telemetry:read'),
+      schema: {
+        summary: 'The session as a Playwright trace archive (scope telemetry:read)',
+        description:
+          "Actions (computer batch actions, CDP commands, API calls, the page's own clicks, keys and scrolls, navigations), network entries with bodies, console messages, page errors with their stacks, and the monitor's screenshots as the filmstrip; no DOM snapshots. Streamed as the history is read; 413 when the window holds more than 1 GiB of events.",
+        tags: ['telemetry'],
+        params: browserParamsSchema,
+        querystring: traceQuerySchema,
+        response: {
+          200: traceResponseSchema,
+          ...errorResponses(400, 413, ...BROWSER_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as TraceQuery;
+      // Validated as the history read validates them (400 naming the field).
+      const filter = parseFilter({ target_id: query.target_id, nav_seq: query.nav_seq });
+      const now = Date.now();
+      const sinceTs = timeBound('since', query.since, now);
+      const untilTs = timeBound('until', query.until, now);
+      const source = historySource(history, sinceTs, untilTs, deps.log.latestSeq);
+      const traceRequest = {
+        sessionId: deps.sessionId,
+        targetIds: filter?.targetIds,
+        navSeqs: filter?.navSeqs,
+        creator: { name: 'browser-telemetry-agent', version: VERSION },
+        maxBytes: TRACE_MAX_EVENT_BYTES,
+      };
+      await checkTraceSize(source, traceRequest).catch(tooLarge);
+      const body = traceArchive(source, traceRequest, (err) => request.log.warn({ err: err.message }, 'trace export failed while streaming'));
+      return reply.type('application/zip').header('Content-Disposition', `attachment; filename="${deps.sessionId}.trace.zip"`).send(body);
+    },
+  );
+}
+
+/** The history read as the trace's event source: a window, bounded by the seq the export began at. */
+export function historySource(history: HistoryReader, sinceTs: number | undefined, untilTs: number | undefined, lastSeq: number): TraceEventSource {
+  return {
+    async *pages(filter: EventFilter | undefined): AsyncGenerator<TraceRow[]> {
+      let offset: number | undefined;
+      for (;;) {
+        const page = history.read({ filter, order: 'asc', offset, sinceTs, untilTs, limit: PAGE_EVENTS });
+        const rows: TraceRow[] = [];
+        let done = !page.hasMore;
+        for (const text of page.items) {
+          // The envelope begins `{"seq":<seq>,` (sse-frame.ts).
+          const seq = Number.parseInt(text.slice(7, text.indexOf(',', 7)), 10);
+          if (seq > lastSeq) {
+            done = true;
+            break;
+          }
+          rows.push({ seq, text });
+        }
+        if (rows.length > 0) yield rows;
+        if (done) return;
+        offset = page.nextOffset;
+        // Let other requests run between pages: the reads are synchronous.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    },
+    event(row: TraceRow): TelemetryEvent {
+      return (JSON.parse(row.text) as { event: TelemetryEvent }).event;
+    },
+  };
+}
+
+/** The size cap's error as the API's: 413 naming the filters that narrow the window. */
+export function tooLarge(err: unknown): never {
+  if (!(err instanceof TraceTooLargeError)) throw err;
+  throw new ApiError(413, 'payload_too_large', err.message, [
+    { code: 'payload_too_large', message: 'narrow the window with since and until', field: 'since' },
+    { code: 'payload_too_large', message: 'narrow the window with since and until', field: 'until' },
+    { code: 'payload_too_large', message: 'take one tab', field: 'target_id' },
+    { code: 'payload_too_large', message: 'take one page of a tab', field: 'nav_seq' },
+  ]);
+}

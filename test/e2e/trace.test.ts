@@ -1,0 +1,220 @@
+// GET /browsers/{id}/trace on real Chromium (docs/export.md "Playwright trace"): a page is driven
+// through the computer batch (a click, a form typed into and sent, a link followed), the page
+// itself fetches a URL that fails, logs a console error and throws; the exported trace is then
+// read by Playwright's own command line (`playwright trace open`, `actions`, `requests`,
+// `console`, `errors`), which must list exactly what the session did, and opened in Playwright's
+// own viewer (`show-trace`), whose action list, network tab and console tab are read off its DOM.
+//
+// Control events (cdp_command, api_call, computer_action) are read when the agent records them:
+// until then the batch's clicks and keys are listed as the page's own input actions. A test for
+// a CDP client's commands is added with them.
+
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_FLAGS, locateChromium } from '../../src/browser/chromium-launcher.ts';
+import { centerOf, postBatch, waitUntil } from './support/computer-api.ts';
+import { consoleText, startRig, TOKEN, type Tab, type TestRig } from './support/harness.ts';
+
+const run = promisify(execFile);
+const CLI = fileURLToPath(new URL('../../node_modules/playwright-core/cli.js', import.meta.url));
+const DOCS_SCREENSHOT = fileURLToPath(new URL('../../docs/trace-viewer.png', import.meta.url));
+
+const FORM_PAGE = `<!doctype html><html><head><title>trace form</title></head><body>
+<form id="form"><input id="name" autocomplete="off"><button id="send" type="submit">Send</button></form>
+<p id="sent">(not sent)</p>
+<a id="next" href="/trace/next.html">next page</a>
+<script>
+document.getElementById('form').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  document.getElementById('sent').textContent = 'sent: ' + document.getElementById('name').value;
+  try { await fetch('http://127.0.0.1:9/trace-unreachable'); } catch (err) { console.error('trace-fetch-failed', String(err)); }
+  setTimeout(function throwsLater() { null.traceBoom(); }, 0);
+});
+window.fixtureReady = true;
+</script></body></html>`;
+const NEXT_PAGE = `<!doctype html><html><head><title>trace next</title></head><body><p>next</p><script>console.log('trace-next-loaded')</script></body></html>`;
+
+describe('GET /browsers/{id}/trace', () => {
+  let rig: TestRig;
+  let tab: Tab;
+  let formUrl: string;
+  let nextUrl: string;
+  let response: Response;
+  const dir = mkdtempSync(join(tmpdir(), 'bta-trace-'));
+  const zip = join(dir, 'session.trace.zip');
+  /** Output of each `playwright trace` subcommand. */
+  const cli: Record<string, string> = {};
+
+  const traceUrl = (query = '') => `${rig.agent.url}/browsers/${rig.agent.sessionId}/trace${query}`;
+  const get = (url: string) => fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } });
+
+  beforeAll(async () => {
+    rig = await startRig({ screenshots: true });
+    formUrl = rig.server.route('/trace/form.html', FORM_PAGE);
+    nextUrl = rig.server.route('/trace/next.html', NEXT_PAGE);
+    tab = await rig.driver.newTab();
+    await tab.ready(rig.stream);
+    await tab.navigate(formUrl);
+    await waitUntil<boolean>(tab, 'window.fixtureReady === true', (v) => v);
+    await rig.stream.waitForEvent('page_load', (e) => e.data!.target_id === tab.targetId && e.data!.url === formUrl);
+    // The monitor's picture of the loaded page (taken after a quiet second): the filmstrip's frame.
+    await rig.stream.waitForEvent('monitor_screenshot', () => true, 15_000);
+
+    const field = await centerOf(tab, '#name');
+    const link = await centerOf(tab, '#next');
+    const sent = await postBatch(rig, [
+      { type: 'click_mouse', click_mouse: field },
+      { type: 'type_text', type_text: { text: 'Ada' } },
+      { type: 'press_key', press_key: { keys: ['Return'] } },
+    ]);
+    expect(sent.status).toBe(204);
+    await rig.stream.waitForEvent('console_error', (e) => consoleText(e) === 'trace-fetch-failed');
+    await rig.stream.waitForEvent('console_error', (e) => e.data!.text.includes('traceBoom'));
+    await rig.stream.waitForEvent('network_loading_failed', (e) => e.data!.url?.includes('trace-unreachable') === true);
+    const followed = await postBatch(rig, [{ type: 'click_mouse', click_mouse: link }]);
+    expect(followed.status).toBe(204);
+    await rig.stream.waitForEvent('page_load', (e) => e.data!.target_id === tab.targetId && e.data!.url === nextUrl);
+
+    response = await get(traceUrl(`?target_id=${tab.targetId}`));
+    writeFileSync(zip, Buffer.from(await response.arrayBuffer()));
+    const trace = (...args: string[]) => run(process.execPath, [CLI, 'trace', ...args], { cwd: dir }).then((r) => r.stdout);
+    cli.open = await trace('open', zip);
+    for (const name of ['actions', 'requests', 'console', 'errors']) cli[name] = await trace(name);
+  }, 90_000);
+
+  afterAll(async () => {
+    await rig?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers 200 with a zip', () => {
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/zip');
+    expect(response.headers.get('content-disposition')).toContain('.trace.zip');
+  });
+
+  it("opens in Playwright's command line as a chromium trace with the session's pages and requests", () => {
+    expect(cli.open).toMatch(/Browser:\s+chromium/);
+    expect(cli.open).toMatch(/Pages:\s+1\b/);
+    expect(cli.open).toMatch(/Network:\s+[1-9]\d* requests/);
+  });
+
+  it('lists the actions: the clicks and keys of the batch, the navigations, in order', () => {
+    const titles = actionTitles(cli.actions!);
+    expect(titles).toEqual([
+      `navigate to ${formUrl}`,
+      'click #name',
+      'press A',
+      'press d',
+      'press a',
+      'press Enter',
+      // Enter in a form clicks its submit button: the page saw that click too.
+      'click #send',
+      'click #next',
+      `navigate to ${nextUrl}`,
+    ]);
+  });
+
+  it('lists the requests: the two documents, and the failed fetch as an error', () => {
+    const lines = cli.requests!.split('\n').filter((l) => /^\s+\d+\./.test(l));
+    expect(lines.some((l) => /GET\s+200\s+form\.html/.test(l))).toBe(true);
+    expect(lines.some((l) => /GET\s+200\s+next\.html/.test(l))).toBe(true);
+    expect(lines.some((l) => /GET\s+ERR\s+trace-unreachable/.test(l))).toBe(true);
+  });
+
+  it("lists the console: the page's messages and its uncaught error", () => {
+    expect(cli.console).toMatch(/error\s+trace-fetch-failed/);
+    expect(cli.console).toMatch(/log\s+trace-next-loaded/);
+    expect(cli.console).toMatch(/error\s+.*traceBoom/);
+  });
+
+  it('lists the errors: the uncaught error, with its stack', () => {
+    expect(cli.errors).toMatch(/traceBoom/);
+    expect(cli.errors).toMatch(/at form\.html:\d+:\d+/);
+    expect(cli.errors).not.toMatch(/trace-fetch-failed/);
+  });
+
+  it('answers 400 naming the field for a bad query', async () => {
+    const res = await get(traceUrl('?since=yesterday'));
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: 'invalid_input', details: [{ field: 'since' }] });
+  });
+
+  describe("in Playwright's viewer", () => {
+    let viewer: ChildProcess;
+    let browser: Browser;
+    let texts: { actions: string; network: string; console: string };
+
+    beforeAll(async () => {
+      viewer = spawn(process.execPath, [CLI, 'show-trace', '--port', '0', '--host', '127.0.0.1', zip], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error(`show-trace printed no URL: ${out}`)), 20_000);
+        viewer.stdout!.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /https?:\/\/\S+/.exec(out);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match[0]);
+          }
+        });
+      });
+      const binary = await locateChromium();
+      // The binary's own headless flag (Playwright's `headless: true` adds plain --headless).
+      const headless = binary.headlessFlag === '--headless';
+      const args = [...CHROMIUM_FLAGS, ...(headless ? [] : [binary.headlessFlag])];
+      browser = await chromium.launch({ executablePath: binary.path, env: { ...process.env, ...binary.env }, args, headless, timeout: 30_000 });
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      await page.goto(url);
+      // The viewer's own class names: the action tree, and one `tab-content tab-<name>` per tab.
+      const actionList = page.locator('.actions-tree-view');
+      await actionList.locator('.action-title-method', { hasText: `navigate to ${nextUrl}` }).waitFor({ timeout: 20_000 });
+      const actions = await actionList.innerText();
+      await actionList.locator('.action-title-method', { hasText: 'click #name' }).click();
+      await page.locator('.tabbed-pane-tab-label', { hasText: 'Network' }).click();
+      const networkTab = page.locator('.tab-content.tab-network');
+      await networkTab.getByText('trace-unreachable').first().waitFor();
+      const network = await networkTab.innerText();
+      await page.screenshot({ path: DOCS_SCREENSHOT });
+      await page.locator('.tabbed-pane-tab-label', { hasText: 'Console' }).click();
+      const consoleTab = page.locator('.tab-content.tab-console');
+      await consoleTab.getByText('trace-fetch-failed').first().waitFor();
+      const consoleText = await consoleTab.innerText();
+      texts = { actions, network, console: consoleText };
+    }, 90_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      viewer?.kill();
+    });
+
+    it('shows the action list', () => {
+      for (const title of ['click #name', 'press Enter', 'click #next', `navigate to ${nextUrl}`]) expect(texts.actions).toContain(title);
+    });
+
+    it('shows the network tab with the documents and the failed fetch', () => {
+      expect(texts.network).toContain('form.html');
+      expect(texts.network).toContain('next.html');
+      expect(texts.network).toContain('trace-unreachable');
+    });
+
+    it('shows the console tab with the messages and the uncaught error', () => {
+      expect(texts.console).toContain('trace-fetch-failed');
+      expect(texts.console).toContain('traceBoom');
+    });
+  });
+});
+
+/** The action titles of `playwright trace actions`, in order (the columns: #, time, title, duration). */
+function actionTitles(text: string): string[] {
+  return text
+    .split('\n')
+    .map((l) => /^\s+\d+\.\s+\d+:\d+\.\d+\s+(.*?)\s{2,}\S+\s*✗?$/.exec(l)?.[1]?.trim())
+    .filter((t): t is string => t !== undefined);
+}
