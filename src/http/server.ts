@@ -74,7 +74,7 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
   void app.register(async (instance) => {
     registerHealthRoutes(instance, deps, auth);
     registerBrowserRoutes(instance, deps, auth);
-    registerTelemetryRoutes(instance, deps, auth);
+    registerTelemetryRoutes(instance, deps, auth, viewerAuth);
     registerHarRoutes(instance, deps, auth);
     registerComputerRoutes(instance, deps, auth);
     registerFsRoutes(instance, deps, auth);
