@@ -1,11 +1,14 @@
-// Hung tabs (docs/events.md "Failure signals"): every tab's main thread is asked a trivial question
-// (`Runtime.evaluate` of `0`, which runs on the renderer's main thread) once per threshold. An
-// answer that does not come within the threshold gives page_unresponsive; the same probe's late
-// answer gives page_responsive with how long the tab did not answer. No new probe is sent while one
-// is unanswered, so a hung tab costs nothing more.
+// Hung tabs (docs/events.md "Failure signals"): an active tab's main thread is asked a trivial
+// question (`Runtime.evaluate` of `0`, which waits for the renderer's main thread; commands such as
+// `DOM.getDocument` are answered while a script runs) once a second. An answer that does not come
+// within the threshold gives page_unresponsive; the same probe's late answer gives page_responsive
+// with how long the tab did not answer. No new probe is sent while one is unanswered, so a hung
+// tab costs nothing more.
 //
-// Cost (docs/performance.md "Idle"): one round trip per tab per threshold (default 5 s), about
-// 0.2 messages per second per tab; no timer runs while no tab exists.
+// Only tabs that showed activity in the last 30 s are probed: a navigation, a load, console
+// output, a page script report (an interaction), a request. A tab that does nothing is not asked
+// anything, so idle tabs cost no wake-up at all (docs/performance.md "Idle"); the price is that a
+// script started by a timer in a tab quiet for 30 s is not watched until the tab shows activity.
 //
 // A JavaScript dialog (alert, confirm, ...) holds the main thread until it is answered, and so does
 // a probe: while a dialog is open the tab is not reported unresponsive (the dialog is an event of
@@ -16,8 +19,27 @@ import { isTargetGone } from '../browser/cdp-errors.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
 
+/** Probe period of an active tab: a hang of the threshold plus this is always seen. */
+export const HANG_PROBE_PERIOD_MS = 1000;
+/** How long after its last activity a tab is still probed. */
+export const HANG_ACTIVE_WINDOW_MS = 30_000;
+
+/** CDP events that tell a tab (or a frame or worker in it) is doing something. */
+const ACTIVITY_EVENTS = [
+  'Page.frameNavigated',
+  'Page.navigatedWithinDocument',
+  'Page.domContentEventFired',
+  'Page.loadEventFired',
+  'Runtime.consoleAPICalled',
+  'Runtime.exceptionThrown',
+  'Runtime.bindingCalled',
+  'Network.requestWillBeSent',
+] as const;
+
 interface TabProbe {
   state: TargetState;
+  /** performance.now() of the tab's last activity. */
+  lastActivity: number;
   /** Next probe, or the unanswered probe's threshold timer. */
   timer: NodeJS.Timeout | undefined;
   /** performance.now() when the unanswered probe was sent. */
@@ -44,6 +66,16 @@ export class HangFamily implements TelemetryFamily {
     if (this.thresholdMs <= 0) return;
     host.handle('Page.javascriptDialogOpening', (_p, s) => this.setDialog(s, true));
     host.handle('Page.javascriptDialogClosed', (_p, s) => this.setDialog(s, false));
+    for (const event of ACTIVITY_EVENTS) host.handle(event, (_p, s) => this.markActive(s));
+  }
+
+  /** Something happened in the tab of `state`: probe it (again) for the next 30 s. */
+  private markActive(state: TargetState): void {
+    const tab = state.target.tab ?? state.target;
+    const probe = this.probes.get(tab.sessionId);
+    if (!probe) return;
+    probe.lastActivity = performance.now();
+    if (probe.timer === undefined && probe.sentAt === undefined) this.schedule(probe);
   }
 
   setUpTarget(state: TargetState): Array<Promise<unknown>> {
@@ -81,7 +113,15 @@ export class HangFamily implements TelemetryFamily {
   }
 
   private watch(state: TargetState): void {
-    const probe: TabProbe = { state, timer: undefined, sentAt: undefined, unresponsive: false, dialogOpen: false, crashed: false };
+    const probe: TabProbe = {
+      state,
+      lastActivity: performance.now(),
+      timer: undefined,
+      sentAt: undefined,
+      unresponsive: false,
+      dialogOpen: false,
+      crashed: false,
+    };
     this.probes.set(state.target.sessionId, probe);
     this.schedule(probe);
   }
@@ -94,7 +134,7 @@ export class HangFamily implements TelemetryFamily {
   }
 
   private schedule(probe: TabProbe): void {
-    probe.timer = setTimeout(() => this.send(probe), this.thresholdMs);
+    probe.timer = setTimeout(() => this.send(probe), HANG_PROBE_PERIOD_MS);
     probe.timer.unref();
   }
 
@@ -103,8 +143,11 @@ export class HangFamily implements TelemetryFamily {
   }
 
   private send(probe: TabProbe): void {
+    probe.timer = undefined;
     if (!this.isCurrent(probe)) return;
     const sentAt = performance.now();
+    // Quiet for the whole window: no more probes until its next activity.
+    if (sentAt - probe.lastActivity > HANG_ACTIVE_WINDOW_MS) return;
     probe.sentAt = sentAt;
     probe.timer = setTimeout(() => this.overdue(probe), this.thresholdMs);
     probe.timer.unref();
