@@ -5,13 +5,14 @@
 // which adds or removes listeners and observers to match.
 
 import { installInteraction } from './interaction.ts';
+import { installLongTasks } from './long-tasks.ts';
 import { installPerformance, type PerformanceReporting } from './performance.ts';
 import { createReporter, type Report } from './report.ts';
 import { PAGE_SCRIPT_GLOBAL, type PageScriptOptions } from './schema.ts';
 
 /** What the agent can reach in the isolated world (by Runtime.evaluate in that context). */
 export interface InstalledPageScript {
-  configure(options: Pick<PageScriptOptions, 'interaction' | 'page' | 'history'>): void;
+  configure(options: Pick<PageScriptOptions, 'interaction' | 'page' | 'history' | 'longTaskMs'>): void;
   takeLcpElement(ref: number): Element | undefined;
 }
 
@@ -29,8 +30,9 @@ function create(report: Report): InstalledPageScript {
   let stopInteraction: (() => void) | undefined;
   let performance: PerformanceReporting | undefined;
   let performanceInstalled = false;
+  let stopLongTasks: (() => void) | undefined;
   return {
-    configure({ interaction, page, history }) {
+    configure({ interaction, page, history, longTaskMs = 0 }) {
       if (interaction && !stopInteraction) stopInteraction = installInteraction(report, window);
       if (!interaction && stopInteraction) {
         stopInteraction();
@@ -47,6 +49,9 @@ function create(report: Report): InstalledPageScript {
         performance.dispose();
         performance = undefined;
       }
+      // Long tasks (category page): installed again when the threshold changes.
+      stopLongTasks?.();
+      stopLongTasks = page && longTaskMs > 0 ? installLongTasks(report, longTaskMs, globalThis.performance.now()) : undefined;
     },
     takeLcpElement: (ref) => performance?.takeLcpElement(ref),
   };

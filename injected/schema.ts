@@ -4,6 +4,13 @@
 export const CATEGORIES = ['console', 'network', 'page', 'interaction'] as const;
 export type Category = (typeof CATEGORIES)[number];
 
+/**
+ * The operational categories of the official client. `system` (service_crashed, system_oom_kill)
+ * and `connection` (live_view_*) have events from this agent; `control` and `captcha` none.
+ */
+export const OPERATIONAL_CATEGORIES = ['control', 'connection', 'system', 'captcha'] as const;
+export type OperationalCategory = (typeof OPERATIONAL_CATEGORIES)[number];
+
 /** CDP target type, verbatim (docs/events.md#the-event-context). */
 export type TargetType = 'page' | 'iframe' | 'worker' | 'service_worker' | 'shared_worker' | 'background_page' | 'other' | (string & {});
 
@@ -442,12 +449,22 @@ export interface EventDataByType extends SessionTroubleEventData {
   monitor_reconnected: MonitorData;
   monitor_reconnect_failed: MonitorData;
   monitor_init_failed: MonitorData;
+  // ---- failure signals and live view (issue 41 items 1-3, 8): see the block below ----
+  service_crashed: ServiceCrashedData;
+  system_oom_kill: SystemOomKillData;
+  page_crashed: PageCrashedData;
+  page_recovered: PageRecoveredData;
+  page_unresponsive: PageUnresponsiveData;
+  page_responsive: PageResponsiveData;
+  page_long_task: PageLongTaskData;
+  live_view_connect: LiveViewConnectData;
+  live_view_disconnect: LiveViewDisconnectData;
 }
 
 export type EventType = keyof EventDataByType;
 
 /** Which category gates an event type; `null` = monitor events, emitted whenever telemetry is on. */
-export const EVENT_CATEGORY: Record<EventType, Category | null> = {
+export const EVENT_CATEGORY: Record<EventType, Category | OperationalCategory | null> = {
   console_log: 'console',
   console_error: 'console',
   network_request: 'network',
@@ -471,6 +488,16 @@ export const EVENT_CATEGORY: Record<EventType, Category | null> = {
   monitor_reconnect_failed: null,
   monitor_init_failed: null,
   ...SESSION_TROUBLE_CATEGORY,
+  // failure signals and live view (issue 41)
+  service_crashed: 'system',
+  system_oom_kill: 'system',
+  page_crashed: 'page',
+  page_recovered: 'page',
+  page_unresponsive: 'page',
+  page_responsive: 'page',
+  page_long_task: 'page',
+  live_view_connect: 'connection',
+  live_view_disconnect: 'connection',
 };
 
 /**
@@ -478,7 +505,7 @@ export const EVENT_CATEGORY: Record<EventType, Category | null> = {
  * name them: the four configurable ones, `screenshot` for monitor_screenshot, `monitor` for the
  * other monitor events (docs/events.md "category").
  */
-export const EVENT_CATEGORIES = ['console', 'network', 'page', 'interaction', 'monitor', 'screenshot'] as const;
+export const EVENT_CATEGORIES = ['console', 'network', 'page', 'interaction', 'monitor', 'screenshot', ...OPERATIONAL_CATEGORIES] as const;
 export type EventCategory = (typeof EVENT_CATEGORIES)[number];
 
 export const EVENT_TYPE_CATEGORY: Record<EventType, EventCategory> = Object.fromEntries(
@@ -506,6 +533,129 @@ export interface TelemetryEvent<T extends EventType = EventType> {
   truncated?: true;
 }
 
+// ---- failure signals and live view (issue 41 items 1-3, 8; docs/events.md "Failure signals") --------
+// `service_crashed`, `system_oom_kill`, `live_view_connect` and `live_view_disconnect` have the
+// official client's shapes (`@onkernel/sdk` BrowserServiceCrashedEvent, ...); fields marked
+// "extension" are this agent's additions.
+
+/** `service_crashed`: a process the agent depends on exited unexpectedly, or its relaunch was given up. */
+export interface ServiceCrashedData {
+  /** `chromium` (the embedded browser) or `browser-telemetry-agent` (a previous agent of this session). */
+  service_name: string;
+  /** startup: died before it was healthy; running: died after; gave_up: relaunch attempts exhausted. */
+  phase: 'startup' | 'running' | 'gave_up';
+  /** Absent for gave_up. */
+  pid?: number;
+  /** Extension: the exit code, when the process exited by itself. */
+  exit_code?: number;
+  /** Extension: the signal that ended it (`SIGKILL`, ...). */
+  signal?: string;
+  /** Extension (gave_up): failed relaunch attempts so far; attempts go on at the backoff cap. */
+  attempts?: number;
+  /** Extension (an earlier agent): seq of the last event it stored. */
+  last_seq?: number;
+}
+
+/** One row of the kernel's task table at an OOM kill. */
+export interface OomTopTask {
+  pid: number;
+  name: string;
+  rss_kb: number;
+}
+
+/** `system_oom_kill`: the kernel OOM killer ended a process (from /dev/kmsg). */
+export interface SystemOomKillData {
+  pid: number;
+  process_name: string;
+  rss_kb: number;
+  constraint?: 'none' | 'memcg' | 'cpuset' | 'memory_policy';
+  mem_free_kb?: number;
+  mem_total_kb?: number;
+  top_tasks?: OomTopTask[];
+  trigger_pid?: number;
+  trigger_process_name?: string;
+  /** Extension: the memory cgroup whose limit was hit (constraint memcg). */
+  oom_memcg?: string;
+  /** Extension: the killed process is the embedded browser or one of its helpers (renderer, GPU, ...). */
+  browser_process?: true;
+}
+
+/** Chromium's renderer termination status, verbatim (`crashed`, `killed`, `oom`, ...). */
+export type RendererTerminationStatus = 'crashed' | 'killed' | 'oom' | 'abnormal' | (string & {});
+
+/** `page_crashed`: a tab's renderer crashed or was killed. */
+export interface PageCrashedData extends EventContext {
+  status: RendererTerminationStatus;
+  /** Chromium's termination code (exit code or signal number). */
+  error_code?: number;
+}
+
+/** `page_recovered`: a crashed tab shows a document again (reloaded or navigated). */
+export interface PageRecoveredData extends EventContext {
+  /** From page_crashed to the new document's commit. */
+  down_ms: number;
+}
+
+/** `page_unresponsive`: a tab's main thread did not answer within the threshold. */
+export interface PageUnresponsiveData extends EventContext {
+  threshold_ms: number;
+}
+
+/** `page_responsive`: the tab's main thread answered again. */
+export interface PageResponsiveData extends EventContext {
+  /** How long it did not answer: from the unanswered probe to its answer. */
+  unresponsive_ms: number;
+}
+
+/** What a long task is attributed to: the browsing context container (PerformanceLongTaskTiming.attribution). */
+export interface LongTaskAttribution {
+  /** `self`, `same-origin-ancestor`, `cross-origin-descendant`, `unknown`, ... */
+  name: string;
+  container_type?: string;
+  container_src?: string;
+  container_id?: string;
+  container_name?: string;
+}
+
+/** A script that ran in the long animation frame around a long task (PerformanceScriptTiming). */
+export interface LongTaskScript {
+  /** `user-callback`, `event-listener`, `resolve-promise`, `reject-promise`, `classic-script`, `module-script`. */
+  invoker_type: string;
+  /** `setTimeout`, `BUTTON#go.onclick`, the script URL, ... */
+  invoker: string;
+  source_url: string;
+  source_function_name: string;
+  source_char_position: number;
+  /** ms */
+  duration: number;
+}
+
+/** `page_long_task`: one main-thread task at least the configured long (page script, PerformanceObserver `longtask`). */
+export interface PageLongTaskData extends EventContext {
+  source_frame_id: string;
+  /** Task start: ms since the document's time origin. */
+  time: number;
+  /** ms */
+  duration: number;
+  attribution: LongTaskAttribution[];
+  /** Scripts of the long animation frame that holds the task, longest first (up to 5). */
+  scripts?: LongTaskScript[];
+}
+
+/** `live_view_connect`: a viewer opened this session's live viewer. */
+export interface LiveViewConnectData {
+  /** The viewer session id (one per viewer page; its reconnects keep it). */
+  session_id: string;
+}
+
+/** `live_view_disconnect`: the viewer left. */
+export interface LiveViewDisconnectData {
+  session_id: string;
+  duration_ms: number;
+}
+
+// ---- end of the failure signals block ------------------------------------------------------------
+
 export interface Envelope {
   seq: number;
   event: TelemetryEvent;
@@ -530,6 +680,8 @@ export interface PageScriptOptions {
    * is not reported.
    */
   history: boolean;
+  /** Report tasks at least this long (ms) as page_long_task; 0: no long-task observer. */
+  longTaskMs?: number;
 }
 
 /** Property of the isolated world's global object holding the installed script (one per world). */
@@ -595,5 +747,14 @@ export interface LcpReport {
   truncated?: true;
 }
 
-export type PageScriptReport = ClickReport | KeyReport | ScrollSettledReport | LayoutShiftReport | LcpReport | WebVitalsReport;
+/** A long task (issue 41, docs/page-script.md "Long tasks"). */
+export interface LongTaskReport {
+  type: 'page_long_task';
+  time: number;
+  duration: number;
+  attribution: LongTaskAttribution[];
+  scripts?: LongTaskScript[];
+}
+
+export type PageScriptReport = ClickReport | KeyReport | ScrollSettledReport | LayoutShiftReport | LcpReport | WebVitalsReport | LongTaskReport;
 export type PageScriptReportType = PageScriptReport['type'];

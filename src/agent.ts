@@ -22,6 +22,8 @@ import { Monitor, type EventSink } from './telemetry/monitor.ts';
 import { TelemetryStats } from './telemetry/telemetry-stats.ts';
 import { mergeTelemetryConfig, type TelemetryConfig, type TelemetryConfigPatch } from './telemetry/telemetry-config.ts';
 import { Telemetry, TelemetryMemory } from './telemetry/telemetry.ts';
+import { KmsgReader } from './telemetry/kmsg-reader.ts';
+import { OperationalEvents } from './telemetry/operational-events.ts';
 
 export interface StartAgentOptions extends ConfigOptions {
   /** A pino logger to use instead of one writing JSON lines to stdout. */
@@ -94,6 +96,19 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     },
   };
   const monitor = new Monitor(sink, clock, () => telemetryConfig);
+  // Failure signals and live view (docs/events.md "Failure signals").
+  const operational = new OperationalEvents(sink, clock, () => telemetryConfig);
+  const previousAgent = store?.markRunning(process.pid, isAlive);
+  if (previousAgent && store) {
+    logger.warn({ pid: previousAgent.pid }, 'the previous agent of this session ended without a clean shutdown');
+    operational.emit('service_crashed', {
+      service_name: 'browser-telemetry-agent',
+      phase: 'running',
+      pid: previousAgent.pid,
+      last_seq: store.restoredLatestSeq,
+    });
+  }
+  const kmsg = KmsgReader.start({ logger, onOomKill: (kill) => operational.emit('system_oom_kill', kill) });
   let reconnects = 0;
   const withStoreMetrics = (metrics: AgentMetrics): AgentMetrics => {
     if (store) registerStoreMetrics(metrics.registry, store);
@@ -137,6 +152,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
           eventLog.setLoading(loading);
           connection.setReadRest(loading ? config.loadCdpReadMs : 0);
         },
+        hangThresholdMs: config.hangThresholdMs,
+        longTaskMs: config.longTaskMs,
       });
       telemetry.start();
       targets = new TargetManager(connection, telemetry, logger);
@@ -172,6 +189,16 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     initialConnectFailed(error) {
       monitor.emit('monitor_init_failed', { step: 'connect', error: error.message });
     },
+    browserCrashed(crash) {
+      operational.emit('service_crashed', {
+        service_name: 'chromium',
+        phase: crash.phase,
+        ...(crash.pid !== undefined && { pid: crash.pid }),
+        ...(crash.exitCode !== undefined && { exit_code: crash.exitCode }),
+        ...(crash.signal !== undefined && { signal: crash.signal }),
+        ...(crash.attempts !== undefined && { attempts: crash.attempts }),
+      });
+    },
   };
 
   const link = await BrowserLink.start(
@@ -185,6 +212,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     },
     listener,
   ).catch(async (err: unknown) => {
+    kmsg?.close();
     await otlp?.close();
     throw err;
   });
@@ -194,6 +222,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   const terminate = (closeBrowser: boolean): Promise<void> => {
     terminating ??= (async () => {
       terminated = true;
+      kmsg?.close();
       // Streams first: every admitted event is flushed, then each response ends.
       await hub.closeAll();
       dropScope();
@@ -239,6 +268,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       }),
     ),
     computer,
+    liveView: { opened: (viewerId) => operational.liveViewOpened(viewerId) },
     maxUploadBytes: config.limits.maxUploadBytes,
     fsAllow: config.fsAllow,
     uploadIdleMs: config.uploadIdleMs,
@@ -261,6 +291,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   try {
     url = await listenUrl(app, config.host, config.port);
   } catch (err) {
+    kmsg?.close();
     await link.close(false);
     await otlp?.close();
     store?.close();
@@ -292,4 +323,14 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     },
     close,
   };
+}
+
+/** Whether process `pid` exists (EPERM: it does, owned by another user). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

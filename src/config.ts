@@ -199,6 +199,7 @@ const kinds = {
   dataDir: stringKind('an absolute directory, or none', (s) => s === 'none' || (s.startsWith('/') && !s.includes('\0'))),
   streamPaceMs: integerKind(0, STREAM_PACE_MS_MAX, `an integer from 0 to ${STREAM_PACE_MS_MAX}`),
   uploadIdleMs: integerKind(1, UPLOAD_IDLE_MS_MAX, `an integer from 1 to ${UPLOAD_IDLE_MS_MAX}`),
+  hangMs: integerKind(0, 600_000, 'an integer from 0 to 600000'),
 };
 
 function isTokenText(s: string): boolean {
@@ -345,6 +346,23 @@ const SETTINGS = {
     defaultValue: 'info',
     meaning: `pino level: ${LOG_LEVELS.join(', ')}. Logs are JSON lines on stdout.`,
     kind: kinds.logLevel,
+  },
+  hangThresholdMs: {
+    flag: 'hang-threshold-ms',
+    env: 'HANG_THRESHOLD_MS',
+    arg: '<ms>',
+    defaultValue: 5000,
+    meaning:
+      'A tab whose main thread does not answer within this many ms gets page_unresponsive (page_responsive when it answers); 0: no hang detection. Also the probe period.',
+    kind: kinds.hangMs,
+  },
+  longTaskMs: {
+    flag: 'long-task-ms',
+    env: 'LONG_TASK_MS',
+    arg: '<ms>',
+    defaultValue: 200,
+    meaning: 'Main-thread tasks at least this long are reported as page_long_task (category page; the browser reports tasks from 50 ms); 0: none.',
+    kind: kinds.hangMs,
   },
   screenshots: {
     flag: 'screenshots',

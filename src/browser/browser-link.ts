@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { CdpConnection, resolveBrowserWsUrl } from './cdp-connection.ts';
 import { mayFail } from './cdp-errors.ts';
-import { ChromiumProcess, locateChromium, type ChromiumBinary } from './chromium-launcher.ts';
+import { ChromiumProcess, ChromiumStartupExitError, locateChromium, type ChromiumBinary } from './chromium-launcher.ts';
 import { Reconnector, type Backoff } from './reconnector.ts';
 
 export type DisconnectReason = 'browser_closed' | 'socket_closed' | 'unresponsive';
@@ -20,6 +20,20 @@ export interface BrowserLinkListener {
   reconnectFailed(attempts: number): void;
   /** Attached mode only: the browser was not reachable at start-up (attempts go on). */
   initialConnectFailed(error: Error): void;
+  /**
+   * Embedded mode: the browser exited unexpectedly (docs/events.md "Failure signals"): at start-up
+   * (before it printed its DevTools URL), while running (not stopped by the agent, and not a
+   * clean exit with code 0), or its relaunch attempts were exhausted (`gave_up`; they go on).
+   */
+  browserCrashed?(crash: BrowserCrash): void;
+}
+
+export interface BrowserCrash {
+  phase: 'startup' | 'running' | 'gave_up';
+  pid?: number;
+  exitCode?: number;
+  signal?: string;
+  attempts?: number;
 }
 
 export interface BrowserLinkOptions {
@@ -68,6 +82,7 @@ export class BrowserLink {
         exhausted: (attempts) => {
           options.logger.warn({ attempts }, 'CDP reconnect attempts exhausted; still trying');
           listener.reconnectFailed(attempts);
+          if (this.isEmbedded) listener.browserCrashed?.({ phase: 'gave_up', attempts });
         },
         attemptFailed: (attempt, err) => options.logger.debug({ attempt, err: err.message }, 'CDP reconnect attempt failed'),
       },
@@ -147,7 +162,10 @@ export class BrowserLink {
     if (this.isEmbedded) {
       if (!this.chromium || this.chromium.hasExited) {
         await this.chromium?.close();
-        this.chromium = await ChromiumProcess.launch({ binary: this.binary! });
+        this.chromium = await ChromiumProcess.launch({ binary: this.binary! }).catch((err: unknown) => {
+          if (err instanceof ChromiumStartupExitError) this.listener.browserCrashed?.({ phase: 'startup', ...exitFields(err.pid, err.exitCode, err.signal) });
+          throw err;
+        });
         this.watchProcess(this.chromium);
       }
       wsUrl = this.chromium.browserWsUrl;
@@ -174,6 +192,13 @@ export class BrowserLink {
 
   private watchProcess(chromium: ChromiumProcess): void {
     void chromium.waitForExit().then(() => {
+      const status = chromium.exitStatus;
+      // A clean exit (code 0: Browser.close from a client, the last window closed) is no crash.
+      const crashed = !chromium.stopping && !this.closed && status !== undefined && (status.signal !== null || status.code !== 0);
+      if (crashed) {
+        this.options.logger.warn({ pid: chromium.pid, exit_code: status.code, signal: status.signal }, 'browser exited unexpectedly');
+        this.listener.browserCrashed?.({ phase: 'running', ...exitFields(chromium.pid, status.code, status.signal) });
+      }
       if (this.chromium === chromium && this.current && !this.closed) this.lose(this.current, 'browser_closed');
     });
   }
@@ -202,7 +227,8 @@ export class BrowserLink {
     this.options.logger.warn({ reason }, 'CDP connection lost');
     void connection.close();
     if (reason === 'unresponsive' && this.chromium && !this.chromium.hasExited) {
-      // A hung embedded browser is replaced, not waited for.
+      // A hung embedded browser is replaced, not waited for (the agent's kill: no service_crashed).
+      this.chromium.stopping = true;
       this.chromium.child.kill('SIGKILL');
     }
     this.listener.lost(reason);
@@ -238,6 +264,14 @@ export class BrowserLink {
 }
 
 class ProbeTimeout extends Error {}
+
+function exitFields(pid: number | undefined, code: number | null, signal: string | null): Omit<BrowserCrash, 'phase'> {
+  const fields: Omit<BrowserCrash, 'phase'> = {};
+  if (pid !== undefined) fields.pid = pid;
+  if (code !== null) fields.exitCode = code;
+  if (signal !== null) fields.signal = signal;
+  return fields;
+}
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -12,6 +12,20 @@ export class ChromiumNotFoundError extends Error {
   override name = 'ChromiumNotFoundError';
 }
 
+/** The browser exited before it printed its DevTools URL (a crash at start-up). */
+export class ChromiumStartupExitError extends Error {
+  override name = 'ChromiumStartupExitError';
+
+  constructor(
+    message: string,
+    readonly pid: number | undefined,
+    readonly exitCode: number | null,
+    readonly signal: string | null,
+  ) {
+    super(message);
+  }
+}
+
 const CANDIDATES = ['chromium', 'chromium-browser', 'google-chrome'];
 /** Debian's real binary behind its `/usr/bin/chromium` wrapper script. */
 const DEBIAN_BINARY = '/usr/lib/chromium/chromium';
@@ -104,6 +118,10 @@ export interface LaunchOptions {
 export class ChromiumProcess {
   private exitPromise: Promise<void>;
   private exited = false;
+  /** How it exited (once it has): its code, or the signal that ended it. */
+  exitStatus: { code: number | null; signal: string | null } | undefined;
+  /** Set when the agent itself stops or kills it: its exit is then no crash. */
+  stopping = false;
 
   private constructor(
     readonly child: ChildProcess,
@@ -114,10 +132,12 @@ export class ChromiumProcess {
     this.exitPromise = new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) {
         this.exited = true;
+        this.exitStatus = { code: child.exitCode, signal: child.signalCode };
         resolve();
       } else
-        child.once('exit', () => {
+        child.once('exit', (code, signal) => {
           this.exited = true;
+          this.exitStatus = { code, signal };
           resolve();
         });
     });
@@ -168,7 +188,14 @@ export class ChromiumProcess {
         const timer = setTimeout(() => reject(new Error(`Chromium did not print its DevTools URL within ${timeoutMs} ms`)), timeoutMs);
         const onExit = (code: number | null, signal: string | null) => {
           clearTimeout(timer);
-          reject(new Error(`Chromium exited during start-up (code ${code}, signal ${signal}): ${buffered.slice(-500).trim()}`));
+          reject(
+            new ChromiumStartupExitError(
+              `Chromium exited during start-up (code ${code}, signal ${signal}): ${buffered.slice(-500).trim()}`,
+              child.pid,
+              code,
+              signal,
+            ),
+          );
         };
         child.once('exit', onExit);
         child.once('error', (err) => {
@@ -211,6 +238,7 @@ export class ChromiumProcess {
 
   /** SIGTERM, then SIGKILL after `graceMs`; removes the profile directory. */
   async close(graceMs = 2000): Promise<void> {
+    this.stopping = true;
     if (!this.exited) {
       this.child.kill('SIGTERM');
       const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);

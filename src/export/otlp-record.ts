@@ -31,6 +31,11 @@ const SEMCONV_FIELDS: Partial<Record<EventType, Record<string, string>>> = {
   network_request: { url: 'url.full', method: 'http.request.method' },
   network_response: { url: 'url.full', method: 'http.request.method', status: 'http.response.status_code' },
   network_loading_failed: { url: 'url.full', error_text: 'error.type' },
+  // Failure signals (docs/export.md "Failure signals").
+  service_crashed: { pid: 'process.pid', exit_code: 'process.exit.code' },
+  system_oom_kill: { pid: 'process.pid', process_name: 'process.executable.name' },
+  live_view_connect: { session_id: 'bta.live_view.session_id' },
+  live_view_disconnect: { session_id: 'bta.live_view.session_id' },
 };
 
 /** Events whose `data.headers` become `http.{request,response}.header.<lowercase name>` (string[]). */
@@ -76,7 +81,15 @@ export function hrTimeFromMicros(ts: number): [number, number] {
 }
 
 /** The event types logged above INFO (at least some of the time); the others are INFO. */
-const SEVERE_TYPES = ['console_log', 'console_error', 'network_loading_failed'] as const;
+const SEVERE_TYPES = [
+  'console_log',
+  'console_error',
+  'network_loading_failed',
+  'service_crashed',
+  'system_oom_kill',
+  'page_crashed',
+  'page_unresponsive',
+] as const;
 
 function severityOf(event: TelemetryEvent): typeof INFO {
   if (!isOneOf(event.type, SEVERE_TYPES)) return INFO;
@@ -87,7 +100,12 @@ function severityOf(event: TelemetryEvent): typeof INFO {
       // CDP's console type for console.warn.
       return (event as TelemetryEvent<'console_log'>).data?.level === 'warning' ? WARN : INFO;
     case 'network_loading_failed':
+    case 'page_unresponsive':
       return WARN;
+    case 'service_crashed':
+    case 'system_oom_kill':
+    case 'page_crashed':
+      return ERROR;
     default:
       return assertNever(event.type);
   }
@@ -190,6 +208,9 @@ const DESCRIBED_TYPES = [
   'network_loading_failed',
   'page_navigation',
   'page_tab_opened',
+  'service_crashed',
+  'system_oom_kill',
+  'page_crashed',
 ] as const;
 
 /** The log line a backend shows: the message, or what the request was; else the event type. */
@@ -211,6 +232,17 @@ function bodyOf(event: TelemetryEvent, attributes: Attributes): string {
     case 'page_navigation':
     case 'page_tab_opened':
       return text(data?.url ?? event.type);
+    case 'service_crashed': {
+      const how = [data?.phase, data?.pid === undefined ? undefined : `pid ${text(data.pid)}`, data?.signal ?? data?.exit_code];
+      return `${text(data?.service_name)} crashed (${how
+        .filter((part) => part !== undefined)
+        .map(text)
+        .join(', ')})`;
+    }
+    case 'system_oom_kill':
+      return `OOM kill: ${text(data?.process_name)} (pid ${text(data?.pid)}, ${text(data?.rss_kb)} kB)`;
+    case 'page_crashed':
+      return `tab crashed (${text(data?.status)}) ${text(data?.url ?? '')}`.trimEnd();
     default:
       return assertNever(event.type);
   }

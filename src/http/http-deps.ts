@@ -57,6 +57,11 @@ export interface HttpDeps {
   fsAllow?: readonly string[];
   /** write_file body idle timeout in ms (--upload-idle-ms); DEFAULT_UPLOAD_IDLE_MS when absent. */
   uploadIdleMs?: number;
+  /**
+   * Told when a viewer (the viewer cookie) opens a telemetry stream; the function it returns is
+   * called when that stream ends (live_view_connect/disconnect, docs/viewer.md "Live view events").
+   */
+  liveView?: { opened(viewerId: string): () => void };
   /** Prometheus metrics for GET /metrics; the route answers 404 without it. */
   metrics?: MetricsSource;
 }

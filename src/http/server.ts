@@ -37,7 +37,7 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
   void app.register(async (instance) => {
     registerHealthRoutes(instance, deps, auth);
     registerBrowserRoutes(instance, deps, auth);
-    registerTelemetryRoutes(instance, deps, auth);
+    registerTelemetryRoutes(instance, deps, auth, viewerAuth);
     registerHarRoutes(instance, deps, auth);
     registerTraceRoutes(instance, deps, auth);
     registerComputerRoutes(instance, deps, auth);

@@ -81,7 +81,12 @@ const historyQuerySchema = {
   },
 } as const;
 
-export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
+export function registerTelemetryRoutes(
+  app: FastifyInstance,
+  deps: HttpDeps,
+  auth: BearerAuth,
+  viewers?: { viewerOf(request: FastifyRequest): string | undefined },
+): void {
   const history = deps.history ?? new HistoryReader(deps.log, undefined);
   const logId = deps.logId ?? randomBytes(9).toString('base64url');
   const options = {
@@ -122,6 +127,9 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: HttpDeps, au
     // Headers go out now, so the client knows the stream is open before the first event.
     res.flushHeaders();
     deps.hub.open(socketSink(res), startSeq, filter);
+    // A viewer page's stream: live_view_connect now, live_view_disconnect when it ends.
+    const viewerId = viewers?.viewerOf(request);
+    if (viewerId !== undefined && deps.liveView) res.once('close', deps.liveView.opened(viewerId));
     // A hijacked reply never reaches onResponse: log the stream here.
     request.log.info({ req: request, start_seq: startSeq, resume, filtered: filter !== undefined }, 'stream opened');
   };

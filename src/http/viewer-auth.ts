@@ -8,7 +8,7 @@
 // key shared by its instances. Only "a ticket is used once" needs state, behind TicketLedger (in
 // memory here; the gateway's store for several instances).
 
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Scope } from '../config.ts';
 import { unauthorized, type ApiError } from './errors.ts';
@@ -52,6 +52,8 @@ export interface ViewerGrant {
   /** Unix ms. */
   expiresAt: number;
   subject?: string;
+  /** Names this viewer (one per redeemed ticket) without revealing its cookie: live_view_* `session_id`. */
+  viewerId: string;
 }
 
 /** Remembers used tickets until they expire, so each one is redeemed once. */
@@ -136,7 +138,8 @@ export class ViewerAuth {
   verifyCookie(value: string, sessionId: string): ViewerGrant | undefined {
     const claims = this.verify(value, 'viewer');
     if (claims === undefined || claims.sid !== sessionId || claims.exp <= this.now()) return undefined;
-    return { sessionId: claims.sid, expiresAt: claims.exp, ...(claims.sub === undefined ? {} : { subject: claims.sub }) };
+    const viewerId = createHash('sha256').update(claims.jti).digest('base64url').slice(0, 16);
+    return { sessionId: claims.sid, expiresAt: claims.exp, viewerId, ...(claims.sub === undefined ? {} : { subject: claims.sub }) };
   }
 
   /** `Set-Cookie` for a redeemed ticket: HttpOnly, SameSite=Strict, only under the session's paths. */
@@ -156,10 +159,23 @@ export class ViewerAuth {
       const { id } = (request.params ?? {}) as { id?: string };
       // Only under the cookie's own path, as a browser sends it (not GET /browsers/{id} itself).
       if (id === undefined || !request.url.startsWith(sessionPath(id))) return false;
-      if (values.some((value) => this.verifyCookie(value, id) !== undefined)) return true;
+      for (const value of values) {
+        const grant = this.verifyCookie(value, id);
+        if (grant === undefined) continue;
+        this.viewers.set(request.raw, grant.viewerId);
+        return true;
+      }
       throw unauthorized('the viewer session has expired or is not valid for this browser; open a new viewer link');
     },
   };
+
+  /** Requests authenticated by a viewer cookie → the viewer's id. */
+  private readonly viewers = new WeakMap<object, string>();
+
+  /** The viewer behind a request the cookie authenticated; undefined for a bearer token. */
+  viewerOf(request: FastifyRequest): string | undefined {
+    return this.viewers.get(request.raw);
+  }
 
   private sign(claims: Claims): string {
     const payload = Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url');

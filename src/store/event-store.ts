@@ -150,6 +150,7 @@ export class EventStore {
   private readonly pageCount: SqliteStatement;
   private readonly freelistCount: SqliteStatement;
 
+  private runningMarked = false;
   /** The newest seq on disk when the store was opened (0 when empty). */
   readonly restoredLatestSeq: number;
   /** Where the log must continue: after every seq ever handed out for this session. */
@@ -440,9 +441,39 @@ export class EventStore {
   }
 
   /** Flush and close. */
+  /**
+   * Mark this session's file as in use by process `pid` until close() (docs/events.md "Failure
+   * signals"). Returns the previous mark when one is left: the agent that set it ended without
+   * closing the store (killed, crashed, the machine lost power), unless it is still running.
+   */
+  markRunning(pid: number, isAlive: (pid: number) => boolean): { pid: number; startedAt: number } | undefined {
+    let previous: { pid: number; startedAt: number } | undefined;
+    const row = this.db.prepare("SELECT value FROM meta WHERE key = 'agent_running'").get() as { value: string } | undefined;
+    if (row !== undefined) {
+      try {
+        const value = JSON.parse(row.value) as { pid?: unknown; started_at?: unknown };
+        if (typeof value.pid === 'number' && value.pid !== pid && !isAlive(value.pid)) previous = { pid: value.pid, startedAt: Number(value.started_at) };
+      } catch {
+        // A mark that does not parse says nothing.
+      }
+    }
+    this.db
+      .prepare("INSERT INTO meta (key, value) VALUES ('agent_running', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+      .run(JSON.stringify({ pid, started_at: this.now() }));
+    this.runningMarked = true;
+    return previous;
+  }
+
   close(): void {
     if (this.closed) return;
     this.flush();
+    if (this.runningMarked) {
+      try {
+        this.db.prepare("DELETE FROM meta WHERE key = 'agent_running'").run();
+      } catch {
+        // Best effort: the next start then reports an unclean end.
+      }
+    }
     this.closed = true;
     if (this.retentionTimer) clearTimeout(this.retentionTimer);
     try {

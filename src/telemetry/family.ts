@@ -4,13 +4,13 @@
 
 import type { Protocol } from 'devtools-protocol';
 import type { Logger } from 'pino';
-import type { Category, EventDataByType, EventSource, EventType, TelemetryEvent } from '../../injected/schema.ts';
+import type { EventDataByType, EventSource, EventType, TelemetryEvent } from '../../injected/schema.ts';
 import type { CdpConnection, EventName, EventParams } from '../browser/cdp-connection.ts';
 import type { AttachedTarget } from '../browser/target-manager.ts';
 import type { Limits } from '../limits.ts';
 import type { BrowserClock } from './clock.ts';
 import type { EventContextTracker, TargetState } from './event-context.ts';
-import type { TelemetryConfig } from './telemetry-config.ts';
+import type { GatingCategory, TelemetryConfig } from './telemetry-config.ts';
 import type { LoadingTabsFamily } from './loading-tabs-family.ts';
 import type { TelemetryStats } from './telemetry-stats.ts';
 
@@ -36,12 +36,12 @@ export interface FamilyHost {
   readonly config: TelemetryConfig;
   /** Register a CDP event handler; it runs only for events of attached targets. */
   handle<E extends EventName>(event: E, handler: StateHandler<E>): void;
-  isOn(category: Category): boolean;
+  isOn(category: GatingCategory): boolean;
   /**
    * At event time: is the category on? When not, the event that would have been produced is
    * counted as dropped (category_off) and must not be built.
    */
-  admits(category: Category): boolean;
+  admits(category: GatingCategory): boolean;
   /** Counters read by /metrics. */
   readonly stats: TelemetryStats;
   /** Which tabs are loading, and the end of each load. */

@@ -99,6 +99,8 @@ export class PageScriptFamily implements TelemetryFamily {
     private readonly onLayoutShift: (state: TargetState) => void,
     /** Milliseconds on a monotonic clock (the rate limiter's). */
     private readonly now: () => number = () => performance.now(),
+    /** page_long_task threshold (ms); 0: no long-task observer (docs/page-script.md "Long tasks"). */
+    private readonly longTaskMs = 0,
   ) {}
 
   start(host: FamilyHost): void {
@@ -186,7 +188,9 @@ export class PageScriptFamily implements TelemetryFamily {
   }
 
   private optionsFor(history: boolean): PageScriptOptions {
-    return { binding: BINDING_NAME, interaction: this.host.isOn('interaction'), page: this.host.isOn('page'), history };
+    const options: PageScriptOptions = { binding: BINDING_NAME, interaction: this.host.isOn('interaction'), page: this.host.isOn('page'), history };
+    if (this.longTaskMs > 0) options.longTaskMs = this.longTaskMs;
+    return options;
   }
 
   private readonly onBindingCalled = (params: Protocol.Runtime.BindingCalledEvent, state: TargetState): void => {
@@ -245,6 +249,12 @@ export class PageScriptFamily implements TelemetryFamily {
         // Top-level documents only (docs/events.md "Web Vitals"): the script reports from the tab's main frame.
         const { type: _type, ...vitals } = report;
         host.emit('page_web_vitals', ts, { ...ctx, ...vitals }, { method: METHOD, origin: state });
+        return;
+      }
+      case 'page_long_task': {
+        const { time, duration, attribution, scripts } = report;
+        const data = { ...ctx, source_frame_id: sourceFrameOf(ctx, state), time, duration, attribution, ...(scripts && { scripts }) };
+        host.emit('page_long_task', ts, data, { method: METHOD, origin: state });
         return;
       }
       default:

@@ -40,6 +40,20 @@ const object =
     return true;
   };
 const vitalsElement = optional(object({ selector, tag }));
+const shortText = string(0, 64);
+const url = string(0, PAGE_SCRIPT_LIMITS.urlChars);
+/** An array of at most `max` objects, each with exactly the fields of `shape` (optional ones may be absent). */
+const arrayOf =
+  (max: number, shape: Record<string, FieldCheck & { optional?: boolean }>): FieldCheck =>
+  (v) =>
+    Array.isArray(v) &&
+    v.length <= max &&
+    v.every((item: unknown) => {
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
+      const record = item as Record<string, unknown>;
+      if (Object.keys(record).some((key) => !Object.hasOwn(shape, key))) return false;
+      return Object.entries(shape).every(([key, check]) => (Object.hasOwn(record, key) ? check(record[key]) : check.optional === true));
+    });
 
 type Shape<R> = { [K in Exclude<keyof R, 'type'>]-?: FieldCheck };
 
@@ -73,6 +87,27 @@ const SHAPES: { [T in PageScriptReportType]: Shape<Extract<PageScriptReport, { t
         processing_duration: measure,
         presentation_delay: measure,
         interaction_count: measure,
+      }),
+    ),
+  },
+  page_long_task: {
+    time: measure,
+    duration: measure,
+    attribution: arrayOf(5, {
+      name: shortText,
+      container_type: optional(shortText),
+      container_src: optional(url),
+      container_id: optional(string(0, PAGE_SCRIPT_LIMITS.elementIdChars)),
+      container_name: optional(string(0, PAGE_SCRIPT_LIMITS.elementIdChars)),
+    }),
+    scripts: optional(
+      arrayOf(5, {
+        invoker_type: shortText,
+        invoker: string(0, PAGE_SCRIPT_LIMITS.selectorChars),
+        source_url: url,
+        source_function_name: string(0, PAGE_SCRIPT_LIMITS.selectorChars),
+        source_char_position: (v) => Number.isSafeInteger(v) && (v as number) >= 0,
+        duration: measure,
       }),
     ),
   },

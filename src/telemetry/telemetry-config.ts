@@ -3,17 +3,20 @@
 //
 // The categories are the ones the official client names (`@onkernel/sdk`
 // BrowserTelemetryCategoriesConfig): the four CDP categories, `screenshot` (monitor_screenshot),
-// and the operational ones of the hosted service (`control`, `connection`, `system`, `captcha`),
-// which this agent accepts, keeps and shows but has no events for (README "Telemetry config";
-// the body policy: docs/network.md "Response bodies").
+// and the operational ones (`control`, `connection`, `system`, `captcha`): `system` and
+// `connection` gate the failure signals and live view events (docs/events.md "Failure signals"),
+// `control` and `captcha` are accepted, kept and shown but have no events from this agent
+// (README "Telemetry config"; the body policy: docs/network.md "Response bodies").
 
-import { CATEGORIES, type Category } from '../../injected/schema.ts';
+import { CATEGORIES, OPERATIONAL_CATEGORIES, type Category, type OperationalCategory } from '../../injected/schema.ts';
 import { DEFAULT_BODY_MAX_BYTES, defaultBodyPolicy, mergeBodyPolicy, validateBodyPolicyPatch, type BodyPolicy, type BodyPolicyPatch } from './body-policy.ts';
 
 /** Categories of the hosted service that produce no event from this agent. */
-export const SILENT_CATEGORIES = ['control', 'connection', 'system', 'captcha'] as const;
+export const SILENT_CATEGORIES = ['control', 'captcha'] as const satisfies readonly OperationalCategory[];
 /** Every category the config accepts, in the order GET shows them. */
-export const CONFIG_CATEGORIES = [...CATEGORIES, 'screenshot', ...SILENT_CATEGORIES] as const;
+export const CONFIG_CATEGORIES = [...CATEGORIES, 'screenshot', ...OPERATIONAL_CATEGORIES] as const;
+/** A category that gates events at event time. */
+export type GatingCategory = Category | OperationalCategory;
 export type ConfigCategory = (typeof CONFIG_CATEGORIES)[number];
 
 export interface CategoryConfig {
@@ -130,8 +133,8 @@ export function validateTelemetryPatch(value: unknown, path = ''): Array<{ field
   return problems;
 }
 
-/** Whether a CDP category produces events. */
-export function isCategoryOn(config: TelemetryConfig, category: Category): boolean {
+/** Whether a category produces events. */
+export function isCategoryOn(config: TelemetryConfig, category: GatingCategory): boolean {
   return config.enabled && config.browser[category].enabled;
 }
 

@@ -23,8 +23,10 @@ import { DialogFamily } from './dialog-family.ts';
 import { DownloadFamily } from './download-family.ts';
 import { SocketFamily } from './socket-family.ts';
 import { ScreenshotFamily, type ScreenshotOptions } from './screenshot-family.ts';
+import { HangFamily } from './hang-family.ts';
+import { TabCrashFamily } from './tab-crash-family.ts';
 import { AGENT_SOURCE, Monitor, type EventSink, type MonitorType } from './monitor.ts';
-import { isCategoryOn, type TelemetryConfig } from './telemetry-config.ts';
+import { isCategoryOn, type GatingCategory, type TelemetryConfig } from './telemetry-config.ts';
 import { TelemetryStats } from './telemetry-stats.ts';
 
 export type { EventSink } from './monitor.ts';
@@ -65,6 +67,10 @@ export interface TelemetryOptions {
   screenshots?: Omit<ScreenshotOptions, 'monitor'>;
   /** Told when the first tab starts loading (true) and when none is loading any more (false). */
   onTabsLoading?: (loading: boolean) => void;
+  /** page_unresponsive threshold in ms (`--hang-threshold-ms`); 0 or absent: no hang detection. */
+  hangThresholdMs?: number;
+  /** page_long_task threshold in ms (`--long-task-ms`); 0 or absent: none. */
+  longTaskMs?: number;
 }
 
 /** Categories whose work needs the Runtime domain (console events; the page script's binding). */
@@ -104,9 +110,11 @@ export class Telemetry implements TargetObserver, FamilyHost {
     this.monitor = options.monitor ?? new Monitor(sink, this.clock, () => this.currentConfig);
     this.loadingTabs = new LoadingTabsFamily(options.onTabsLoading);
     this.pageFamily = new PageFamily(this.memory.announcedTabs);
-    const pageScript = new PageScriptFamily((state) => this.pageFamily.layoutShift(state));
+    const pageScript = new PageScriptFamily((state) => this.pageFamily.layoutShift(state), undefined, options.longTaskMs ?? 0);
+    const hangs = new HangFamily(options.hangThresholdMs ?? 0);
+    const crashes = new TabCrashFamily((state) => hangs.tabCrashed(state));
     // The tracker first: its handlers run before the families' for the same event.
-    this.families = [this.loadingTabs, new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily, pageScript, new NetworkFamily()];
+    this.families = [this.loadingTabs, new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily, pageScript, new NetworkFamily(), crashes, hangs];
     // Dialogs, downloads, WebSockets and EventSource (docs/events.md).
     this.families.push(new DialogFamily(), new DownloadFamily(), new SocketFamily());
     if (options.screenshots) this.families.push(new ScreenshotFamily({ ...options.screenshots, monitor: this.monitor }));
@@ -269,11 +277,11 @@ export class Telemetry implements TargetObserver, FamilyHost {
     );
   }
 
-  isOn(category: Category): boolean {
+  isOn(category: GatingCategory): boolean {
     return isCategoryOn(this.currentConfig, category);
   }
 
-  admits(category: Category): boolean {
+  admits(category: GatingCategory): boolean {
     if (isCategoryOn(this.currentConfig, category)) return true;
     this.stats.dropped.category_off++;
     return false;

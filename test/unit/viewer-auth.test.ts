@@ -18,7 +18,7 @@ describe('ViewerAuth', () => {
     expect(expiresAt).toBe(now + 60_000);
     const { cookie, expiresAt: cookieExpiry } = await auth.redeemTicket(ticket, SESSION);
     expect(cookieExpiry).toBe(now + 8 * 3600_000);
-    expect(auth.verifyCookie(cookie, SESSION)).toEqual({ sessionId: SESSION, expiresAt: cookieExpiry });
+    expect(auth.verifyCookie(cookie, SESSION)).toEqual({ sessionId: SESSION, expiresAt: cookieExpiry, viewerId: expect.any(String) });
     await expect(auth.redeemTicket(ticket, SESSION)).rejects.toMatchObject({ status: 401, message: expect.stringContaining('already used') });
   });
 

@@ -1,0 +1,87 @@
+// Follows the kernel log (/dev/kmsg) for OOM kills (docs/events.md "Failure signals"). The device is
+// opened non-blocking and read on a 1 s timer until it has nothing more: one read() system call
+// per second while the kernel is quiet, no thread parked in a blocking read. Each read() returns
+// one record. What the kernel logged before the agent started is skipped at open.
+//
+// Reading it needs root or CAP_SYSLOG (with kernel.dmesg_restrict=1); without, the agent logs one
+// line at start and system_oom_kill stays off.
+
+import { closeSync, constants, openSync, readSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { SystemOomKillData } from '../../injected/schema.ts';
+import { kmsgMessage, OomKillParser } from './oom-kill-parser.ts';
+
+export const KMSG_PATH = '/dev/kmsg';
+export const KMSG_POLL_MS = 1000;
+/** A record is at most about 8 KiB (the kernel's CONSOLE_EXT_LOG_MAX). */
+const RECORD_BYTES = 16 * 1024;
+
+export interface KmsgReaderOptions {
+  logger: Logger;
+  onOomKill(kill: SystemOomKillData): void;
+  path?: string;
+  pollMs?: number;
+}
+
+export class KmsgReader {
+  private fd: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly parser = new OomKillParser();
+  private readonly buffer = Buffer.allocUnsafe(RECORD_BYTES);
+
+  private constructor(private readonly options: KmsgReaderOptions) {}
+
+  /** Opens the kernel log; undefined (after one log line) when the agent may not read it. */
+  static start(options: KmsgReaderOptions): KmsgReader | undefined {
+    const path = options.path ?? KMSG_PATH;
+    let fd: number;
+    try {
+      fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch (err) {
+      options.logger.info({ path, err: (err as Error).message }, 'system_oom_kill is off: the kernel log is not readable (it needs root or CAP_SYSLOG)');
+      return undefined;
+    }
+    const reader = new KmsgReader(options);
+    reader.fd = fd;
+    // Skip what was logged before: only kills from now on are this session's.
+    reader.drain(false);
+    reader.timer = setInterval(() => reader.drain(true), options.pollMs ?? KMSG_POLL_MS);
+    reader.timer.unref();
+    return reader;
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  /** Reads every record available now. */
+  private drain(parse: boolean): void {
+    const fd = this.fd;
+    if (fd === undefined) return;
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, this.buffer, 0, RECORD_BYTES, null);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        // EAGAIN: nothing more now. EPIPE: records were overwritten before we read them; the
+        // next read continues with the oldest one left.
+        if (code === 'EPIPE') continue;
+        if (code !== 'EAGAIN') {
+          this.options.logger.warn({ err: (err as Error).message }, 'kernel log read failed; system_oom_kill is off');
+          this.close();
+        }
+        return;
+      }
+      if (n === 0) return;
+      if (!parse) continue;
+      const message = kmsgMessage(this.buffer.toString('utf8', 0, n));
+      if (message === undefined) continue;
+      const kill = this.parser.push(message);
+      if (kill) this.options.onOomKill(kill);
+    }
+  }
+}
