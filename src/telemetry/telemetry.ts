@@ -12,7 +12,7 @@ import type { AttachedTarget, TargetObserver } from '../browser/target-manager.t
 import type { Limits } from '../limits.ts';
 import { BrowserClock } from './clock.ts';
 import { ConsoleFamily } from './console-family.ts';
-import { EventContextTracker, TargetState } from './event-context.ts';
+import { EventContextTracker, isTabMainFrame, TargetState } from './event-context.ts';
 import type { EmitOptions, FamilyHost, StateHandler, TelemetryFamily } from './family.ts';
 import { LoadingTabsFamily } from './loading-tabs-family.ts';
 import { NetworkFamily } from './network-family.ts';
@@ -289,9 +289,9 @@ export class Telemetry implements TargetObserver, FamilyHost {
     this.announcedLoaders.set(frame.id, frame.loaderId);
     const target = state.target;
     // A committed cross-document navigation of the tab's main frame starts a new epoch.
-    const isTabMainFrame = target.type === 'page' && frame.id === target.targetId && !frame.parentId;
-    if (isTabMainFrame) state.navSeq++;
-    for (const family of this.families) family.frameNavigated?.(state, frame, isTabMainFrame);
+    const tabMainFrame = isTabMainFrame(target, frame.id);
+    if (tabMainFrame) state.navSeq++;
+    for (const family of this.families) family.frameNavigated?.(state, frame, tabMainFrame);
   }
 }
 
