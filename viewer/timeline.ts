@@ -4,11 +4,12 @@
 // resumed) cross every lane. Drawn on a canvas: what is drawn depends on the visible pixels, not
 // on how many events are held. Wheel zooms around the pointer, drag or Shift+wheel pans, a click
 // pins the cursor (the filmstrip shows the screenshot nearest to it); keys: ←/→ pan, +/− zoom,
-// 0 fit, L follow live (docs/viewer.md "Timeline").
+// 0 fit, L follow live (docs/viewer.md "Timeline"). The range maths is timeline-range.ts (pure).
 
 import { h } from './dom.ts';
 import { clock, duration, shortId, shortUrl } from './format.ts';
 import { NOTICE_KINDS, type ConsoleLevel, type Mark, type MarkKind, type SessionModel, type ViewCategory } from './model.ts';
+import { axisStep, coversHeld, heldRange, panRange, tsAt, visibleRange, xOf, zoomRange, type Range } from './timeline-range.ts';
 
 export interface TimelineFilter {
   categories: ReadonlySet<ViewCategory>;
@@ -26,7 +27,6 @@ const GUTTER = 96;
 const AXIS = 20;
 const LANE = 22;
 const MAX_TAB_LANES = 6;
-const MIN_SPAN_US = 2_000; // 2 ms
 
 interface Lane {
   label: string;
@@ -65,7 +65,7 @@ export class Timeline {
   private palette!: Palette;
   private lanes: Lane[] = [];
   /** Visible range in unix µs; undefined: everything held. */
-  private view: { start: number; end: number } | undefined;
+  private view: Range | undefined;
   private following = true;
   private hoverTs: number | undefined;
   private hoverX: number | undefined;
@@ -127,12 +127,8 @@ export class Timeline {
   }
 
   /** The visible range (unix µs). */
-  get range(): { start: number; end: number } {
-    const held = this.heldRange();
-    if (this.view === undefined) return held;
-    if (!this.following) return this.view;
-    const span = this.view.end - this.view.start;
-    return { start: held.end - span, end: held.end };
+  get range(): Range {
+    return visibleRange(this.heldRange(), this.view, this.following);
   }
 
   /** The data changed: redraw at the next frame. */
@@ -191,15 +187,8 @@ export class Timeline {
     this.overlayDirty = false;
   }
 
-  private heldRange(): { start: number; end: number } {
-    const { minTs, maxTs } = this.model;
-    if (!Number.isFinite(minTs)) {
-      const now = Date.now() * 1000;
-      return { start: now - 10_000_000, end: now };
-    }
-    const span = Math.max(maxTs - minTs, 1_000_000);
-    // A little room after the newest event, so it is not on the edge.
-    return { start: minTs, end: minTs + span * 1.02 };
+  private heldRange(): Range {
+    return heldRange(this.model.minTs, this.model.maxTs, Date.now() * 1000);
   }
 
   private computeLanes(): Lane[] {
@@ -219,12 +208,11 @@ export class Timeline {
   }
 
   private x(ts: number, range = this.range): number {
-    return GUTTER + ((ts - range.start) / (range.end - range.start)) * (this.width - GUTTER);
+    return xOf(ts, range, GUTTER, this.width);
   }
 
   private tsAt(x: number): number {
-    const range = this.range;
-    return range.start + ((x - GUTTER) / (this.width - GUTTER)) * (range.end - range.start);
+    return tsAt(x, this.range, GUTTER, this.width);
   }
 
   private drawBase(ctx: CanvasRenderingContext2D): void {
@@ -389,10 +377,7 @@ export class Timeline {
 
   private drawAxis(ctx: CanvasRenderingContext2D, range: { start: number; end: number }): void {
     const p = this.palette;
-    const span = range.end - range.start;
-    const steps = [1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 3e7, 6e7, 1.2e8, 3e8, 6e8, 1.8e9, 3.6e9];
-    const wanted = span / Math.max(1, (this.width - GUTTER) / 110);
-    const step = steps.find((s) => s >= wanted) ?? steps[steps.length - 1]!;
+    const step = axisStep(range.end - range.start, this.width - GUTTER);
     ctx.fillStyle = p.muted;
     ctx.textAlign = 'left';
     for (let t = Math.ceil(range.start / step) * step; t <= range.end; t += step) {
@@ -493,21 +478,17 @@ export class Timeline {
 
   private zoom(factor: number, aroundTs?: number): void {
     const { start, end } = this.range;
-    const center = aroundTs ?? (start + end) / 2;
-    const span = Math.max(MIN_SPAN_US, (end - start) * factor);
-    const ratio = (center - start) / (end - start);
-    this.view = { start: center - span * ratio, end: center - span * ratio + span };
+    this.view = zoomRange({ start, end }, factor, aroundTs);
     // Zooming around a point in the past stops following; zooming at the live edge keeps it.
     if (aroundTs !== undefined && this.following && end - aroundTs > (end - start) * 0.1) this.setFollowing(false);
     const held = this.heldRange();
-    if (this.view.start <= held.start && this.view.end >= held.end) this.view = undefined;
+    if (coversHeld(this.view, held)) this.view = undefined;
     this.invalidate();
     this.handlers.rangeChanged();
   }
 
   private pan(deltaUs: number): void {
-    const { start, end } = this.range;
-    this.view = { start: start + deltaUs, end: end + deltaUs };
+    this.view = panRange(this.range, deltaUs);
     if (this.following) this.setFollowing(false);
     this.invalidate();
     this.handlers.rangeChanged();

@@ -11,7 +11,7 @@ import { listenUrl } from 'browser-telemetry-agent/http-kit';
 import type { GatewayStore } from './storage/store.ts';
 import { Archive } from './archive/archive.ts';
 import type { QueuedEvent } from './archive/archive-writer.ts';
-import { streamSilenceLimitMs } from './http/agent-silence.ts';
+import { streamSilenceLimitMs } from './agent-link/agent-silence.ts';
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 

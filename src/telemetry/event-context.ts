@@ -144,3 +144,12 @@ export class EventContextTracker {
     return this.contextOf(state, frameId);
   }
 }
+
+/**
+ * Is `frameId` a tab's main frame? Chromium gives a tab's main frame the id of its page target
+ * (an iframe target's frame has its own target's id, but is no tab's main frame). The one
+ * definition every family uses.
+ */
+export function isTabMainFrame(target: Pick<AttachedTarget, 'type' | 'targetId'>, frameId: string): boolean {
+  return target.type === 'page' && frameId === target.targetId;
+}

@@ -11,7 +11,6 @@ import type { Limits } from '../limits.ts';
 import type { BrowserClock } from './clock.ts';
 import type { EventContextTracker, TargetState } from './event-context.ts';
 import type { GatingCategory, TelemetryConfig } from './telemetry-config.ts';
-import type { LoadingTabsFamily } from './loading-tabs-family.ts';
 import type { TelemetryStats } from './telemetry-stats.ts';
 
 export type StateHandler<E extends EventName> = (params: EventParams<E>, state: TargetState) => void;
@@ -45,7 +44,7 @@ export interface FamilyHost {
   /** Counters read by /metrics. */
   readonly stats: TelemetryStats;
   /** Which tabs are loading, and the end of each load. */
-  readonly loadingTabs: Pick<LoadingTabsFamily, 'isLoading' | 'onLoadEnd'>;
+  readonly loadingTabs: LoadingTabs;
   /** Admit an event to the log. */
   emit<T extends EventType>(type: T, ts: number, data: EventDataByType[T], options?: EmitOptions): void;
   /** Wrap a setup command: a failure that loses telemetry becomes monitor_init_failed. */
@@ -76,3 +75,10 @@ export interface TelemetryFamily {
 }
 
 export type { TelemetryEvent };
+
+/** Which tabs are loading (loading-tabs-family.ts), as the other families read it. */
+export interface LoadingTabs {
+  isLoading(tabSessionId: string): boolean;
+  /** Called at every end of a tab's load (its load event, or its main frame stopping loading). */
+  onLoadEnd(listener: (tabSessionId: string) => void): void;
+}

@@ -7,10 +7,10 @@
 // "Delivery"). Emits nothing; needs only the Page domain, which the core enables on every tab
 // whatever the categories.
 
-import type { FamilyHost, TelemetryFamily } from './family.ts';
-import type { TargetState } from './event-context.ts';
+import type { FamilyHost, LoadingTabs, TelemetryFamily } from './family.ts';
+import { isTabMainFrame, type TargetState } from './event-context.ts';
 
-export class LoadingTabsFamily implements TelemetryFamily {
+export class LoadingTabsFamily implements TelemetryFamily, LoadingTabs {
   /** Session ids of the tabs loading now. */
   private readonly loading = new Set<string>();
   private readonly loadEndListeners: Array<(tabSessionId: string) => void> = [];
@@ -20,13 +20,13 @@ export class LoadingTabsFamily implements TelemetryFamily {
 
   start(host: FamilyHost): void {
     host.handle('Page.frameStartedLoading', (p, s) => {
-      if (isTabMainFrame(s, p.frameId)) this.set(s.target.sessionId, true);
+      if (isTabMainFrame(s.target, p.frameId)) this.set(s.target.sessionId, true);
     });
     host.handle('Page.loadEventFired', (_p, s) => {
       if (s.target.type === 'page') this.loadEnded(s.target.sessionId);
     });
     host.handle('Page.frameStoppedLoading', (p, s) => {
-      if (isTabMainFrame(s, p.frameId)) this.loadEnded(s.target.sessionId);
+      if (isTabMainFrame(s.target, p.frameId)) this.loadEnded(s.target.sessionId);
     });
   }
 
@@ -62,8 +62,4 @@ export class LoadingTabsFamily implements TelemetryFamily {
     const after = this.loading.size;
     if ((before === 0) !== (after === 0)) this.onChange?.(after > 0);
   }
-}
-
-function isTabMainFrame(state: TargetState, frameId: string): boolean {
-  return state.target.type === 'page' && frameId === state.target.targetId;
 }

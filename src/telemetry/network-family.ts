@@ -17,7 +17,7 @@ import { BodyFetcher, type BodyFetcherOptions, type BodyResult } from './body-fe
 import { BodyMatcher, type BodyPolicy } from './body-policy.ts';
 import { BodySchedule, type BodyScheduleOptions } from './body-schedule.ts';
 import { cdpCuts } from './cdp-cuts.ts';
-import type { TargetState } from './event-context.ts';
+import { isTabMainFrame, type TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
 import {
   needsPostDataFetch,
@@ -297,7 +297,7 @@ export class NetworkFamily implements TelemetryFamily {
 
     if (params.type === 'Document' && params.frameId !== undefined) {
       const tab = state.target.tab;
-      if (tab !== undefined) this.schedule.documentRequested(tab.sessionId, params.frameId, params.frameId === tab.targetId);
+      if (tab !== undefined) this.schedule.documentRequested(tab.sessionId, params.frameId, isTabMainFrame(tab, params.frameId));
     }
 
     const ctx = record.ctx;

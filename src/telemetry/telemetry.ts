@@ -13,7 +13,7 @@ import type { Limits } from '../limits.ts';
 import { BrowserClock } from './clock.ts';
 import { cdpCuts } from './cdp-cuts.ts';
 import { ConsoleFamily } from './console-family.ts';
-import { EventContextTracker, TargetState } from './event-context.ts';
+import { EventContextTracker, isTabMainFrame, TargetState } from './event-context.ts';
 import type { EmitOptions, FamilyHost, StateHandler, TelemetryFamily } from './family.ts';
 import { LoadingTabsFamily } from './loading-tabs-family.ts';
 import { NetworkFamily } from './network-family.ts';
@@ -319,9 +319,9 @@ export class Telemetry implements TargetObserver, FamilyHost {
     this.announcedLoaders.set(frame.id, frame.loaderId);
     const target = state.target;
     // A committed cross-document navigation of the tab's main frame starts a new epoch.
-    const isTabMainFrame = target.type === 'page' && frame.id === target.targetId && !frame.parentId;
-    if (isTabMainFrame) state.navSeq++;
-    for (const family of this.families) family.frameNavigated?.(state, frame, isTabMainFrame);
+    const tabMainFrame = isTabMainFrame(target, frame.id);
+    if (tabMainFrame) state.navSeq++;
+    for (const family of this.families) family.frameNavigated?.(state, frame, tabMainFrame);
   }
 }
 

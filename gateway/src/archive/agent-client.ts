@@ -4,7 +4,7 @@
 // long-lived streams never share sockets with forwarded client requests.
 
 import type { ClientRequest, IncomingMessage } from 'node:http';
-import { AgentConnections } from '../http/agent-connections.ts';
+import { AgentConnections } from '../agent-link/agent-connections.ts';
 import type { BrowserRecord } from '../storage/store.ts';
 
 /** What the archive needs of a registration to reach its agent. */

@@ -7,7 +7,6 @@ import type { Logger } from 'pino';
 import type { ArchiveConfig } from '../config.ts';
 import type { Database } from '../storage/database.ts';
 import type { BrowserRecord } from '../storage/store.ts';
-import type { SessionEndHooks } from '../http/browser-proxy.ts';
 import { AgentClient } from './agent-client.ts';
 import { ArchiveHistory } from './archive-history.ts';
 import { ArchiveStore } from './archive-store.ts';
@@ -33,7 +32,9 @@ export interface ArchiveOptions extends ArchiveConfig {
   onCommitted?: (rows: readonly QueuedEvent[], committedAt: number) => void;
 }
 
-export class Archive implements SessionEndHooks {
+// The proxy's SessionEndHooks (http/browser-proxy.ts), which it meets structurally: the archive
+// sits below the HTTP layer and does not import it.
+export class Archive {
   readonly store: ArchiveStore;
   readonly writer: ArchiveWriter;
   readonly keeper: LeaseKeeper;

@@ -8,7 +8,7 @@
 
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import { SilenceWatch } from '../http/agent-silence.ts';
+import { SilenceWatch } from '../agent-link/agent-silence.ts';
 import { AgentUnreachable, type AgentAddress, type AgentClient } from './agent-client.ts';
 import type { ArchiveStore } from './archive-store.ts';
 import type { ArchiveWriter } from './archive-writer.ts';

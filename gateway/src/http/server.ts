@@ -10,7 +10,7 @@ import { createApiServer, sendError, toApiError } from 'browser-telemetry-agent/
 import type { HostPolicy } from 'browser-telemetry-agent/http-kit';
 import type { Archive } from '../archive/archive.ts';
 import { StoreError, type GatewayStore } from '../storage/store.ts';
-import type { AgentTimeouts } from './agent-silence.ts';
+import type { AgentTimeouts } from '../agent-link/agent-silence.ts';
 import { registerApiKeyRoutes } from './api-key-routes.ts';
 import { registerArchiveRoutes, type ArchiveRoutes } from './archive-routes.ts';
 import { KeyAuth } from './auth.ts';

@@ -3,7 +3,17 @@
 // to know whether more follow.
 
 import type { Queryable, Row, SqlValue } from './database.ts';
-import type { Page, PageRequest } from './store.ts';
+
+/** One page of a list, and whether more follow. */
+export interface Page<T> {
+  items: T[];
+  hasMore: boolean;
+}
+
+export interface PageRequest {
+  limit: number;
+  offset: number;
+}
 
 /** The conditions of a WHERE clause (joined by AND) and the values of their `?`, in order. */
 export class Conditions {

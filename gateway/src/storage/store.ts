@@ -5,7 +5,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Database, Queryable } from './database.ts';
-import { Conditions, readPage } from './list-query.ts';
+import { Conditions, readPage, type Page, type PageRequest } from './list-query.ts';
 
 export type ProjectStatus = 'active' | 'archived';
 export const PROJECT_STATUSES: readonly ProjectStatus[] = ['active', 'archived'];
@@ -61,15 +61,7 @@ export interface BrowserRecord {
 /** How a session ended (docs/gateway.md "Ending"). */
 export type EndedReason = 'deleted' | 'agent_ended' | 'agent_silent';
 
-export interface Page<T> {
-  items: T[];
-  hasMore: boolean;
-}
-
-export interface PageRequest {
-  limit: number;
-  offset: number;
-}
+export type { Page, PageRequest } from './list-query.ts';
 
 export interface ProjectFilter extends PageRequest {
   /** Case-insensitive substring of the name. */

@@ -1,5 +1,5 @@
 // An agent that takes a request and goes quiet (hung, SIGSTOPped) does not hold the caller
-// (src/gateway/http/agent-silence.ts): no response head in time is 504 browser_unavailable with
+// (gateway/src/agent-link/agent-silence.ts): no response head in time is 504 browser_unavailable with
 // the error body (x-should-retry: false unless the request is a GET); a body that stops is cut;
 // a telemetry stream without a byte for 3 of the agent's keepalive periods ends. A live agent's
 // keepalives, and a client that stops reading, never count as a dead agent.

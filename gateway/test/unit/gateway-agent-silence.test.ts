@@ -1,9 +1,9 @@
-// The watch that tells a dead agent from a quiet one (src/gateway/http/agent-silence.ts), on
+// The watch that tells a dead agent from a quiet one (gateway/src/agent-link/agent-silence.ts), on
 // fake timers: it fires once the agent has been silent for the limit while it was its turn,
 // every byte starts the count again, and time when the client held things up does not count.
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { SilenceWatch, streamSilenceLimitMs } from '../../src/http/agent-silence.ts';
+import { SilenceWatch, streamSilenceLimitMs } from '../../src/agent-link/agent-silence.ts';
 
 const LIMIT = 1000;
 
