@@ -4,6 +4,7 @@
 import pino, { type Logger } from 'pino';
 import { BrowserLink, type BrowserLinkListener } from './browser/browser-link.ts';
 import type { CdpConnection } from './browser/cdp-connection.ts';
+import { ignoredFailures, logIgnoredFailuresTo } from './browser/cdp-errors.ts';
 import { TargetManager } from './browser/target-manager.ts';
 import { ComputerExecutor } from './computer/executor.ts';
 import { resolveConfig, type Config, type ConfigOptions } from './config.ts';
@@ -61,6 +62,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   const { logger: givenLogger, timing, ...configOptions } = options;
   const config = resolveConfig(configOptions);
   const logger = givenLogger ?? pino({ level: config.logLevel });
+  logIgnoredFailuresTo(logger);
   const createdAt = new Date();
   const store =
     config.dataDir === undefined
@@ -261,6 +263,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
           get reads() {
             return pastTraffic.reads + (scope?.connection.reads ?? 0);
           },
+          ignoredFailures,
         },
         attachedTargetTypes: function* () {
           if (scope) for (const target of scope.targets.all()) yield target.type;

@@ -568,20 +568,20 @@ function loadTokensFile(path: string): TokenGrant[] {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'read error';
-    throw new BadValue(`cannot read ${show(path)} (${code})`);
+    throw new BadValue(`cannot read ${show(path)} (${code})`, { cause: err });
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    // V8's message quotes the text, which holds tokens: keep only the position.
+    // V8's message quotes the text, which holds tokens: keep only the position (and no `cause`).
     const position = /position (\d+)/.exec((err as Error).message)?.[1];
     throw new BadValue(`${show(path)} is not valid JSON${position ? ` (at position ${position})` : ''}`);
   }
   try {
     return validateGrants(json, '');
   } catch (err) {
-    if (err instanceof BadValue) throw new BadValue(`${show(path)}: ${err.message}`);
+    if (err instanceof BadValue) throw new BadValue(`${show(path)}: ${err.message}`, { cause: err });
     throw err;
   }
 }
@@ -637,7 +637,7 @@ function parseTelemetryText(text: string): TelemetryConfig {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new BadValue(`expected a JSON object, "on" or "off", got ${show(text)} (${(err as Error).message.split('\n')[0]})`);
+    throw new BadValue(`expected a JSON object, "on" or "off", got ${show(text)} (${(err as Error).message.split('\n')[0]})`, { cause: err });
   }
   return telemetryFromPatch(json, '');
 }

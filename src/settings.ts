@@ -263,7 +263,7 @@ export function withLabel<T>(label: string, run: () => T): T {
   try {
     return run();
   } catch (err) {
-    if (err instanceof BadValue) throw new ConfigError(label ? `${label}: ${err.message}` : err.message);
+    if (err instanceof BadValue) throw new ConfigError(label ? `${label}: ${err.message}` : err.message, { cause: err });
     throw err;
   }
 }

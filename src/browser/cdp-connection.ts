@@ -19,7 +19,7 @@ import type { ClientRequestArgs } from 'node:http';
 import { connect as netConnect, type NetConnectOpts, type Socket } from 'node:net';
 import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping.js';
 import WebSocket from 'ws';
-import { ConnectionClosedError } from './cdp-errors.ts';
+import { ConnectionClosedError, ProtocolError } from './cdp-errors.ts';
 
 export type CommandName = keyof ProtocolMapping.Commands;
 export type CommandParams<M extends CommandName> = ProtocolMapping.Commands[M]['paramsType'][0];
@@ -229,7 +229,7 @@ export class CdpConnection {
       const waiter = this.pending.get(message.id);
       if (waiter === undefined) return;
       this.pending.delete(message.id);
-      if (message.error !== undefined) waiter.reject(protocolError(waiter.method, message.error));
+      if (message.error !== undefined) waiter.reject(new ProtocolError(waiter.method, message.error.code, message.error.message, message.error.data));
       else waiter.resolve(message.result ?? {});
       return;
     }
@@ -278,10 +278,4 @@ export function eventMethodOf(data: Buffer): string | undefined {
   // A method name is ASCII and never holds a quote or an escape.
   const end = data.indexOf(QUOTE, start);
   return end === -1 ? undefined : data.toString('latin1', start, end);
-}
-
-function protocolError(method: string, error: { message: string; data?: string }): Error {
-  const err = new Error(error.data === undefined ? error.message : `${error.message} (${error.data})`);
-  (err as Error & { method?: string }).method = method;
-  return err;
 }

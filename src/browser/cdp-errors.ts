@@ -1,6 +1,27 @@
-// How a CDP command fails when what it was sent to is no longer there. The agent raises two typed
-// errors itself (when the connection closes, when a target detaches); Chromium and the websocket
-// answer with messages of their own, recognised here and nowhere else.
+// How a CDP command fails. Chromium's error answers are a typed ProtocolError; the agent raises two
+// typed errors itself when what a command was sent to is no longer there (the connection closed,
+// the target detached); Chromium and the websocket answer that case with messages of their own,
+// recognised here and nowhere else. mayFail is the one way to ignore a failure: silent only when
+// the target is gone, a debug line and a counter for anything else.
+
+import type { Logger } from 'pino';
+
+/** Chromium's error answer to a command: its JSON-RPC `code`, `message` and `data`. */
+export class ProtocolError extends Error {
+  override readonly name = 'ProtocolError';
+
+  constructor(
+    /** The command that was answered with the error. */
+    readonly method: string,
+    /** JSON-RPC error code: -32601 unknown method, -32602 invalid params, -32000 server error, ... */
+    readonly code: number | undefined,
+    /** Chromium's message, without the data. */
+    readonly protocolMessage: string,
+    readonly data?: string,
+  ) {
+    super(data === undefined ? protocolMessage : `${protocolMessage} (${data})`);
+  }
+}
 
 /** A command on a target whose session detached (the tab, frame or worker closed) before it answered. */
 export class TargetClosedError extends Error {
@@ -47,9 +68,32 @@ export function isTargetGone(error: unknown, target?: { readonly isDetached: boo
 }
 
 /**
- * A best-effort command: its answer, or undefined whatever went wrong (the target went away, the
- * command was refused). For cleanup and optional steps whose failure changes nothing.
+ * Failures mayFail let pass, over the process (several agents in one process share them): `gone`
+ * (the target or connection went away: expected, silent) and `other` (anything else: each one is
+ * logged at debug to the logger given to `logIgnoredFailuresTo`; /metrics shows both).
  */
-export function mayFail<T>(command: Promise<T>): Promise<T | undefined> {
-  return command.catch(() => undefined);
+export const ignoredFailures = { gone: 0, other: 0 };
+let debugLogger: Logger | undefined;
+
+/** Where mayFail logs the failures it ignores that are not a gone target (debug level). */
+export function logIgnoredFailuresTo(logger: Logger | undefined): void {
+  debugLogger = logger;
+}
+
+/**
+ * A best-effort command: its answer, or undefined whatever went wrong. For cleanup and optional
+ * steps whose failure changes nothing. A gone target is the expected case and passes silently;
+ * anything else (a refused command, a bug in a `.then` the promise carries) is counted and logged
+ * at debug, so it does not vanish. `target`, when given, counts as gone once it is detached.
+ */
+export function mayFail<T>(command: Promise<T>, target?: { readonly isDetached: boolean }): Promise<T | undefined> {
+  return command.catch((error: unknown) => {
+    if (isTargetGone(error, target)) {
+      ignoredFailures.gone++;
+      return undefined;
+    }
+    ignoredFailures.other++;
+    debugLogger?.debug({ err: error, method: error instanceof ProtocolError ? error.method : undefined }, 'ignored CDP failure');
+    return undefined;
+  });
 }

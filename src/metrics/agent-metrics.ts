@@ -15,6 +15,8 @@ export interface MetricsSources {
     /** CDP messages received, and the socket reads they came in, over every connection. */
     readonly messages: number;
     readonly reads: number;
+    /** Failures of best-effort commands let pass: target gone (expected), other (logged at debug). */
+    readonly ignoredFailures: { readonly gone: number; readonly other: number };
   };
   /** Types of the targets attached right now. */
   attachedTargetTypes(): Iterable<string>;
@@ -44,7 +46,8 @@ export class AgentMetrics {
   constructor(sources: MetricsSources) {
     const r = this.registry;
     const { stats } = sources;
-    const [admitted, dropped, bytes, reconnects, bodies, cdpMessages, cdpReads] = [
+    const [admitted, dropped, bytes, reconnects, bodies, cdpMessages, cdpReads, ignored] = [
+      totalsMirror(),
       totalsMirror(),
       totalsMirror(),
       totalsMirror(),
@@ -118,6 +121,15 @@ export class AgentMetrics {
       registers: [r],
       collect() {
         cdpReads(this, sources.cdp.reads);
+      },
+    });
+    new Counter({
+      name: 'bta_cdp_ignored_failures_total',
+      help: 'Best-effort CDP commands that failed and were let pass, by kind: gone (their target or connection went away), other (logged at debug level: a refused command or a bug).',
+      labelNames: ['kind'],
+      registers: [r],
+      collect() {
+        for (const [kind, n] of Object.entries(sources.cdp.ignoredFailures)) ignored(this, n, { kind });
       },
     });
     new Gauge({

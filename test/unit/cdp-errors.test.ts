@@ -1,5 +1,15 @@
-import { describe, expect, it } from 'vitest';
-import { ConnectionClosedError, isTargetGone, mayFail, TargetClosedError } from '../../src/browser/cdp-errors.ts';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ConnectionClosedError,
+  ignoredFailures,
+  isTargetGone,
+  logIgnoredFailuresTo,
+  mayFail,
+  ProtocolError,
+  TargetClosedError,
+} from '../../src/browser/cdp-errors.ts';
 
 describe('TargetClosedError', () => {
   it('names the target and the command that was waiting', () => {
@@ -60,7 +70,63 @@ describe('mayFail', () => {
     await expect(mayFail(Promise.resolve(42))).resolves.toBe(42);
   });
 
-  it('gives undefined for a command that fails', async () => {
+  afterEach(() => logIgnoredFailuresTo(undefined));
+
+  /** A debug-level logger whose lines the test reads. */
+  const recordingLogger = () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    });
+    return { lines, logger: pino({ level: 'debug' }, sink) };
+  };
+
+  it('gives undefined for a command whose target went away, silently, counted as gone', async () => {
+    const { lines, logger } = recordingLogger();
+    logIgnoredFailuresTo(logger);
+    const before = { ...ignoredFailures };
     await expect(mayFail(Promise.reject(new TargetClosedError('T1')))).resolves.toBeUndefined();
+    await expect(mayFail(Promise.reject(new Error('x')), { isDetached: true })).resolves.toBeUndefined();
+    expect(ignoredFailures.gone - before.gone).toBe(2);
+    expect(ignoredFailures.other).toBe(before.other);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toEqual([]);
+  });
+
+  it('logs any other failure at debug, with the command, and counts it', async () => {
+    const { lines, logger } = recordingLogger();
+    logIgnoredFailuresTo(logger);
+    const before = ignoredFailures.other;
+    await expect(
+      mayFail(Promise.reject(new ProtocolError('Page.navigate', -32602, 'Invalid parameters', 'url: string value expected'))),
+    ).resolves.toBeUndefined();
+    // A bug in a `.then` the command carries does not vanish either.
+    await expect(
+      mayFail(
+        Promise.resolve(1).then(() => {
+          throw new TypeError('x is not a function');
+        }),
+      ),
+    ).resolves.toBeUndefined();
+    expect(ignoredFailures.other - before).toBe(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.map((l) => [l.level, l.msg, l.method])).toEqual([
+      [20, 'ignored CDP failure', 'Page.navigate'],
+      [20, 'ignored CDP failure', undefined],
+    ]);
+    expect((lines[1]!.err as { message: string }).message).toBe('x is not a function');
+  });
+});
+
+describe('ProtocolError', () => {
+  it("carries Chromium's code, message and data, and the command's method", () => {
+    const err = new ProtocolError('Network.getResponseBody', -32000, 'No resource with given identifier found', 'R1');
+    expect(err).toBeInstanceOf(Error);
+    expect(err.name).toBe('ProtocolError');
+    expect([err.method, err.code, err.protocolMessage, err.data]).toEqual(['Network.getResponseBody', -32000, 'No resource with given identifier found', 'R1']);
+    expect(err.message).toBe('No resource with given identifier found (R1)');
   });
 });

@@ -16,8 +16,9 @@ export class AgentUnreachable extends Error {
   constructor(
     message: string,
     readonly code: string | undefined,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -160,7 +161,7 @@ async function readBody(response: IncomingMessage, idleMs: number): Promise<stri
       chunks.push(chunk as Buffer);
     }
   } catch (err) {
-    throw new AgentUnreachable(`the agent's answer was cut: ${(err as Error).message}`, (err as NodeJS.ErrnoException).code);
+    throw new AgentUnreachable(`the agent's answer was cut: ${(err as Error).message}`, (err as NodeJS.ErrnoException).code, { cause: err });
   } finally {
     clearTimeout(timer);
   }

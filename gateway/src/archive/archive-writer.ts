@@ -49,6 +49,8 @@ class Lane {
 export class ArchiveWriter {
   private readonly lanes: Lane[];
   private closed = false;
+  /** Queued rows a failed commit at close() left behind, dropped. */
+  droppedOnClose = 0;
   private failingLog = false;
   private readonly drainWaiters = new Set<() => void>();
   /** Newest seq committed per session by this writer. */
@@ -108,13 +110,21 @@ export class ArchiveWriter {
     await Promise.all(this.lanes.map((lane) => this.flushLane(lane)));
   }
 
-  /** Commits what is queued (no retry when the database fails), then takes nothing more. */
+  /**
+   * Commits what is queued (no retry when the database fails), then takes nothing more. Rows the
+   * failed commit leaves are dropped, counted in `droppedOnClose` and logged: the followers of the
+   * next start read them again from the agents.
+   */
   async close(): Promise<void> {
     for (const lane of this.lanes) {
       if (lane.timer) clearTimeout(lane.timer);
       lane.timer = undefined;
     }
-    await this.flush().catch(() => undefined);
+    await this.flush().catch((err: unknown) => {
+      const dropped = this.queued;
+      this.droppedOnClose += dropped;
+      this.options.log.error({ err, dropped }, 'archive writer closed with rows it could not commit; they are dropped');
+    });
     this.closed = true;
     for (const lane of this.lanes) {
       if (lane.timer) clearTimeout(lane.timer);

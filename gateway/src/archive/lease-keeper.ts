@@ -118,7 +118,11 @@ export class LeaseKeeper {
     for (const { follower } of this.followed.values()) follower.stop();
     this.followed.clear();
     await this.options.writer.close();
-    if (this.options.follow) await this.options.store.release(this.instanceId).catch(() => undefined);
+    if (this.options.follow) {
+      await this.options.store
+        .release(this.instanceId)
+        .catch((err: unknown) => this.options.log.warn({ err }, 'archive: could not release the follow leases (they expire)'));
+    }
   }
 
   private async round(): Promise<void> {
@@ -236,8 +240,13 @@ export class LeaseKeeper {
     entry.finishing ??= (async () => {
       await entry.follower.finish(timeoutMs);
       if (this.followed.get(sessionKey) === entry) this.followed.delete(sessionKey);
-      await this.options.writer.flush().catch(() => undefined);
-      await this.options.store.release(this.instanceId, sessionKey).catch(() => undefined);
+      const session_id = entry.follower.session.sessionId;
+      await this.options.writer
+        .flush()
+        .catch((err: unknown) => this.options.log.warn({ err, session_id }, 'archive: could not commit a finished session (writes are retried)'));
+      await this.options.store
+        .release(this.instanceId, sessionKey)
+        .catch((err: unknown) => this.options.log.warn({ err, session_id }, 'archive: could not release a lease (it expires)'));
     })();
     return entry.finishing;
   }

@@ -59,7 +59,7 @@ function tighten(path: string, mode: number, changes: ModeChange[]): void {
     chmodSync(path, next);
   } catch (err) {
     // A store the gateway cannot make private is not one to keep agent tokens in.
-    throw new Error(`could not make ${path} private (${octal(next)}): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new Error(`could not make ${path} private (${octal(next)}): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   changes.push({ path, from: octal(mode), to: octal(next) });
 }
