@@ -30,10 +30,12 @@ export const DEFAULT_GATEWAY_PORT = 10000;
 /** Relative to the working directory. */
 export const DEFAULT_DATA_DIR = 'gateway-data';
 /**
- * Longer than the longest legitimate wait: a computer batch may ask for 60 s of waiting
- * (src/computer/batch-schema.ts, maxTotalWaitMs) on top of its actions.
+ * Reads, PATCH and DELETE (docs/gateway.md "Timeouts"): an agent answers them in milliseconds, and
+ * the official client gives up and retries sooner than a longer wait would.
  */
-export const DEFAULT_AGENT_RESPONSE_TIMEOUT_MS = 120_000;
+export const DEFAULT_AGENT_RESPONSE_TIMEOUT_MS = 10_000;
+/** A computer batch: the waiting it declares (sleeps, delays, motion) plus this margin for its actions. */
+export const DEFAULT_AGENT_BATCH_MARGIN_MS = 10_000;
 export const DEFAULT_AGENT_IDLE_TIMEOUT_MS = 30_000;
 /** The agent's own default --keepalive-ms (src/config.ts, DEFAULT_KEEPALIVE_MS). */
 export const DEFAULT_AGENT_KEEPALIVE_MS = 15_000;
@@ -76,8 +78,10 @@ export interface GatewayConfig {
   allowedHosts: string[];
   storage: StorageConfig;
   logLevel: LogLevel;
-  /** Non-stream routes: from the request sent to the agent's response head; then 504. */
+  /** Reads, PATCH and DELETE: from the request sent to the agent's response head; then 504. */
   agentResponseTimeoutMs: number;
+  /** A computer batch: its declared waiting plus this, to the response head; then 504. */
+  agentBatchMarginMs: number;
   /** Non-stream routes: the longest the agent may leave a body (either way) without a byte. */
   agentIdleTimeoutMs: number;
   /** The agents' SSE keepalive period: a stream without a byte for 3 of them is dead. */
@@ -115,6 +119,7 @@ export interface GatewayConfigOptions {
   logLevel?: LogLevel;
   allowedHosts?: string[];
   agentResponseTimeoutMs?: number;
+  agentBatchMarginMs?: number;
   agentIdleTimeoutMs?: number;
   agentKeepaliveMs?: number;
   /** 10 ms to 30 s (the default). */
@@ -215,7 +220,15 @@ const SERVE_SETTINGS = {
     env: 'GATEWAY_AGENT_RESPONSE_TIMEOUT_MS',
     arg: '<ms>',
     default: String(DEFAULT_AGENT_RESPONSE_TIMEOUT_MS),
-    meaning: `Longest wait for an agent's response head once the request is sent (all but the telemetry streams); then 504 browser_unavailable. ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
+    meaning: `Longest wait for an agent's response head once the request is sent, for reads, PATCH and DELETE; then 504 browser_unavailable. ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
+    kind: kinds.timeoutMs,
+  },
+  agentBatchMarginMs: {
+    flag: 'agent-batch-margin-ms',
+    env: 'GATEWAY_AGENT_BATCH_MARGIN_MS',
+    arg: '<ms>',
+    default: String(DEFAULT_AGENT_BATCH_MARGIN_MS),
+    meaning: `A computer batch's wait for the response head: the waiting it declares (sleeps, delays, motion durations) plus this; then 504 browser_unavailable. ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
     kind: kinds.timeoutMs,
   },
   agentIdleTimeoutMs: {
@@ -223,7 +236,7 @@ const SERVE_SETTINGS = {
     env: 'GATEWAY_AGENT_IDLE_TIMEOUT_MS',
     arg: '<ms>',
     default: String(DEFAULT_AGENT_IDLE_TIMEOUT_MS),
-    meaning: `Longest an agent may leave a request or response body without a byte (all but the telemetry streams); then 504, or the response is cut. ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
+    meaning: `Longest an agent may leave a request or response body without a byte (all but the telemetry streams), and, for write_file, the wait for the response head after the body; then 504, or the response is cut. ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
     kind: kinds.timeoutMs,
   },
   agentKeepaliveMs: {
@@ -328,6 +341,7 @@ export function parseGatewayCommandLine(argv: readonly string[], env: Record<str
       storage: readStorage(reader),
       logLevel: reader.read(SERVE_SETTINGS.logLevel) ?? 'info',
       agentResponseTimeoutMs: reader.read(SERVE_SETTINGS.agentResponseTimeoutMs) ?? DEFAULT_AGENT_RESPONSE_TIMEOUT_MS,
+      agentBatchMarginMs: reader.read(SERVE_SETTINGS.agentBatchMarginMs) ?? DEFAULT_AGENT_BATCH_MARGIN_MS,
       agentIdleTimeoutMs: reader.read(SERVE_SETTINGS.agentIdleTimeoutMs) ?? DEFAULT_AGENT_IDLE_TIMEOUT_MS,
       agentKeepaliveMs: reader.read(SERVE_SETTINGS.agentKeepaliveMs) ?? DEFAULT_AGENT_KEEPALIVE_MS,
       keyRecheckMs: MAX_KEY_RECHECK_MS,
@@ -377,6 +391,7 @@ export function resolveGatewayConfig(options: GatewayConfigOptions = {}): Gatewa
     'logLevel',
     'allowedHosts',
     'agentResponseTimeoutMs',
+    'agentBatchMarginMs',
     'agentIdleTimeoutMs',
     'agentKeepaliveMs',
     'keyRecheckMs',
@@ -399,6 +414,7 @@ export function resolveGatewayConfig(options: GatewayConfigOptions = {}): Gatewa
     storage: databaseUrl !== undefined ? { kind: 'postgres', databaseUrl } : { kind: 'sqlite', dataDir: resolve(dataDir ?? DEFAULT_DATA_DIR) },
     logLevel: checkValue('logLevel', logLevelKind, options.logLevel) ?? 'info',
     agentResponseTimeoutMs: checkValue('agentResponseTimeoutMs', kinds.timeoutMs, options.agentResponseTimeoutMs) ?? DEFAULT_AGENT_RESPONSE_TIMEOUT_MS,
+    agentBatchMarginMs: checkValue('agentBatchMarginMs', kinds.timeoutMs, options.agentBatchMarginMs) ?? DEFAULT_AGENT_BATCH_MARGIN_MS,
     agentIdleTimeoutMs: checkValue('agentIdleTimeoutMs', kinds.timeoutMs, options.agentIdleTimeoutMs) ?? DEFAULT_AGENT_IDLE_TIMEOUT_MS,
     agentKeepaliveMs: checkValue('agentKeepaliveMs', kinds.timeoutMs, options.agentKeepaliveMs) ?? DEFAULT_AGENT_KEEPALIVE_MS,
     keyRecheckMs: checkValue('keyRecheckMs', kinds.keyRecheckMs, options.keyRecheckMs) ?? MAX_KEY_RECHECK_MS,

@@ -58,6 +58,7 @@ export async function startGatewayWithConfig(config: GatewayConfig, extras: Gate
   const timeouts = {
     connectMs: extras.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     responseMs: config.agentResponseTimeoutMs,
+    batchMarginMs: config.agentBatchMarginMs,
     idleMs: config.agentIdleTimeoutMs,
     keepaliveMs: config.agentKeepaliveMs,
   };

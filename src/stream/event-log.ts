@@ -97,6 +97,13 @@ export const MAX_RUN_BYTES = 64 * 1024;
 // its full slot array up front.
 const INITIAL_CAPACITY = 1024;
 
+/**
+ * Runs read from the store kept for other readers at the same cursor (readers replaying history
+ * together mostly read the same runs in turn); dropped by dropArchiveCache() when the last
+ * catch-up reader leaves, so the memory is at most this many runs of MAX_RUN_BYTES.
+ */
+export const ARCHIVE_RUNS_CACHED = 32;
+
 /** Size of the slabs frames are written into. */
 export const SLAB_BYTES = 128 * 1024;
 /** A frame larger than this gets memory of its own (a slab never wastes more at its end). */
@@ -130,6 +137,8 @@ export class EventLog {
   private lastNotifyAt = -Infinity;
   /** The last read(): its arguments and result. */
   private lastRun: { from: number; to: number; run: FrameRun } | undefined;
+  /** Runs read from the store, by their first seq asked for (ARCHIVE_RUNS_CACHED). */
+  private archiveRuns = new Map<number, FrameRun>();
   /** The slab frames are being written into, and the bytes of it already used. */
   private slab: Buffer | undefined;
   private slabUsed = 0;
@@ -316,15 +325,30 @@ export class EventLog {
     return run;
   }
 
-  /** Frames the ring no longer holds, from the store (not cached: a catching-up reader's own). */
+  /**
+   * Frames the ring no longer holds, from the store. A run holds every stored event from `from`
+   * to its `next`, so it serves any later reader at `from` that reads at least that far.
+   */
   private readArchived(from: number, to: number): FrameRun | undefined {
     const archived = this.archive?.oldestRetainedSeq();
     if (this.archive === undefined || archived === undefined || from < archived) return undefined;
-    const { rows, next } = this.archive.readRange(from, Math.min(to, this.ringOldestSeq - 1), MAX_RUN_BYTES);
-    if (rows.length === 0) return { from, next, bytes: EMPTY };
-    const text = rows.map((row) => eventFrameText(row.seq, row.json)).join('');
+    const upTo = Math.min(to, this.ringOldestSeq - 1);
+    const cached = this.archiveRuns.get(from);
+    if (cached !== undefined && cached.next - 1 <= upTo) return cached;
+    const { rows, next } = this.archive.readRange(from, upTo, MAX_RUN_BYTES);
     // A hole in the stored seqs (a crash's lost tail, skipped reservations) is passed over.
-    return { from: rows[0]!.seq, next, bytes: Buffer.from(text, 'utf8') };
+    const run: FrameRun =
+      rows.length === 0
+        ? { from, next, bytes: EMPTY }
+        : { from: rows[0]!.seq, next, bytes: Buffer.from(rows.map((row) => eventFrameText(row.seq, row.json)).join(''), 'utf8') };
+    this.archiveRuns.set(from, run);
+    if (this.archiveRuns.size > ARCHIVE_RUNS_CACHED) this.archiveRuns.delete(this.archiveRuns.keys().next().value!);
+    return run;
+  }
+
+  /** Forget the runs read from the store (no reader is catching up any more). */
+  dropArchiveCache(): void {
+    this.archiveRuns.clear();
   }
 
   /** Hear at the end of each tick that admitted events; returns the unsubscribe function (idempotent). */

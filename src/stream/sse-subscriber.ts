@@ -9,6 +9,7 @@
 // the producer one cheap check per tick, and never delays anyone else. If its cursor falls out of
 // the log it continues from the oldest retained event, and the client sees the gap in `seq`.
 
+import type { CatchUpReader, CatchUpScheduler } from './catch-up.ts';
 import type { EventFilter } from './event-filter.ts';
 import type { EventLog } from './event-log.ts';
 import { KEEPALIVE_FRAME } from './sse-frame.ts';
@@ -38,13 +39,19 @@ export interface SseSubscriberOptions {
   onSkip?: (count: number) => void;
   /** Only events matching this are written (docs/events.md "Filters"); seq ids keep their holes. */
   filter?: EventFilter;
+  /**
+   * Reads of history the ring no longer holds (from the durable store) go through this scheduler,
+   * paced and shared with the other catch-up readers (docs/events.md "Catching up from disk");
+   * absent: they are read inline.
+   */
+  catchUp?: CatchUpScheduler;
 }
 
 export const DEFAULT_FLUSH_TIMEOUT_MS = 2000;
 
 type State = 'open' | 'ending' | 'closed';
 
-export class SseSubscriber {
+export class SseSubscriber implements CatchUpReader {
   private state: State = 'open';
   /** Seq of the next frame to write. */
   private cursor: number;
@@ -171,32 +178,66 @@ export class SseSubscriber {
     if (this.state === 'open') this.armKeepalive(this.keepaliveMs);
   };
 
+  /** True while the next frame to write is on disk only (behind the ring, retained by the store). */
+  private get onDiskOnly(): boolean {
+    const ringOldest = this.log.ringOldestSeq;
+    return this.cursor < ringOldest && this.log.oldestSeq < ringOldest;
+  }
+
+  private get lastToWrite(): number {
+    return this.state === 'ending' ? this.endSeq : this.log.latestSeq;
+  }
+
+  /** One read from disk, in a turn of the catch-up scheduler (CatchUpReader). */
+  catchUpStep(): void {
+    if (this.state === 'closed' || this.blocked) return;
+    const last = this.lastToWrite;
+    const step = this.cursor <= last && this.onDiskOnly ? this.writeOneRun(last) : 'nothing';
+    if (step === 'wait' || this.isClosed || this.blocked) return;
+    if (step === 'more' && this.cursor <= last && this.onDiskOnly) {
+      this.options.catchUp!.request(this);
+      return;
+    }
+    this.options.catchUp!.release(this);
+    this.pump();
+  }
+
   /** Write frames from the cursor until caught up or the sink pushes back. */
   private pump(): void {
     if (this.state === 'closed' || this.blocked) return;
-    const last = this.state === 'ending' ? this.endSeq : this.log.latestSeq;
-    const filter = this.options.filter;
+    const last = this.lastToWrite;
     while (this.cursor <= last) {
-      if (filter !== undefined) {
-        const matching = this.log.readMatching(this.cursor, last, filter);
-        if (matching === undefined) {
-          if (!this.skipToOldest(last)) break;
-          continue;
-        }
-        this.cursor = matching.next;
-        if (matching.bytes !== undefined && !this.write(matching.bytes)) return;
-        continue;
+      if (this.options.catchUp !== undefined && this.onDiskOnly) {
+        this.options.catchUp.request(this);
+        return;
       }
-      let run = this.log.read(this.cursor, last);
-      if (run === undefined) {
-        if (!this.skipToOldest(last)) break;
-        run = this.log.read(this.cursor, last);
-        if (run === undefined) break;
-      }
-      this.cursor = run.next;
-      if (run.bytes.length > 0 && !this.write(run.bytes)) return;
+      const step = this.writeOneRun(last);
+      if (step === 'wait') return;
+      if (step === 'nothing') break;
     }
     if (this.state === 'ending') this.finish();
+  }
+
+  /**
+   * Write the next run of frames, or pass over what left retention. `wait`: the sink pushed back
+   * or closed; `nothing`: nothing more is retained up to `last`.
+   */
+  private writeOneRun(last: number): 'more' | 'wait' | 'nothing' {
+    const filter = this.options.filter;
+    if (filter !== undefined) {
+      const matching = this.log.readMatching(this.cursor, last, filter);
+      if (matching === undefined) return this.skipToOldest(last) ? 'more' : 'nothing';
+      this.cursor = matching.next;
+      return matching.bytes === undefined || this.write(matching.bytes) ? 'more' : 'wait';
+    }
+    let run = this.log.read(this.cursor, last);
+    if (run === undefined) {
+      if (!this.skipToOldest(last)) return 'nothing';
+      run = this.log.read(this.cursor, last);
+      if (run === undefined) return 'nothing';
+    }
+    this.cursor = run.next;
+    return run.bytes.length === 0 || this.write(run.bytes) ? 'more' : 'wait';
   }
 
   /** Returns true when the sink can take more. */
@@ -240,6 +281,7 @@ export class SseSubscriber {
   private close(): void {
     if (this.state === 'closed') return;
     this.state = 'closed';
+    this.options.catchUp?.release(this);
     this.releaseLog();
     this.clearKeepalive();
     if (this.flushDeadline) clearTimeout(this.flushDeadline);

@@ -1,6 +1,7 @@
 // All open SSE subscribers of the session. Owns their lifecycle: opening, counting, and ending
 // every stream when the session terminates or the agent shuts down.
 
+import { CatchUpScheduler, DEFAULT_CATCH_UP, type CatchUpOptions } from './catch-up.ts';
 import type { EventFilter } from './event-filter.ts';
 import type { EventLog } from './event-log.ts';
 import { DEFAULT_FLUSH_TIMEOUT_MS, SseSubscriber, type SseSink } from './sse-subscriber.ts';
@@ -9,6 +10,8 @@ export interface StreamHubOptions {
   keepaliveMs: number;
   /** Per stream, how long closeAll() waits for a slow client to take its remaining frames. */
   flushTimeoutMs?: number;
+  /** Pacing and caps of streams that replay history from disk (docs/events.md "Catching up from disk"). */
+  catchUp?: Partial<Omit<CatchUpOptions, 'onIdle'>>;
 }
 
 /** open() after closeAll(): the session's streams are over. */
@@ -28,11 +31,23 @@ export class StreamHub {
   private skipped = 0;
   /** Bytes written by subscribers that have closed; live ones are summed on demand. */
   private closedBytes = 0;
+  readonly catchUp: CatchUpScheduler;
 
   constructor(
     private readonly log: EventLog,
     private readonly options: StreamHubOptions,
-  ) {}
+  ) {
+    this.catchUp = new CatchUpScheduler({ ...DEFAULT_CATCH_UP, ...options.catchUp, onIdle: () => log.dropArchiveCache() });
+  }
+
+  /**
+   * Before a stream from `startSeq` opens (and its headers go out): throws CatchUpFullError when it
+   * would replay from disk and the replay queue is full.
+   */
+  checkCanOpen(startSeq: number): void {
+    const ringOldest = this.log.ringOldestSeq;
+    if (startSeq < ringOldest && this.log.oldestSeq < ringOldest) this.catchUp.checkAdmit();
+  }
 
   get subscriberCount(): number {
     return this.subscribers.size;
@@ -60,6 +75,7 @@ export class StreamHub {
     if (this.closing) throw new StreamClosedError();
     const subscriber = new SseSubscriber(this.log, sink, startSeq, {
       filter,
+      catchUp: this.catchUp,
       keepaliveMs: this.options.keepaliveMs,
       flushTimeoutMs: this.options.flushTimeoutMs ?? DEFAULT_FLUSH_TIMEOUT_MS,
       onClose: (s) => {

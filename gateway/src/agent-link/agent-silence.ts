@@ -11,8 +11,10 @@ const now = (): number => globalThis.performance.now();
 export interface AgentTimeouts {
   /** Time to establish the TCP connection; then 502. */
   connectMs: number;
-  /** Non-stream routes: from the request sent to the response head; then 504. */
+  /** Reads, PATCH, DELETE: from the request sent to the response head; then 504. */
   responseMs: number;
+  /** A computer batch: its declared waiting plus this, from the request sent to the response head. */
+  batchMarginMs: number;
   /** Non-stream routes: longest silence while a request or response body moves. */
   idleMs: number;
   /** The agents' SSE keepalive period. */

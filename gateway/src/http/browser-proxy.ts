@@ -29,6 +29,37 @@ import { AgentTimeout, SilenceWatch, streamSilenceLimitMs, type AgentTimeouts } 
 import { principalOf, requireProjectAccess, type Principal } from './auth.ts';
 import { browserTimedOut, browserUnreachable, type GatewayError } from './errors.ts';
 import type { KeyWatch } from './key-watch.ts';
+import { requestedWaitMs } from '../../computer/batch-rules.ts';
+import type { Action } from '../../computer/batch-schema.ts';
+
+const BATCH_ROUTE = '/browsers/:id/computer/batch';
+const WRITE_FILE_ROUTE = '/browsers/:id/fs/write_file';
+/** A batch body larger than this is not read for its waits (the agent refuses it anyway): the longest allowed wait applies. */
+const MAX_BATCH_BODY_READ = 1024 * 1024;
+/** The most waiting a batch may declare (src/computer/batch-schema.ts BATCH_LIMITS.maxTotalWaitMs). */
+const MAX_BATCH_WAIT_MS = 60_000;
+
+/**
+ * The waiting a batch body declares (docs/gateway.md "Timeouts"), as the agent counts it; the
+ * longest allowed when the body cannot be read as a batch (the agent answers 400 for it at once).
+ */
+export function declaredBatchWaitMs(body: Buffer | undefined): number {
+  if (body === undefined) return MAX_BATCH_WAIT_MS;
+  try {
+    const actions = (JSON.parse(body.toString('utf8')) as { actions?: unknown }).actions;
+    if (!Array.isArray(actions)) return 0;
+    let total = 0;
+    for (const action of actions as Action[]) {
+      if (typeof action !== 'object' || action === null) continue;
+      const payload = (action as unknown as Record<string, unknown>)[action.type];
+      if (typeof payload !== 'object' || payload === null) continue;
+      total += requestedWaitMs(action);
+    }
+    return Math.min(total, MAX_BATCH_WAIT_MS);
+  } catch {
+    return MAX_BATCH_WAIT_MS;
+  }
+}
 
 /** Request headers the agent needs; everything else (cookies, the caller's key) stays here. */
 const FORWARDED_REQUEST_HEADERS = ['accept', 'content-type', 'content-length', 'transfer-encoding', 'last-event-id'] as const;
@@ -210,6 +241,10 @@ export class BrowserProxy {
     else if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
     const hasBody = headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
     const upstream = this.connections.request(target, request.method, headers);
+    const route = request.routeOptions.url;
+    // A batch's body is kept (up to MAX_BATCH_BODY_READ) as it streams through, for its waits.
+    let batchBody: Buffer[] | undefined = route === BATCH_ROUTE ? [] : undefined;
+    let batchBytes = 0;
 
     const { timeouts } = this.options;
     return new Promise((resolve, reject) => {
@@ -232,7 +267,13 @@ export class BrowserProxy {
       upstream.once('finish', () => {
         if (answered) return;
         watch?.stop();
-        const limit = stream ? streamSilenceLimitMs(timeouts) : timeouts.responseMs;
+        // Per route (docs/gateway.md "Timeouts"): a batch may wait as long as it declares; a
+        // write_file's agent is still writing to disk, which the idle limit covers.
+        let limit = timeouts.responseMs;
+        if (stream) limit = streamSilenceLimitMs(timeouts);
+        else if (route === BATCH_ROUTE) limit = declaredBatchWaitMs(batchBody && Buffer.concat(batchBody)) + timeouts.batchMarginMs;
+        else if (route === WRITE_FILE_ROUTE) limit = timeouts.idleMs;
+        batchBody = undefined;
         watch = new SilenceWatch(limit, () => true, silent(stream ? 'response headers' : 'response', limit));
       });
       upstream.once('response', (response) => {
@@ -258,7 +299,14 @@ export class BrowserProxy {
         // the agent does not take what the client sent, it is the silent one.
         watch = new SilenceWatch(timeouts.idleMs, () => upstream.writableNeedDrain, silent('progress on the request body', timeouts.idleMs));
         pipeline(request.raw, upstream, () => undefined);
-        request.raw.on('data', () => watch?.touch());
+        request.raw.on('data', (chunk: Buffer) => {
+          watch?.touch();
+          if (batchBody === undefined) return;
+          batchBytes += chunk.length;
+          // Too large to be a batch the agent takes: counted at the longest wait.
+          if (batchBytes > MAX_BATCH_BODY_READ) batchBody = undefined;
+          else batchBody.push(chunk);
+        });
       } else {
         upstream.end();
       }

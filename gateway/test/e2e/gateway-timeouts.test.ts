@@ -205,6 +205,7 @@ describe.each(BACKENDS)('an agent that goes quiet, through the gateway on %s', (
       // client of theirs (docs/gateway.md "Following").
       archiveFollow: false,
       agentResponseTimeoutMs: RESPONSE_TIMEOUT_MS,
+      agentBatchMarginMs: RESPONSE_TIMEOUT_MS,
       agentIdleTimeoutMs: IDLE_TIMEOUT_MS,
       agentKeepaliveMs: KEEPALIVE_MS,
     });
@@ -360,6 +361,91 @@ describe.each(BACKENDS)('an agent that goes quiet, through the gateway on %s', (
       await client.over(20_000);
       await flooding.close();
       expect([client.outcome, client.received.split('\n\n').length - 1]).toEqual(['end', frames]);
+    });
+  });
+});
+
+/** An agent that answers a computer batch after `delayMs`, as one that runs its sleeps would. */
+class SlowBatchAgent {
+  private readonly server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'), this.delayMs);
+      res.on('close', () => clearTimeout(timer));
+    });
+  });
+  url = '';
+
+  constructor(private readonly delayMs: number) {}
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+// docs/gateway.md "Timeouts": each route's wait for the head follows what the route may take.
+describe('per-route timeouts', () => {
+  const batch = (sleepMs: number) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ actions: [{ type: 'sleep', sleep: { duration_ms: sleepMs } }] }),
+  });
+
+  it('with the defaults, a hung agent is 504 within 10 s for GET and PATCH', { timeout: 40_000 }, async () => {
+    const rig = await GatewayRig.start(await storages.fresh('sqlite'), { archiveFollow: false });
+    const hung = await new SilentAgent().start();
+    const session = uniqueName('hung');
+    await rig.registerBrowser({ session_id: session, agent_url: hung.url, agent_token: 't' });
+    try {
+      const started = Date.now();
+      const answers = await Promise.all([
+        rig.fetch(`/browsers/${session}`).then((r) => [r.status, Date.now() - started]),
+        rig
+          .fetch(`/browsers/${session}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{}' })
+          .then((r) => [r.status, Date.now() - started]),
+      ]);
+      expect(answers.map(([status, ms]) => [status, ms! <= 10_500])).toEqual([
+        [504, true],
+        [504, true],
+      ]);
+    } finally {
+      await rig.close();
+      await hung.close();
+    }
+  });
+
+  describe('a computer batch', () => {
+    let rig: GatewayRig;
+    let agent: SlowBatchAgent;
+    let session: string;
+    beforeAll(async () => {
+      // Reads would give up after 300 ms; a batch waits for what it declares, plus 300 ms.
+      rig = await GatewayRig.start(await storages.fresh('sqlite'), { archiveFollow: false, agentResponseTimeoutMs: 300, agentBatchMarginMs: 300 });
+      agent = await new SlowBatchAgent(5_000).start();
+      session = uniqueName('batch');
+      await rig.registerBrowser({ session_id: session, agent_url: agent.url, agent_token: 't' });
+    });
+    afterAll(async () => {
+      await rig?.close();
+      await agent?.close();
+    });
+
+    it('with a 5 s sleep succeeds though it outlasts the read timeout', { timeout: 20_000 }, async () => {
+      const response = await rig.fetch(`/browsers/${session}/computer/batch`, batch(5_000));
+      expect(response.status).toBe(200);
+    });
+
+    it('that declares no wait is 504 once the margin passes', { timeout: 20_000 }, async () => {
+      const started = Date.now();
+      const response = await rig.fetch(`/browsers/${session}/computer/batch`, batch(1));
+      expect([response.status, Date.now() - started < 4_000]).toEqual([504, true]);
     });
   });
 });

@@ -72,5 +72,5 @@ describe('SilenceWatch', () => {
 });
 
 it('a stream is dead after 3 keepalive periods', () => {
-  expect(streamSilenceLimitMs({ connectMs: 1, responseMs: 1, idleMs: 1, keepaliveMs: 15_000 })).toBe(45_000);
+  expect(streamSilenceLimitMs({ connectMs: 1, responseMs: 1, batchMarginMs: 1, idleMs: 1, keepaliveMs: 15_000 })).toBe(45_000);
 });

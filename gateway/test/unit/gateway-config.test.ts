@@ -57,8 +57,10 @@ describe('defaults', () => {
     expect(config.allowedHosts).toEqual([]);
   });
 
-  it('waits 120 s for a response head, 30 s for a silent body, 3 × 15 s for a silent stream', () => {
-    expect([config.agentResponseTimeoutMs, config.agentIdleTimeoutMs, config.agentKeepaliveMs]).toEqual([120_000, 30_000, 15_000]);
+  it("waits 10 s for a read's response head, a batch's waits + 10 s, 30 s for a silent body, 3 × 15 s for a silent stream", () => {
+    expect([config.agentResponseTimeoutMs, config.agentBatchMarginMs, config.agentIdleTimeoutMs, config.agentKeepaliveMs]).toEqual([
+      10_000, 10_000, 30_000, 15_000,
+    ]);
   });
 
   it("assumes the agent's own default keepalive period", () => {
