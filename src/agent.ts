@@ -194,6 +194,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   const terminate = (closeBrowser: boolean): Promise<void> => {
     terminating ??= (async () => {
       terminated = true;
+      // The last Web Vitals of every tab's document (docs/events.md "Web Vitals").
+      scope?.telemetry.endSession();
       // Streams first: every admitted event is flushed, then each response ends.
       await hub.closeAll();
       dropScope();
