@@ -8,6 +8,7 @@ import { installInteraction } from './interaction.ts';
 import { installLongTasks } from './long-tasks.ts';
 import { installPerformance, type PerformanceReporting } from './performance.ts';
 import { createReporter, type Report } from './report.ts';
+import { installWebVitals, type WebVitalsReporting } from './web-vitals.ts';
 import { PAGE_SCRIPT_GLOBAL, type PageScriptOptions } from './schema.ts';
 
 /** What the agent can reach in the isolated world (by Runtime.evaluate in that context). */
@@ -31,6 +32,7 @@ function create(report: Report): InstalledPageScript {
   let performance: PerformanceReporting | undefined;
   let performanceInstalled = false;
   let stopLongTasks: (() => void) | undefined;
+  let webVitals: WebVitalsReporting | undefined;
   return {
     configure({ interaction, page, history, longTaskMs = 0 }) {
       if (interaction && !stopInteraction) stopInteraction = installInteraction(report, window);
@@ -44,10 +46,14 @@ function create(report: Report): InstalledPageScript {
         // those already reported before it was turned off.
         performance = installPerformance(report, history && !performanceInstalled ? undefined : globalThis.performance.now());
         performanceInstalled = true;
+        // Web Vitals are per top-level document: not in iframes.
+        if (window === window.top) webVitals = installWebVitals(report, window);
       }
       if (!page && performance) {
         performance.dispose();
         performance = undefined;
+        webVitals?.dispose();
+        webVitals = undefined;
       }
       // Long tasks (category page): installed again when the threshold changes.
       stopLongTasks?.();

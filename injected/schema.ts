@@ -365,13 +365,13 @@ export interface WebVitalsElement {
 }
 
 /**
- * `page_web_vitals`: one per top-level document, when it is hidden or left, or at the session's
- * end. Values as Google's web-vitals library computes them (ms; CLS unitless); a metric absent
+ * `page_web_vitals`: one per top-level document, when it is first hidden, when its tab navigates
+ * to another document or closes, or at the session's end. Values as Google's web-vitals library computes them (ms; CLS unitless); a metric absent
  * when the page produced none (no input: no INP).
  */
 export interface PageWebVitalsData extends EventContext {
-  /** Why it was sent: `hidden` (visibility), `pagehide` (left), `session_end`. */
-  reason: 'hidden' | 'pagehide' | 'session_end';
+  /** Why it was sent: `hidden` (visibility), `navigated` (the tab left the document), `tab_closed`, `session_end`. */
+  reason: 'hidden' | 'navigated' | 'tab_closed' | 'session_end';
   ttfb?: number;
   fcp?: number;
   lcp?: { value: number; element?: WebVitalsElement; url?: string };
@@ -388,9 +388,13 @@ export interface PageWebVitalsData extends EventContext {
   };
 }
 
-/** The page script's form of page_web_vitals (the agent adds the context). */
-export interface WebVitalsReport extends Omit<PageWebVitalsData, keyof EventContext> {
+/**
+ * The page script's form of page_web_vitals (the agent adds the context): a snapshot of the
+ * document's metrics, sent shortly after they change (`snapshot`) and at once when it is hidden.
+ */
+export interface WebVitalsReport extends Omit<PageWebVitalsData, keyof EventContext | 'reason'> {
   type: 'page_web_vitals';
+  reason: 'snapshot' | 'hidden';
 }
 
 /** The event types of this block: data shapes. */

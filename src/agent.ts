@@ -225,6 +225,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     terminating ??= (async () => {
       terminated = true;
       kmsg?.close();
+      // The last Web Vitals of every tab's document (docs/events.md "Web Vitals").
+      scope?.telemetry.endSession();
       // Streams first: every admitted event is flushed, then each response ends.
       await hub.closeAll();
       dropScope();

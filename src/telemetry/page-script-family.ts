@@ -40,6 +40,8 @@ import {
   type PageLcpData,
   type PageScriptOptions,
   type PageScriptReport,
+  type PageWebVitalsData,
+  type WebVitalsReport,
 } from '../../injected/schema.ts';
 import { assertNever } from '../assert-never.ts';
 import { mayFail } from '../browser/cdp-errors.ts';
@@ -93,6 +95,14 @@ export class PageScriptFamily implements TelemetryFamily {
   /** page_lcp events waiting for their tab's load to end, by tab session, with their timer. */
   private readonly lcpWaiting = new Map<string, { entries: PendingLcp[]; timer: NodeJS.Timeout }>();
   private disposed = false;
+  /**
+   * Per tab session: the latest Web Vitals snapshot of its current top-level document, emitted as
+   * page_web_vitals when the document is hidden or left.
+   */
+  private readonly webVitals = new Map<
+    string,
+    { data: Omit<PageWebVitalsData, 'reason'>; state: TargetState; loaderId: string | undefined; emitted: boolean }
+  >();
 
   constructor(
     /** Every page_layout_shift emitted, for the tab's settle machines. */
@@ -151,8 +161,19 @@ export class PageScriptFamily implements TelemetryFamily {
     return commands;
   }
 
+  /** The tab's main frame committed another document: the previous one's Web Vitals are final. */
+  frameNavigated(state: TargetState, _frame: Protocol.Page.Frame, isTabMainFrame: boolean): void {
+    if (isTabMainFrame) this.emitWebVitals(state.target.sessionId, 'navigated');
+  }
+
+  /** The session ends: every tab's latest Web Vitals (docs/events.md "Web Vitals"). */
+  endSession(): void {
+    for (const sessionId of [...this.webVitals.keys()]) this.emitWebVitals(sessionId, 'session_end');
+  }
+
   targetDetached(state: TargetState): void {
     const sessionId = state.target.sessionId;
+    this.emitWebVitals(sessionId, 'tab_closed');
     this.worldContexts.delete(sessionId);
     this.buckets.delete(sessionId);
     this.warnedRateLimited.delete(sessionId);
@@ -167,6 +188,7 @@ export class PageScriptFamily implements TelemetryFamily {
 
   dispose(): void {
     this.disposed = true;
+    this.webVitals.clear();
     this.worldContexts.clear();
     this.buckets.clear();
     this.registrations.clear();
@@ -245,12 +267,9 @@ export class PageScriptFamily implements TelemetryFamily {
       case 'page_lcp':
         this.emitLcp(report, ts, ctx, state, contextId);
         return;
-      case 'page_web_vitals': {
-        // Top-level documents only (docs/events.md "Web Vitals"): the script reports from the tab's main frame.
-        const { type: _type, ...vitals } = report;
-        host.emit('page_web_vitals', ts, { ...ctx, ...vitals }, { method: METHOD, origin: state });
+      case 'page_web_vitals':
+        this.onWebVitals(report, ctx, state);
         return;
-      }
       case 'page_long_task': {
         const { time, duration, attribution, scripts } = report;
         const data = { ...ctx, source_frame_id: sourceFrameOf(ctx, state), time, duration, attribution, ...(scripts && { scripts }) };
@@ -260,6 +279,33 @@ export class PageScriptFamily implements TelemetryFamily {
       default:
         assertNever(report);
     }
+  }
+
+  /**
+   * A Web Vitals snapshot of a tab's top-level document (docs/events.md "Web Vitals"): kept until
+   * the document is left; a `hidden` one is emitted at once and ends the document's reporting.
+   */
+  private onWebVitals(report: WebVitalsReport, ctx: EventContext, state: TargetState): void {
+    const target = state.target;
+    // Top-level documents only (the script does not run it in iframes).
+    if (target.type !== 'page' || ctx.frame_id !== target.targetId) return;
+    const { type: _type, reason, ...vitals } = report;
+    const current = this.webVitals.get(target.sessionId);
+    // The document already reported its hidden snapshot.
+    if (current?.emitted === true && current.loaderId === ctx.loader_id) return;
+    this.webVitals.set(target.sessionId, { data: { ...ctx, ...vitals }, state, loaderId: ctx.loader_id, emitted: false });
+    if (reason === 'hidden') this.emitWebVitals(target.sessionId, 'hidden');
+  }
+
+  private emitWebVitals(sessionId: string, reason: PageWebVitalsData['reason']): void {
+    const pending = this.webVitals.get(sessionId);
+    if (pending === undefined) return;
+    // A hidden document keeps its entry (a later snapshot of it is ignored); leaving it ends it.
+    if (reason !== 'hidden') this.webVitals.delete(sessionId);
+    if (pending.emitted) return;
+    pending.emitted = true;
+    if (this.disposed || !this.host.admits('page')) return;
+    this.host.emit('page_web_vitals', this.host.clock.nowUs(), { ...pending.data, reason }, { method: METHOD, origin: pending.state });
   }
 
   /** page_lcp waits for its element's backend node id (one evaluation in the script's world). */

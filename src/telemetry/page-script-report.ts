@@ -73,7 +73,7 @@ const SHAPES: { [T in PageScriptReportType]: Shape<Extract<PageScriptReport, { t
     truncated: optional((v) => v === true),
   },
   page_web_vitals: {
-    reason: (v) => v === 'hidden' || v === 'pagehide' || v === 'session_end',
+    reason: (v) => v === 'snapshot' || v === 'hidden',
     ttfb: optional(measure),
     fcp: optional(measure),
     lcp: optional(object({ value: measure, element: vitalsElement, url: optional(string(0, PAGE_SCRIPT_LIMITS.urlChars)) })),

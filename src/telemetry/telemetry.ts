@@ -92,6 +92,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
   /** Last loader id announced per frame: the parent and the OOPIF session can both report it. */
   private readonly announcedLoaders = new Map<string, string>();
   private readonly pageFamily: PageFamily;
+  private readonly pageScript: PageScriptFamily;
   private readonly families: TelemetryFamily[];
   /** The CDP cuts' switches (cdp-cuts.ts), read once per connection. */
   private readonly cuts = cdpCuts();
@@ -113,6 +114,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
     const pageScript = new PageScriptFamily((state) => this.pageFamily.layoutShift(state), undefined, options.longTaskMs ?? 0);
     const hangs = new HangFamily(options.hangThresholdMs ?? 0);
     const crashes = new TabCrashFamily((state) => hangs.tabCrashed(state));
+    this.pageScript = pageScript;
     // The tracker first: its handlers run before the families' for the same event.
     this.families = [this.loadingTabs, new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily, pageScript, new NetworkFamily(), crashes, hangs];
     // Dialogs, downloads, WebSockets and EventSource (docs/events.md).
@@ -137,6 +139,11 @@ export class Telemetry implements TargetObserver, FamilyHost {
       if (p.reason !== 'swap') this.announcedLoaders.delete(p.frameId);
     });
     for (const family of this.families) family.start(this);
+  }
+
+  /** The session ends (before the streams close): events that wait for a document's end go out now (page_web_vitals). */
+  endSession(): void {
+    this.pageScript.endSession();
   }
 
   dispose(): void {
