@@ -7,11 +7,10 @@ import type { EventFilter } from '../../stream/event-filter.ts';
 import type { TelemetryEvent } from '../../../injected/schema.ts';
 import type { ArchiveStore, SessionRecord } from './archive-store.ts';
 
-const PAGE_EVENTS = 500;
 
 export function archiveTraceSource(store: ArchiveStore, session: SessionRecord, sinceTs: number | undefined, untilTs: number | undefined): TraceEventSource {
   return {
-    async *pages(filter: EventFilter | undefined): AsyncGenerator<TraceRow[]> {
+    async *pages(filter: EventFilter | undefined, pageSize: number): AsyncGenerator<TraceRow[]> {
       let next = 1;
       for (;;) {
         const rows = await store.page({
@@ -22,10 +21,10 @@ export function archiveTraceSource(store: ArchiveStore, session: SessionRecord, 
           maxSeq: session.archivedSeq,
           sinceTs,
           untilTs,
-          limit: PAGE_EVENTS,
+          limit: pageSize,
         });
         if (rows.length > 0) yield rows.map((row) => ({ seq: row.seq, text: row.eventJson }));
-        if (rows.length < PAGE_EVENTS) return;
+        if (rows.length < pageSize) return;
         next = rows[rows.length - 1]!.seq + 1;
       }
     },
