@@ -22,6 +22,8 @@ export interface TraceRow {
 export interface TraceEventSource {
   /** Rows matching `filter` in the export's window and seq bound, oldest first, `pageSize` at a time. */
   pages(filter: EventFilter | undefined, pageSize: number): AsyncIterable<TraceRow[]>;
+  /** An upper bound of the bytes of every event the source holds, when it knows one cheaply. */
+  storedBytes?(): number | undefined;
   /** The event of a row. */
   event(row: TraceRow): TelemetryEvent;
 }
@@ -64,6 +66,9 @@ const REQUEST_TYPES = new Set<string>(['network_request', 'network_response', 'n
  * Stops reading at the cap.
  */
 export async function checkTraceSize(source: TraceEventSource, request: TraceRequest): Promise<void> {
+  // A store smaller than the cap cannot hold a window over it: no need to count (the response starts at once).
+  const bound = source.storedBytes?.();
+  if (bound !== undefined && bound <= request.maxBytes) return;
   let bytes = 0;
   const others = EVENT_TYPES.filter((type) => type !== 'monitor_screenshot');
   const passes: Array<[EventFilter | undefined, number]> = [

@@ -44,7 +44,6 @@ export const traceResponseSchema = {
   content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
 } as const;
 
-
 export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
   const history = deps.history ?? new HistoryReader(deps.log, undefined);
   app.get(
@@ -111,6 +110,7 @@ export function historySource(history: HistoryReader, sinceTs: number | undefine
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
     },
+    storedBytes: () => history.storedBytes(),
     event(row: TraceRow): TelemetryEvent {
       return (JSON.parse(row.text) as { event: TelemetryEvent }).event;
     },

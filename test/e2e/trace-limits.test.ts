@@ -40,7 +40,14 @@ function* hourOfEvents(): Generator<TelemetryEvent> {
   const t0 = Date.now() * 1000 - HOUR_US;
   const step = HOUR_US / EVENTS;
   const png = screenshot(60 * 1024);
-  const ctx = { session_id: 'S1', target_id: 'TAB0000000000000000000000000000001', target_type: 'page', frame_id: 'TAB0000000000000000000000000000001', url: 'http://127.0.0.1:8080/app/page.html', nav_seq: 1 };
+  const ctx = {
+    session_id: 'S1',
+    target_id: 'TAB0000000000000000000000000000001',
+    target_type: 'page',
+    frame_id: 'TAB0000000000000000000000000000001',
+    url: 'http://127.0.0.1:8080/app/page.html',
+    nav_seq: 1,
+  };
   let next = 0;
   let nextShot = t0;
   const fillerEvery = Math.floor(EVENTS / requests.length);
@@ -57,10 +64,28 @@ function* hourOfEvents(): Generator<TelemetryEvent> {
       continue;
     }
     const kind = i % 4;
-    if (kind === 0) yield { ts, type: 'console_log', source: { kind: 'cdp' }, data: { ...ctx, level: 'log', text: `step ${i} of the agent's task: reading the list`, args: [`step ${i}`] } };
-    else if (kind === 1) yield { ts, type: 'interaction_click', source: { kind: 'agent' }, data: { ...ctx, x: i % 1280, y: i % 720, selector: `#item-${i % 50}`, tag: 'BUTTON', text: 'Open' } };
+    if (kind === 0)
+      yield {
+        ts,
+        type: 'console_log',
+        source: { kind: 'cdp' },
+        data: { ...ctx, level: 'log', text: `step ${i} of the agent's task: reading the list`, args: [`step ${i}`] },
+      };
+    else if (kind === 1)
+      yield {
+        ts,
+        type: 'interaction_click',
+        source: { kind: 'agent' },
+        data: { ...ctx, x: i % 1280, y: i % 720, selector: `#item-${i % 50}`, tag: 'BUTTON', text: 'Open' },
+      };
     else if (kind === 2) yield { ts, type: 'interaction_key', source: { kind: 'agent' }, data: { ...ctx, key: 'a', selector: '#search', tag: 'INPUT' } };
-    else yield { ts, type: 'interaction_scroll_settled', source: { kind: 'agent' }, data: { ...ctx, from_x: 0, from_y: i % 900, to_x: 0, to_y: (i % 900) + 300, target_selector: 'html' } };
+    else
+      yield {
+        ts,
+        type: 'interaction_scroll_settled',
+        source: { kind: 'agent' },
+        data: { ...ctx, from_x: 0, from_y: i % 900, to_x: 0, to_y: (i % 900) + 300, target_selector: 'html' },
+      };
   }
   while (next < requests.length) yield { ...requests[next++]!, ts: t0 + HOUR_US };
 }

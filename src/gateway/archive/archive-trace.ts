@@ -7,7 +7,6 @@ import type { EventFilter } from '../../stream/event-filter.ts';
 import type { TelemetryEvent } from '../../../injected/schema.ts';
 import type { ArchiveStore, SessionRecord } from './archive-store.ts';
 
-
 export function archiveTraceSource(store: ArchiveStore, session: SessionRecord, sinceTs: number | undefined, untilTs: number | undefined): TraceEventSource {
   return {
     async *pages(filter: EventFilter | undefined, pageSize: number): AsyncGenerator<TraceRow[]> {
