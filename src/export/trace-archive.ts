@@ -20,8 +20,10 @@ export interface TraceRow {
 
 /** Where the events come from: the agent's history, or the gateway's archive. */
 export interface TraceEventSource {
-  /** Rows matching `filter` in the export's window and seq bound, oldest first, a page at a time. */
-  pages(filter: EventFilter | undefined): AsyncIterable<TraceRow[]>;
+  /** Rows matching `filter` in the export's window and seq bound, oldest first, `pageSize` at a time. */
+  pages(filter: EventFilter | undefined, pageSize: number): AsyncIterable<TraceRow[]>;
+  /** An upper bound of the bytes of every event the source holds, when it knows one cheaply. */
+  storedBytes?(): number | undefined;
   /** The event of a row. */
   event(row: TraceRow): TelemetryEvent;
 }
@@ -48,6 +50,10 @@ export class TraceTooLargeError extends Error {
   }
 }
 
+/** Events per history page; screenshots (up to 1 MiB of base64 each) a few at a time. */
+const PAGE_EVENTS = 500;
+const PAGE_SCREENSHOTS = 4;
+
 /** Characters per piece handed to the zip. */
 const PIECE_CHARS = 1 << 16;
 
@@ -60,11 +66,20 @@ const REQUEST_TYPES = new Set<string>(['network_request', 'network_response', 'n
  * Stops reading at the cap.
  */
 export async function checkTraceSize(source: TraceEventSource, request: TraceRequest): Promise<void> {
+  // A store smaller than the cap cannot hold a window over it: no need to count (the response starts at once).
+  const bound = source.storedBytes?.();
+  if (bound !== undefined && bound <= request.maxBytes) return;
   let bytes = 0;
-  const filter = narrow(undefined, request, false);
-  for await (const rows of source.pages(filter)) {
-    for (const row of rows) bytes += row.text.length;
-    if (bytes > request.maxBytes) throw new TraceTooLargeError(bytes, request.maxBytes);
+  const others = EVENT_TYPES.filter((type) => type !== 'monitor_screenshot');
+  const passes: Array<[EventFilter | undefined, number]> = [
+    [narrow(others, request, false), PAGE_EVENTS],
+    [parseFilter({ type: SCREENSHOT_TYPES }), PAGE_SCREENSHOTS],
+  ];
+  for (const [filter, pageSize] of passes) {
+    for await (const rows of source.pages(filter, pageSize)) {
+      for (const row of rows) bytes += row.text.length;
+      if (bytes > request.maxBytes) throw new TraceTooLargeError(bytes, request.maxBytes);
+    }
   }
 }
 
@@ -117,7 +132,7 @@ export function traceArchive(source: TraceEventSource, request: TraceRequest, on
 
 async function* screenshots(source: TraceEventSource): AsyncGenerator<{ frame: TraceFrame; png: Buffer }> {
   // Screenshots are of the active tab and carry no target: every one in the window is kept.
-  for await (const rows of source.pages(parseFilter({ type: SCREENSHOT_TYPES }))) {
+  for await (const rows of source.pages(parseFilter({ type: SCREENSHOT_TYPES }), PAGE_SCREENSHOTS)) {
     for (const row of rows) {
       const event = source.event(row);
       const base64 = (event.data as { png?: string } | undefined)?.png;
@@ -132,7 +147,7 @@ async function* screenshots(source: TraceEventSource): AsyncGenerator<{ frame: T
 
 async function* responseBodies(source: TraceEventSource, request: TraceRequest): AsyncGenerator<{ seq: number; bytes: Buffer }> {
   const filter = narrow(['network_response'], request, false);
-  for await (const rows of source.pages(filter)) {
+  for await (const rows of source.pages(filter, PAGE_EVENTS)) {
     for (const row of rows) {
       const data = source.event(row).data as NetworkResponseData | undefined;
       if (data?.body === undefined) continue;
@@ -160,7 +175,7 @@ async function* traceLines(
     if (frames.length > 0) info.viewport = { width: frames[0]!.width, height: frames[0]!.height };
     return contextOptionsLine(info, 'library');
   };
-  for await (const rows of source.pages(filter)) {
+  for await (const rows of source.pages(filter, PAGE_EVENTS)) {
     let out = '';
     for (const row of rows) {
       const event = source.event(row);
@@ -182,7 +197,7 @@ async function* networkLines(source: TraceEventSource, request: TraceRequest, bo
   har.begin();
   const filter = narrow([...HAR_EVENT_TYPES], request, false);
   let wroteEntry = false;
-  for await (const rows of source.pages(filter)) {
+  for await (const rows of source.pages(filter, PAGE_EVENTS)) {
     let out = '';
     for (const row of rows) {
       const event = source.event(row);

@@ -44,9 +44,6 @@ export const traceResponseSchema = {
   content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
 } as const;
 
-/** Events per history page. */
-const PAGE_EVENTS = 500;
-
 export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
   const history = deps.history ?? new HistoryReader(deps.log, undefined);
   app.get(
@@ -91,10 +88,10 @@ export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: 
 /** The history read as the trace's event source: a window, bounded by the seq the export began at. */
 export function historySource(history: HistoryReader, sinceTs: number | undefined, untilTs: number | undefined, lastSeq: number): TraceEventSource {
   return {
-    async *pages(filter: EventFilter | undefined): AsyncGenerator<TraceRow[]> {
+    async *pages(filter: EventFilter | undefined, pageSize: number): AsyncGenerator<TraceRow[]> {
       let offset: number | undefined;
       for (;;) {
-        const page = history.read({ filter, order: 'asc', offset, sinceTs, untilTs, limit: PAGE_EVENTS });
+        const page = history.read({ filter, order: 'asc', offset, sinceTs, untilTs, limit: pageSize });
         const rows: TraceRow[] = [];
         let done = !page.hasMore;
         for (const text of page.items) {
@@ -113,6 +110,7 @@ export function historySource(history: HistoryReader, sinceTs: number | undefine
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
     },
+    storedBytes: () => history.storedBytes(),
     event(row: TraceRow): TelemetryEvent {
       return (JSON.parse(row.text) as { event: TelemetryEvent }).event;
     },

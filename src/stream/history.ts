@@ -33,6 +33,14 @@ export class HistoryReader {
     private readonly store: EventStore | undefined,
   ) {}
 
+  /**
+   * An upper bound of the bytes any read can return: the durable store's size on disk; undefined
+   * when reading from the RAM ring.
+   */
+  storedBytes(): number | undefined {
+    return this.store !== undefined && this.store.isPersisting ? this.store.stats().bytes : undefined;
+  }
+
   read(request: HistoryRequest): HistoryPage {
     const sinceTs = request.offset === undefined ? request.sinceTs : undefined;
     const rows =
