@@ -395,11 +395,12 @@ export class ViewerApp {
   /** The categories the stream asks the agent for; undefined: all. */
   private serverCategories(): string[] | undefined {
     if (HIDEABLE.every(([c]) => this.categories.has(c))) return undefined;
-    return [...HIDEABLE.map(([c]) => c).filter((c) => this.categories.has(c)), 'monitor'];
+    // Failure signals and live view (system, connection) always come, like the monitor events.
+    return [...HIDEABLE.map(([c]) => c).filter((c) => this.categories.has(c)), 'monitor', 'system', 'connection'];
   }
 
   private setCategories(next: Set<ViewCategory>): void {
-    next.add('monitor');
+    next.add('monitor').add('system').add('connection');
     this.categories = next;
     this.rebuild();
     if (this.caps.streamFilters === false) return;

@@ -7,6 +7,15 @@
 import type {
   ConsoleErrorData,
   ConsoleLogData,
+  LiveViewConnectData,
+  LiveViewDisconnectData,
+  PageCrashedData,
+  PageLongTaskData,
+  PageRecoveredData,
+  PageResponsiveData,
+  PageUnresponsiveData,
+  ServiceCrashedData,
+  SystemOomKillData,
   Envelope,
   EventContext,
   HeaderMap,
@@ -122,7 +131,18 @@ export type MarkKind =
   /** Another agent process: seq numbering began again. */
   | 'agent_restarted'
   /** Events this page skipped because it could not keep up (the agent still has them). */
-  | 'page_behind';
+  | 'page_behind'
+  // Failure signals and live view: the timeline's Health lane (viewer/health-lane.ts).
+  | 'service_crashed'
+  | 'oom_kill'
+  | 'tab_crashed'
+  | 'tab_recovered'
+  | 'unresponsive'
+  /** page_responsive: `value` is how long the tab did not answer (ms), ending at `ts`. */
+  | 'responsive'
+  /** `value`: the task's duration (ms), ending at `ts`. */
+  | 'long_task'
+  | 'live_view';
 
 /** Marks that tell of lost or interrupted telemetry, listed above the panels. */
 export const NOTICE_KINDS: ReadonlySet<MarkKind> = new Set([
@@ -134,6 +154,7 @@ export const NOTICE_KINDS: ReadonlySet<MarkKind> = new Set([
   'stream_resumed',
   'agent_restarted',
   'page_behind',
+  'service_crashed',
 ]);
 
 export interface Mark extends Row {
@@ -320,6 +341,51 @@ export class SessionModel {
       case 'monitor_init_failed': {
         const d = data as MonitorData;
         this.mark(base, 'init_failed', `setup failed: ${d.step ?? ''} ${d.error ?? ''}`.trim(), 'error');
+        break;
+      }
+      case 'service_crashed': {
+        const d = data as unknown as ServiceCrashedData;
+        const how = [d.phase, d.pid === undefined ? undefined : `pid ${d.pid}`, d.signal ?? d.exit_code].filter((p) => p !== undefined).join(', ');
+        this.mark(base, 'service_crashed', `${d.service_name} crashed (${how})`, 'error');
+        break;
+      }
+      case 'system_oom_kill': {
+        const d = data as unknown as SystemOomKillData;
+        this.mark(
+          base,
+          'oom_kill',
+          `OOM kill: ${d.process_name} (pid ${d.pid}, ${Math.round(d.rss_kb / 1024)} MiB${d.constraint ? `, ${d.constraint}` : ''})`,
+          'error',
+        );
+        break;
+      }
+      case 'page_crashed':
+        this.mark(base, 'tab_crashed', `tab crashed (${(data as PageCrashedData).status})`, 'error');
+        break;
+      case 'page_recovered':
+        this.mark(base, 'tab_recovered', `tab recovered after ${formatMs((data as PageRecoveredData).down_ms)}`, 'warn');
+        break;
+      case 'page_unresponsive':
+        this.mark(base, 'unresponsive', `tab not answering for ${formatMs((data as PageUnresponsiveData).threshold_ms)}`, 'error');
+        break;
+      case 'page_responsive': {
+        const ms = (data as PageResponsiveData).unresponsive_ms;
+        this.mark(base, 'responsive', `tab answered again after ${formatMs(ms)}`, 'warn', ms);
+        break;
+      }
+      case 'page_long_task': {
+        const d = data as PageLongTaskData;
+        const script = d.scripts?.[0];
+        const where = script ? ` in ${script.source_function_name || script.invoker || script.source_url}` : '';
+        this.mark(base, 'long_task', `long task ${formatMs(d.duration)}${where}`, 'warn', d.duration);
+        break;
+      }
+      case 'live_view_connect':
+        this.mark(base, 'live_view', `viewer ${(data as unknown as LiveViewConnectData).session_id} opened the live view`, 'info');
+        break;
+      case 'live_view_disconnect': {
+        const d = data as unknown as LiveViewDisconnectData;
+        this.mark(base, 'live_view', `viewer ${d.session_id} left after ${formatMs(d.duration_ms)}`, 'info');
         break;
       }
       default:

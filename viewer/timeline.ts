@@ -8,6 +8,7 @@
 
 import { h } from './dom.ts';
 import { clock, duration, shortId, shortUrl } from './format.ts';
+import { drawHealthLane, HEALTH_KINDS } from './health-lane.ts';
 import { NOTICE_KINDS, type ConsoleLevel, type Mark, type MarkKind, type SessionModel, type ViewCategory } from './model.ts';
 import { axisStep, coversHeld, heldRange, panRange, tsAt, visibleRange, xOf, zoomRange, type Range } from './timeline-range.ts';
 
@@ -30,7 +31,7 @@ const MAX_TAB_LANES = 6;
 
 interface Lane {
   label: string;
-  kind: 'tab' | 'console' | 'network' | 'interaction' | 'page' | 'settled' | 'screenshot';
+  kind: 'tab' | 'console' | 'network' | 'interaction' | 'page' | 'settled' | 'screenshot' | 'health';
   targetId?: string;
 }
 
@@ -159,6 +160,7 @@ export class Timeline {
     const rect = { width: this.cssWidth };
     if (rect.width === 0) return;
     this.lanes = this.computeLanes();
+    this.canvas.dataset.lanes = this.lanes.map((lane) => lane.label).join(',');
     const height = AXIS + this.lanes.length * LANE + 4;
     const ratio = devicePixelRatio || 1;
     if (this.width !== rect.width || this.height !== height) {
@@ -204,6 +206,7 @@ export class Timeline {
     if (categories.has('interaction')) lanes.push({ label: 'Interactions', kind: 'interaction' });
     if (categories.has('page')) lanes.push({ label: 'Shifts · LCP', kind: 'page' }, { label: 'Settled', kind: 'settled' });
     if (categories.has('screenshot')) lanes.push({ label: 'Screenshots', kind: 'screenshot' });
+    if (categories.has('page') || categories.has('system') || categories.has('connection')) lanes.push({ label: 'Health', kind: 'health' });
     return lanes;
   }
 
@@ -342,6 +345,9 @@ export class Timeline {
           }
           break;
         }
+        case 'health':
+          drawHealthLane(ctx, this.model.marks, (ts) => this.x(ts, range), { top, height: LANE, ...range }, p, inTarget);
+          break;
         case 'screenshot':
           ctx.fillStyle = p.screenshot;
           for (const shot of this.model.screenshots) {
@@ -429,7 +435,8 @@ export class Timeline {
     switch (lane.kind) {
       case 'tab':
       case 'page':
-      case 'settled': {
+      case 'settled':
+      case 'health': {
         const mark = this.model.marks.find(
           (m) => near(m.ts) && (lane.targetId === undefined || m.targetId === lane.targetId) && laneOfMark(m.kind) === lane.kind,
         );
@@ -630,6 +637,7 @@ function isNotice(mark: Mark): boolean {
 }
 
 function laneOfMark(kind: MarkKind): Lane['kind'] | undefined {
+  if (HEALTH_KINDS.has(kind)) return 'health';
   switch (kind) {
     case 'navigation':
     case 'load':

@@ -368,6 +368,10 @@ describe('the live viewer', () => {
     expect(disconnected).toContain('browser disconnected');
     const reconnected = await viewer.waitFor<string>(`document.querySelector('.notices [data-kind="reconnected"]')?.textContent`, 'the reconnected notice');
     expect(reconnected).toMatch(/browser reconnected after/);
+    // The kill is a crash of the browser (service_crashed): a notice, and a mark in the Health lane.
+    const crashed = await viewer.waitFor<string>(`document.querySelector('.notices [data-kind="service_crashed"]')?.textContent`, 'the crash notice');
+    expect(crashed).toMatch(/chromium crashed \(running, pid \d+, SIGKILL\)/);
+    expect(await viewer.evaluate<string>(`document.querySelector('.timeline-canvas').dataset.lanes`)).toContain('Health');
     await viewer.screenshot('browser-reconnected');
     // The picture in docs/viewer.md: the network panel with a request open, the notices above.
     await viewer.evaluate(`document.getElementById('tab-network').click()`);

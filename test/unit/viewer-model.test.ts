@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Envelope, EventType, TelemetryEvent } from '../../injected/schema.ts';
-import { SessionModel } from '../../viewer/model.ts';
+import { NOTICE_KINDS, SessionModel } from '../../viewer/model.ts';
 import { SseParser } from '../../viewer/sse.ts';
 
 let seq = 0;
@@ -86,5 +86,50 @@ describe("the viewer's session model", () => {
     expect(model.marks.find((m) => m.kind === 'disconnected')?.label).toBe('browser disconnected (browser_closed)');
     expect(model.trimmedBefore).toBeGreaterThan(0);
     expect(model.console[0]!.seq).toBeGreaterThanOrEqual(model.trimmedBefore);
+  });
+
+  it('turns the failure signals and live view into Health lane marks, a browser crash into a notice', () => {
+    const model = new SessionModel();
+    model.ingest(envelope('service_crashed', { service_name: 'chromium', phase: 'running', pid: 7, signal: 'SIGKILL' }));
+    model.ingest(envelope('system_oom_kill', { pid: 9, process_name: 'node', rss_kb: 98356, constraint: 'memcg' }));
+    model.ingest(envelope('page_crashed', { target_id: 'T', status: 'oom' }));
+    model.ingest(envelope('page_recovered', { target_id: 'T', down_ms: 1500 }));
+    model.ingest(envelope('page_unresponsive', { target_id: 'T', threshold_ms: 5000 }));
+    model.ingest(envelope('page_responsive', { target_id: 'T', unresponsive_ms: 7200 }));
+    model.ingest(
+      envelope('page_long_task', {
+        target_id: 'T',
+        source_frame_id: 'T',
+        time: 10,
+        duration: 300,
+        attribution: [{ name: 'self' }],
+        scripts: [
+          {
+            invoker_type: 'user-callback',
+            invoker: 'TimerHandler:setTimeout',
+            source_url: 'u',
+            source_function_name: 'busy',
+            source_char_position: 0,
+            duration: 300,
+          },
+        ],
+      }),
+    );
+    model.ingest(envelope('live_view_connect', { session_id: 'v1' }));
+    model.ingest(envelope('live_view_disconnect', { session_id: 'v1', duration_ms: 2000 }));
+    expect(model.marks.map((m) => [m.kind, m.label])).toEqual([
+      ['service_crashed', 'chromium crashed (running, pid 7, SIGKILL)'],
+      ['oom_kill', 'OOM kill: node (pid 9, 96 MiB, memcg)'],
+      ['tab_crashed', 'tab crashed (oom)'],
+      ['tab_recovered', 'tab recovered after 1.5 s'],
+      ['unresponsive', 'tab not answering for 5.0 s'],
+      ['responsive', 'tab answered again after 7.2 s'],
+      ['long_task', 'long task 300 ms in busy'],
+      ['live_view', 'viewer v1 opened the live view'],
+      ['live_view', 'viewer v1 left after 2.0 s'],
+    ]);
+    expect(model.marks.find((m) => m.kind === 'responsive')?.value).toBe(7200);
+    expect(NOTICE_KINDS.has('service_crashed')).toBe(true);
+    expect(SessionModel.categoryOf({ ...model.envelopes[0]!.event, category: 'system' })).toBe('system');
   });
 });
