@@ -234,7 +234,7 @@ export class SessionModel {
 
   /** The category an event counts in (its wire category, or the schema's). */
   static categoryOf(event: TelemetryEvent): ViewCategory {
-    if (event.category !== undefined && (VIEW_CATEGORIES as readonly string[]).includes(event.category)) return event.category;
+    if (event.category !== undefined && (VIEW_CATEGORIES as readonly string[]).includes(event.category)) return event.category as ViewCategory;
     if (event.type === 'monitor_screenshot') return 'screenshot';
     const prefix = event.type.slice(0, event.type.indexOf('_'));
     return (VIEW_CATEGORIES as readonly string[]).includes(prefix) ? (prefix as ViewCategory) : 'monitor';

@@ -9,6 +9,7 @@ import { invalidInput, type ErrorDetail } from './errors.ts';
 import { noRetryOnFailure } from './no-retry.ts';
 import { BROWSER_ERRORS, bodyPolicyProperties, browserObjectSchema, errorResponses, noContent } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
+import { cdpWsUrl } from './cdp-routes.ts';
 
 /** Never carries `base_url` or `jwt`: clients must not route around the gateway. */
 export interface BrowserObject {
@@ -19,10 +20,13 @@ export interface BrowserObject {
   cdp_connected: boolean;
   /** Latest seq admitted to the event log (0 before the first event). */
   seq: number;
+  /** The CDP endpoint's WebSocket URL on this agent (scope cdp; docs/operations.md "CDP endpoint"). */
+  cdp_ws_url?: string;
 }
 
-export function browserObject(deps: HttpDeps): BrowserObject {
+export function browserObject(deps: HttpDeps, host?: string): BrowserObject {
   return {
+    ...(deps.cdp && host !== undefined ? { cdp_ws_url: cdpWsUrl(host, deps.sessionId) } : {}),
     session_id: deps.sessionId,
     created_at: deps.session.createdAt.toISOString(),
     telemetry: deps.session.telemetryConfig(),
@@ -32,6 +36,12 @@ export function browserObject(deps: HttpDeps): BrowserObject {
 }
 
 const categoryPatch = { type: 'object', properties: { enabled: { type: 'boolean' } }, additionalProperties: false } as const;
+
+const controlPatch = {
+  type: 'object',
+  properties: { enabled: { type: 'boolean' }, include_urls: { type: 'boolean' } },
+  additionalProperties: false,
+} as const;
 
 const networkPatch = {
   type: 'object',
@@ -58,7 +68,7 @@ const browserPatchSchema = {
         browser: {
           type: 'object',
           additionalProperties: false,
-          properties: Object.fromEntries(CONFIG_CATEGORIES.map((c) => [c, c === 'network' ? networkPatch : categoryPatch])),
+          properties: Object.fromEntries(CONFIG_CATEGORIES.map((c) => [c, c === 'network' ? networkPatch : c === 'control' ? controlPatch : categoryPatch])),
         },
       },
     },
@@ -100,7 +110,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth
         response: { 200: browserObjectSchema, ...errorResponses(...BROWSER_ERRORS) },
       },
     },
-    async () => browserObject(deps),
+    async (request) => browserObject(deps, request.headers.host),
   );
 
   app.patch(
@@ -120,7 +130,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth
     async (request) => {
       const patch = parseBrowserPatch(request.body);
       await deps.session.updateTelemetry(patch);
-      return browserObject(deps);
+      return browserObject(deps, request.headers.host);
     },
   );
 

@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { BearerAuth } from './auth.ts';
 import { registerBrowserRoutes } from './browser-routes.ts';
+import { installApiCalls } from './api-call-hook.ts';
+import { registerCdpRoutes } from './cdp-routes.ts';
 import { registerComputerRoutes } from './computer-routes.ts';
 import { handleClientError, handleFrameworkError, installErrorHandling, sendError } from './error-handler.ts';
 import { ApiError, badRequest } from './errors.ts';
@@ -71,7 +73,9 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
   const auth = new BearerAuth(deps.tokens, [viewerAuth.credential]);
   // The OpenAPI generator loads first so that it sees every route registered after it.
   registerOpenApi(app, VERSION);
+  installApiCalls(app, deps);
   void app.register(async (instance) => {
+    registerCdpRoutes(instance, deps, auth);
     registerHealthRoutes(instance, deps, auth);
     registerBrowserRoutes(instance, deps, auth);
     registerTelemetryRoutes(instance, deps, auth);

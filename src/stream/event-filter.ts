@@ -2,7 +2,7 @@
 // (docs/events.md "Filters"). One parsed form for both, matched against the small per-event
 // metadata the log keeps (no JSON parsing), and translated to SQL by the durable store.
 
-import { EVENT_CATEGORY, EVENT_TYPE_CATEGORY, type EventCategory, type EventType } from '../../injected/schema.ts';
+import { EVENT_CATEGORY, EVENT_TYPE_CATEGORY, type EventCategory, type EventType, type TelemetryEvent } from '../../injected/schema.ts';
 
 /** What the log keeps of every event besides its frame, for filters and the store's columns. */
 export interface EventMeta {
@@ -10,6 +10,14 @@ export interface EventMeta {
   type: EventType;
   targetId: string | undefined;
   navSeq: number | undefined;
+  /** The action the event is or was caused by (data.action_id, else data.caused_by). */
+  causedBy?: string;
+}
+
+/** EventMeta.causedBy of an event. */
+export function causeOf(event: TelemetryEvent): string | undefined {
+  const data = event.data as { action_id?: string; caused_by?: string } | undefined;
+  return data?.action_id ?? data?.caused_by;
 }
 
 /**
@@ -26,6 +34,8 @@ export interface EventFilter {
   types?: ReadonlySet<EventType>;
   targetIds?: ReadonlySet<string>;
   navSeqs?: ReadonlySet<number>;
+  /** Action ids: the action's own event and the events it caused (docs/events.md "caused_by"). */
+  causedBy?: ReadonlySet<string>;
 }
 
 /** The raw query values (each may be repeated or a comma list). */
@@ -34,6 +44,7 @@ export interface FilterQuery {
   type?: string | string[];
   target_id?: string | string[];
   nav_seq?: string | string[];
+  caused_by?: string | string[];
 }
 
 /** A filter value that is not valid: the http layer answers 400 naming `field`. */
@@ -65,9 +76,16 @@ export function parseFilter(query: FilterQuery): EventFilter | undefined {
   const typeNames = listOf(query.type);
   const targetIds = listOf(query.target_id);
   const navSeqTexts = listOf(query.nav_seq);
-  if (categories.length + typeNames.length + targetIds.length + navSeqTexts.length === 0) return undefined;
+  const causes = listOf(query.caused_by);
+  if (categories.length + typeNames.length + targetIds.length + navSeqTexts.length + causes.length === 0) return undefined;
 
-  const filter: { types?: Set<EventType>; targetIds?: Set<string>; navSeqs?: Set<number> } = {};
+  const filter: { types?: Set<EventType>; targetIds?: Set<string>; navSeqs?: Set<number>; causedBy?: Set<string> } = {};
+  if (causes.length > 0) {
+    // Action ids are [a-z0-9-]: nothing in them is special to SQL LIKE (filterSql).
+    if (causes.some((id) => !/^[A-Za-z0-9-]{1,64}$/.test(id)))
+      throw new InvalidFilterError('caused_by', 'caused_by: expected action ids (1 to 64 of A-Z, a-z, 0-9, -)');
+    filter.causedBy = new Set(causes);
+  }
   if (categories.length > 0 || typeNames.length > 0) {
     const types = new Set<EventType>();
     for (const category of categories) {
@@ -101,6 +119,7 @@ export function matches(filter: EventFilter, meta: EventMeta): boolean {
   if (filter.types !== undefined && !filter.types.has(meta.type)) return false;
   if (filter.targetIds !== undefined && (meta.targetId === undefined || !filter.targetIds.has(meta.targetId))) return false;
   if (filter.navSeqs !== undefined && (meta.navSeq === undefined || !filter.navSeqs.has(meta.navSeq))) return false;
+  if (filter.causedBy !== undefined && (meta.causedBy === undefined || !filter.causedBy.has(meta.causedBy))) return false;
   return true;
 }
 
@@ -109,7 +128,12 @@ export function matches(filter: EventFilter, meta: EventMeta): boolean {
  * over the columns `ts`, `type`, `target_id` and `nav_seq`, with `?` placeholders, and their values
  * in order: the agent's store and the gateway's archive both use it.
  */
-export function filterSql(filter: EventFilter | undefined, sinceTs?: number, untilTs?: number): { clauses: string[]; params: Array<string | number> } {
+export function filterSql(
+  filter: EventFilter | undefined,
+  sinceTs?: number,
+  untilTs?: number,
+  bodyColumn = 'envelope',
+): { clauses: string[]; params: Array<string | number> } {
   const clauses: string[] = [];
   const params: Array<string | number> = [];
   if (sinceTs !== undefined) {
@@ -132,5 +156,14 @@ export function filterSql(filter: EventFilter | undefined, sinceTs?: number, unt
   if (filter.types !== undefined) oneOf('type', filter.types);
   if (filter.targetIds !== undefined) oneOf('target_id', filter.targetIds);
   if (filter.navSeqs !== undefined) oneOf('nav_seq', filter.navSeqs);
+  if (filter.causedBy !== undefined) {
+    // No column: matched in the stored JSON text of the event (`bodyColumn`).
+    const ors: string[] = [];
+    for (const id of filter.causedBy) {
+      ors.push(`${bodyColumn} LIKE ?`, `${bodyColumn} LIKE ?`);
+      params.push(`%"action_id":"${id}"%`, `%"caused_by":"${id}"%`);
+    }
+    clauses.push(`(${ors.join(' OR ')})`);
+  }
   return { clauses, params };
 }
