@@ -21,7 +21,9 @@ export const DEFAULT_CLIENT_BUFFER_BYTES = 32 * 1024 * 1024;
 /** Largest client command parsed for recording; larger ones are relayed unread. */
 const MAX_INSPECTED_BYTES = 1024 * 1024;
 /** How long a cut client gets to take its close frame before its socket is destroyed. */
-const CLOSE_GRACE_MS = 1000;
+const CLOSE_GRACE_MS = 5000;
+/** How long a lost browser socket waits for the agent to report the browser gone (docs/events.md "Telemetry config, lifecycle and monitor events": within 3 s). */
+const UPSTREAM_GRACE_MS = 3500;
 
 export type ProxyEndpoint = { kind: 'browser' } | { kind: 'page'; targetId: string };
 
@@ -123,6 +125,7 @@ class Relay {
   /** Recorded commands awaiting their answer, by id. */
   private readonly pending = new Map<number, Pending>();
   private readonly maxBuffer: number;
+  private goneTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly proxy: CdpProxy,
@@ -145,12 +148,23 @@ class Relay {
     this.upstream.on('message', (data, isBinary) => this.fromBrowser(data as Buffer, isBinary));
     this.client.on('close', () => this.end('client_close'));
     this.client.on('error', () => this.end('client_close'));
-    this.upstream.on('close', () => this.end('upstream_error', 1011, 'upstream_error: the browser closed the connection'));
-    this.upstream.on('error', () => this.end('upstream_error', 1011, 'upstream_error: the browser connection failed'));
+    this.upstream.on('close', () => this.upstreamGone('upstream_error: the browser closed the connection'));
+    this.upstream.on('error', () => this.upstreamGone('upstream_error: the browser connection failed'));
+  }
+
+  /**
+   * The browser's socket ended. When the browser itself went away the agent's link reports it
+   * within UPSTREAM_GRACE_MS (CdpProxy.upstreamChanged: reason upstream_changed); otherwise only
+   * this connection failed (upstream_error).
+   */
+  private upstreamGone(closeReason: string): void {
+    if (this.done || this.goneTimer !== undefined) return;
+    this.goneTimer = setTimeout(() => this.end('upstream_error', 1011, closeReason), UPSTREAM_GRACE_MS);
+    this.goneTimer.unref();
   }
 
   private fromClient(data: Buffer, isBinary: boolean): void {
-    if (this.done) return;
+    if (this.done || this.goneTimer !== undefined) return;
     this.messages++;
     this.proxy.messagesTotal++;
     if (!isBinary && data.length <= MAX_INSPECTED_BYTES) this.inspectCommand(data);
@@ -243,6 +257,7 @@ class Relay {
   end(reason: CdpDisconnectReason, code?: number, closeReason?: string, detail?: string): void {
     if (this.done) return;
     this.done = true;
+    clearTimeout(this.goneTimer);
     // Commands still unanswered end with the connection.
     for (const pending of this.pending.values()) this.answer(pending, 'the connection closed before the answer');
     this.pending.clear();
@@ -252,7 +267,7 @@ class Relay {
     if (this.client.readyState === WebSocket.OPEN) {
       // The close reason is at most 123 bytes.
       this.client.close(code ?? 1000, (closeReason ?? '').slice(0, 123));
-      const timer = setTimeout(() => this.client.terminate(), cut ? CLOSE_GRACE_MS : 5 * CLOSE_GRACE_MS);
+      const timer = setTimeout(() => this.client.terminate(), CLOSE_GRACE_MS);
       timer.unref();
       this.client.once('close', () => clearTimeout(timer));
     }
