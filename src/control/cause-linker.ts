@@ -59,18 +59,24 @@ interface LinkableData {
   parent_frame_id?: string;
 }
 
+/** How many targets' latest nav_seq is remembered (oldest dropped). */
+const MAX_TARGETS = 4096;
+
 export class CauseLinker {
   private readonly tabs = new Map<string, TabState>();
+  /** Latest nav_seq of every target seen, also before its first action. */
+  private readonly navSeqs = new Map<string, number>();
 
   /** An opening action began in `targetId`'s tab. */
   open(targetId: string, actionId: string): void {
     const tab = this.tab(targetId);
-    tab.window = { actionId, navSeq: tab.navSeq };
+    tab.window = { actionId, navSeq: tab.navSeq ?? this.navSeqs.get(targetId) };
   }
 
   /** The tab is gone. */
   forget(targetId: string): void {
     this.tabs.delete(targetId);
+    this.navSeqs.delete(targetId);
   }
 
   /** Stamp `event` (before it is admitted) when an action caused it. */
@@ -81,6 +87,11 @@ export class CauseLinker {
     // A tab opened by another: the opener's window.
     const tabId = event.type === 'page_tab_opened' ? data.opener_id : data.target_id;
     if (tabId === undefined) return;
+    if (typeof data.nav_seq === 'number' && this.navSeqs.get(tabId) !== data.nav_seq) {
+      this.navSeqs.delete(tabId);
+      this.navSeqs.set(tabId, data.nav_seq);
+      if (this.navSeqs.size > MAX_TARGETS) this.navSeqs.delete(this.navSeqs.keys().next().value!);
+    }
     const tab = this.tabs.get(tabId);
     if (tab === undefined) return;
     if (typeof data.nav_seq === 'number') tab.navSeq = data.nav_seq;
@@ -125,6 +136,7 @@ export class CauseLinker {
     if (tab === undefined) {
       tab = { window: undefined, navSeq: undefined, scripts: new Map(), requests: new Map() };
       this.tabs.set(targetId, tab);
+      if (this.tabs.size > MAX_TARGETS) this.tabs.delete(this.tabs.keys().next().value!);
     }
     return tab;
   }

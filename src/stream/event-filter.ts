@@ -22,7 +22,7 @@ export function causeOf(event: TelemetryEvent): string | undefined {
 
 /**
  * Categories a client may name: ours, plus those of the official client that this agent never
- * produces (`control`, `connection`, `system`, `captcha`): accepted, and they match nothing.
+ * produces (`system`, `captcha`): accepted, and they match nothing.
  */
 export const FILTER_CATEGORIES = ['console', 'network', 'page', 'interaction', 'monitor', 'screenshot', 'control', 'connection', 'system', 'captcha'] as const;
 export type FilterCategory = (typeof FILTER_CATEGORIES)[number];

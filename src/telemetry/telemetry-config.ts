@@ -3,9 +3,9 @@
 //
 // The categories are the ones the official client names (`@onkernel/sdk`
 // BrowserTelemetryCategoriesConfig): the four CDP categories, `screenshot` (monitor_screenshot),
-// and the operational ones of the hosted service (`control`, `connection`, `system`, `captcha`),
-// which this agent accepts, keeps and shows but has no events for (README "Telemetry config";
-// the body policy: docs/network.md "Response bodies").
+// `control` and `connection` (the cause side, docs/events.md "Control events"), and the operational
+// ones of the hosted service (`system`, `captcha`), which this agent accepts, keeps and shows but
+// has no events for (README "Telemetry config"; the body policy: docs/network.md "Response bodies").
 
 import { CATEGORIES, type Category } from '../../injected/schema.ts';
 import { DEFAULT_BODY_MAX_BYTES, defaultBodyPolicy, mergeBodyPolicy, validateBodyPolicyPatch, type BodyPolicy, type BodyPolicyPatch } from './body-policy.ts';
