@@ -3,7 +3,7 @@ import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
 import { shapeCommand } from '../../src/cdp-proxy/command-shape.ts';
 import { CauseLinker } from '../../src/control/cause-linker.ts';
 
-const ev = (type: EventType, data: Record<string, unknown>): TelemetryEvent => ({ ts: 0, type, source: { kind: 'cdp' }, data }) as TelemetryEvent;
+const ev = (type: EventType, data: Record<string, unknown>): TelemetryEvent => ({ ts: 0, type, source: { kind: 'cdp' }, data });
 const causeOf = (event: TelemetryEvent) => (event.data as { caused_by?: string }).caused_by;
 
 describe('CauseLinker', () => {
