@@ -1,7 +1,7 @@
 // The browser object (README.md#api): GET, PATCH (telemetry config, docs/events.md#telemetry-config-lifecycle-and-monitor-events) and DELETE (docs/decisions.md)
 // /browsers/{id}.
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CONFIG_CATEGORIES, validateTelemetryPatch, type TelemetryConfig, type TelemetryConfigPatch } from '../telemetry/telemetry-config.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
@@ -9,7 +9,7 @@ import { invalidInput, type ErrorDetail } from './errors.ts';
 import { noRetryOnFailure } from './no-retry.ts';
 import { BROWSER_ERRORS, bodyPolicyProperties, browserObjectSchema, errorResponses, noContent } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
-import { cdpWsUrl } from './cdp-routes.ts';
+import { cdpWsUrl, VIA_GATEWAY_HEADER } from './cdp-routes.ts';
 
 /** Never carries `base_url` or `jwt`: clients must not route around the gateway. */
 export interface BrowserObject {
@@ -33,6 +33,11 @@ export function browserObject(deps: HttpDeps, host?: string): BrowserObject {
     cdp_connected: deps.session.cdpConnected(),
     seq: deps.log.latestSeq,
   };
+}
+
+/** The Host to build the agent's own URLs on; none for a request the gateway forwarded. */
+function ownHost(request: FastifyRequest): string | undefined {
+  return request.headers[VIA_GATEWAY_HEADER] === undefined ? request.headers.host : undefined;
 }
 
 const categoryPatch = { type: 'object', properties: { enabled: { type: 'boolean' } }, additionalProperties: false } as const;
@@ -110,7 +115,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth
         response: { 200: browserObjectSchema, ...errorResponses(...BROWSER_ERRORS) },
       },
     },
-    async (request) => browserObject(deps, request.headers.host),
+    async (request) => browserObject(deps, ownHost(request)),
   );
 
   app.patch(
@@ -130,7 +135,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth
     async (request) => {
       const patch = parseBrowserPatch(request.body);
       await deps.session.updateTelemetry(patch);
-      return browserObject(deps, request.headers.host);
+      return browserObject(deps, ownHost(request));
     },
   );
 

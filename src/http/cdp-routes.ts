@@ -13,6 +13,9 @@ import { browserGuard } from './browser-guard.ts';
 import { ApiError, browserUnavailable, notFound } from './errors.ts';
 import type { CdpEndpointDeps, HttpDeps } from './http-deps.ts';
 
+/** Sent by the gateway on forwarded requests: the agent's own URLs are not for its clients. */
+export const VIA_GATEWAY_HEADER = 'x-bta-via-gateway';
+
 /** `ws://<host>/browsers/<id>/cdp`: the session object's `cdp_ws_url`. */
 export function cdpWsUrl(host: string, sessionId: string): string {
   return `ws://${host}/browsers/${encodeURIComponent(sessionId)}/cdp`;

@@ -23,6 +23,7 @@ import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerRespons
 import { finished, pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notFound } from '../../http/errors.ts';
+import { VIA_GATEWAY_HEADER } from '../../http/cdp-routes.ts';
 import type { BrowserRecord, GatewayStore } from '../storage/store.ts';
 import { AgentConnections } from './agent-connections.ts';
 import { AgentTimeout, SilenceWatch, streamSilenceLimitMs, type AgentTimeouts } from './agent-silence.ts';
@@ -201,7 +202,9 @@ export class BrowserProxy {
     const query = options.query ?? (queryAt === -1 ? '' : request.url.slice(queryAt));
     const path = request.routeOptions.url!.replace(':id', encodeURIComponent(browser.sessionId));
     const target = new URL(`${browser.agentUrl}${path}${query}`);
-    const headers: OutgoingHttpHeaders = { authorization: `Bearer ${browser.agentToken}` };
+    // The agent then leaves its own cdp_ws_url out of the browser object: clients must not route
+    // around the gateway (docs/gateway.md).
+    const headers: OutgoingHttpHeaders = { authorization: `Bearer ${browser.agentToken}`, [VIA_GATEWAY_HEADER]: '1' };
     for (const name of FORWARDED_REQUEST_HEADERS) {
       const value: string | string[] | undefined = request.headers[name];
       if (value !== undefined) headers[name as string] = value;
