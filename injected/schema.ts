@@ -16,6 +16,8 @@ export type TargetType = 'page' | 'iframe' | 'worker' | 'service_worker' | 'shar
 
 /** Event context composed into `data` (docs/events.md#the-event-context); each field only when known. */
 export interface EventContext {
+  /** The action this event is an effect of (docs/events.md "caused_by"); absent when none. */
+  caused_by?: string;
   session_id?: string;
   target_id?: string;
   target_type?: TargetType;
@@ -57,6 +59,7 @@ export interface ConsoleErrorData extends EventContext {
 
 export interface PageNavigationData {
   url: string;
+  caused_by?: string;
   frame_id: string;
   parent_frame_id?: string;
   loader_id: string;
@@ -70,6 +73,7 @@ export interface PageTimingData extends EventContext {
 }
 
 export interface PageTabOpenedData {
+  caused_by?: string;
   target_id: string;
   target_type: TargetType;
   url: string;
@@ -149,6 +153,8 @@ export interface NetworkRequestData extends EventContext {
   resource_type?: string;
   /** CDP `Network.Initiator.type` verbatim (`parser`, `script`, `other`, ...). */
   initiator_type: string;
+  /** Extension: the URL of the script or document that started the request, when CDP names one. */
+  initiator_url?: string;
   /** The request body as text, when the request has one. */
   post_data?: string;
   /** Present (true) on a redirect hop. */
@@ -242,7 +248,7 @@ export interface MonitorData {
   png?: string;
 }
 
-// ==== h41b: dialogs, file choosers, downloads, WebSockets and EventSource, Web Vitals ============
+// ---- dialogs, file choosers, downloads, WebSockets and EventSource, Web Vitals ============
 // (docs/events.md "Dialogs and file choosers", "Downloads", "WebSockets and EventSource", "Web Vitals")
 
 /** `page_dialog_opened`: a JavaScript dialog blocks its page until someone answers it. */
@@ -427,7 +433,95 @@ const SESSION_TROUBLE_CATEGORY: Record<keyof SessionTroubleEventData, Category> 
   network_eventsource_message: 'network',
   page_web_vitals: 'page',
 };
-// ==== end h41b =====================================================================================
+
+// ---- control and connection events: the cause side (docs/events.md "Control events") ----------------
+// What automation clients and API callers made the browser do. Every control event carries an
+// `action_id`; the events it caused carry `caused_by` with that id.
+
+/** The categories of the cause side, as the official client names them. */
+export type ControlCategory = 'control' | 'connection';
+
+/** Why a proxied CDP client's connection ended (the official client's values). */
+export type CdpDisconnectReason = 'client_close' | 'upstream_changed' | 'upstream_error' | 'context_cancelled';
+
+/** cdp_connect: a client opened the agent's CDP endpoint (extension fields; the official type has no data). */
+export interface CdpConnectData {
+  /** Pairs it with its cdp_disconnect. */
+  connection_id: string;
+  /** `browser`, or `page` for a client of one target's endpoint. */
+  endpoint: 'browser' | 'page';
+  target_id?: string;
+}
+
+export interface CdpDisconnectData {
+  duration_ms: number;
+  /** CDP messages relayed in either direction. */
+  message_count: number;
+  reason: CdpDisconnectReason;
+  /** Extension: pairs it with its cdp_connect. */
+  connection_id: string;
+  /** Extension: why the proxy ended it, when it did (`slow_client`, `shutdown`, `session_deleted`). */
+  detail?: string;
+}
+
+/** Fields every control event carries (self-describing: start in `ts`, duration, target, outcome). */
+export interface ControlData {
+  action_id: string;
+  /** The tab (or other target) the action acted on, when it acted on one. */
+  target_id?: string;
+  duration_ms: number;
+  outcome: 'ok' | 'error';
+  /** The error text, with outcome `error`. */
+  error?: string;
+}
+
+/** The input shape of an action: never typed characters, only their count. */
+export interface InputShape {
+  /** CDP's input event type (`mousePressed`, `keyDown`, `mouseWheel`, ...). */
+  event_type?: string;
+  x?: number;
+  y?: number;
+  button?: string;
+  click_count?: number;
+  delta_x?: number;
+  delta_y?: number;
+  /** Characters typed or inserted (the characters themselves are never recorded). */
+  text_length?: number;
+  /** A key that commands the page (Enter, Tab, Escape, Backspace, Delete, arrows, Home, End, PageUp, PageDown, modifiers, F1-F24); never a printable key. */
+  key?: string;
+  /** CDP modifier bit mask (Alt 1, Ctrl 2, Meta 4, Shift 8). */
+  modifiers?: number;
+}
+
+/** cdp_command: one recorded command of a proxied client (docs/events.md "cdp_command"). */
+export interface CdpCommandData extends ControlData, InputShape {
+  method: string;
+  connection_id: string;
+  session_id?: string;
+  /** The navigation's URL: only with `--control-include-urls`. */
+  url?: string;
+  /** Page.captureScreenshot's format. */
+  format?: string;
+}
+
+/** api_call: one call of the agent's API that acts on the browser. */
+export interface ApiCallData extends ControlData {
+  /** The OpenAPI operationId. */
+  operation_id: string;
+  /** Also the response's X-Request-Id header. */
+  request_id: string;
+  status: number;
+}
+
+/** computer_action: one action of a computer batch (extension type: the official client has none). */
+export interface ComputerActionData extends ControlData, InputShape {
+  /** The batch action's type (`click_mouse`, `type_text`, ...). */
+  action: string;
+  /** Its index in the batch. */
+  index: number;
+  /** The batch's api_call request id. */
+  request_id: string;
+}
 
 /** Map from event type to the shape of its `data`. */
 export interface EventDataByType extends SessionTroubleEventData {
@@ -463,6 +557,11 @@ export interface EventDataByType extends SessionTroubleEventData {
   page_long_task: PageLongTaskData;
   live_view_connect: LiveViewConnectData;
   live_view_disconnect: LiveViewDisconnectData;
+  cdp_connect: CdpConnectData;
+  cdp_disconnect: CdpDisconnectData;
+  cdp_command: CdpCommandData;
+  api_call: ApiCallData;
+  computer_action: ComputerActionData;
 }
 
 export type EventType = keyof EventDataByType;
@@ -502,6 +601,11 @@ export const EVENT_CATEGORY: Record<EventType, Category | OperationalCategory | 
   page_long_task: 'page',
   live_view_connect: 'connection',
   live_view_disconnect: 'connection',
+  cdp_connect: 'connection',
+  cdp_disconnect: 'connection',
+  cdp_command: 'control',
+  api_call: 'control',
+  computer_action: 'control',
 };
 
 /**
@@ -517,7 +621,8 @@ export const EVENT_TYPE_CATEGORY: Record<EventType, EventCategory> = Object.from
 ) as Record<EventType, EventCategory>;
 
 export interface EventSource {
-  kind: 'cdp' | 'agent';
+  /** `kernel_api`: the agent's own API and its CDP proxy (control and connection events). */
+  kind: 'cdp' | 'agent' | 'kernel_api';
   /** The CDP method that caused the event. */
   event?: string;
   metadata?: { cdp_session_id?: string; target_id?: string; target_type?: string };

@@ -25,12 +25,25 @@ import { mergeTelemetryConfig, type TelemetryConfig, type TelemetryConfigPatch }
 import { Telemetry, TelemetryMemory } from './telemetry/telemetry.ts';
 import { KmsgReader } from './telemetry/kmsg-reader.ts';
 import { OperationalEvents } from './telemetry/operational-events.ts';
+import { CdpProxy } from './cdp-proxy/cdp-proxy.ts';
+import { CauseLinker } from './control/cause-linker.ts';
+import { computerActionObserver } from './control/computer-actions.ts';
+import { ControlRecorder } from './control/control-recorder.ts';
+import { registerCdpProxyMetrics } from './metrics/cdp-proxy-metrics.ts';
 
 export interface StartAgentOptions extends ConfigOptions {
   /** A pino logger to use instead of one writing JSON lines to stdout. */
   logger?: Logger;
   /** Internal timings, shortened by tests; the defaults are the spec's. */
-  timing?: { backoffInitialMs?: number; backoffMaxMs?: number; probeIntervalMs?: number; probeTimeoutMs?: number; otlp?: OtlpExportTiming };
+  timing?: {
+    backoffInitialMs?: number;
+    backoffMaxMs?: number;
+    probeIntervalMs?: number;
+    probeTimeoutMs?: number;
+    otlp?: OtlpExportTiming;
+    /** Bytes that may wait for one CDP proxy client before it is cut (docs/operations.md "CDP endpoint"). */
+    cdpClientBufferBytes?: number;
+  };
 }
 
 export interface Agent {
@@ -90,9 +103,12 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   const memory = new TelemetryMemory();
   let telemetryConfig: TelemetryConfig = config.telemetry;
   const stats = new TelemetryStats();
+  // caused_by (docs/events.md "caused_by"): stamped on the way to the log.
+  const linker = new CauseLinker();
   // Every admitted event passes here once: count it by type for /metrics.
   const sink: EventSink = {
     append(event) {
+      linker.link(event);
       stats.countAdmitted(event.type);
       return eventLog.append(event);
     },
@@ -111,14 +127,25 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     });
   }
   const kmsg = KmsgReader.start({ logger, onOomKill: (kill) => operational.emit('system_oom_kill', kill) });
+  const recorder = new ControlRecorder(sink, clock, () => telemetryConfig, linker);
   let reconnects = 0;
   const withStoreMetrics = (metrics: AgentMetrics): AgentMetrics => {
     if (store) registerStoreMetrics(metrics.registry, store);
+    registerCdpProxyMetrics(metrics.registry, cdpProxy);
     return metrics;
   };
 
   let scope: ConnectionScope | undefined;
-  const computer = new ComputerExecutor({ targets: () => scope?.targets, logger });
+  // The CDP endpoint for automation clients (docs/operations.md "CDP endpoint").
+  // eslint-disable-next-line prefer-const -- assigned once the link is up; the proxy reads it before that
+  let linkRef: BrowserLink | undefined;
+  const cdpProxy = new CdpProxy({
+    upstream: () => (linkRef?.isConnected ? linkRef.browserWsUrl : undefined),
+    recorder,
+    logger,
+    maxClientBufferBytes: timing?.cdpClientBufferBytes,
+  });
+  const computer = new ComputerExecutor({ targets: () => scope?.targets, logger, observer: computerActionObserver(recorder) });
   let terminated = false;
 
   /** CDP traffic of the connections before the current one (/metrics). */
@@ -179,6 +206,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     },
     lost(reason) {
       dropScope();
+      // Proxied clients talk to a browser that is gone: they reconnect to the new one.
+      cdpProxy.upstreamChanged();
       monitor.emit('monitor_disconnected', { reason });
     },
     reconnected(durationMs) {
@@ -219,6 +248,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     throw err;
   });
 
+  linkRef = link;
+
   /** Terminate the session (DELETE, signal, close()). */
   let terminating: Promise<void> | undefined;
   const terminate = (closeBrowser: boolean): Promise<void> => {
@@ -227,6 +258,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       kmsg?.close();
       // The last Web Vitals of every tab's document (docs/events.md "Web Vitals").
       scope?.telemetry.endSession();
+      cdpProxy.close(closeBrowser ? 'session_deleted' : 'shutdown');
       // Streams first: every admitted event is flushed, then each response ends.
       await hub.closeAll();
       dropScope();
@@ -275,6 +307,31 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     computer,
     liveView: { opened: (viewerId) => operational.liveViewOpened(viewerId) },
     maxUploadBytes: config.limits.maxUploadBytes,
+    cdp: {
+      version: async () => {
+        if (!scope) throw new Error('the browser is not connected');
+        return scope.connection.send('Browser.getVersion');
+      },
+      targets: async () => {
+        if (!scope) throw new Error('the browser is not connected');
+        const { targetInfos } = await scope.connection.send('Target.getTargets');
+        return targetInfos.filter((t) => t.type !== 'browser' && t.type !== 'tab');
+      },
+      browserId: () => (link.browserWsUrl === '' ? undefined : link.browserWsUrl.slice(link.browserWsUrl.lastIndexOf('/') + 1)),
+      upgrade: (request, socket, head, endpoint) => cdpProxy.handleUpgrade(request, socket, head, endpoint),
+    },
+    apiCalls: {
+      newRequestId: () => recorder.newId('req'),
+      activeTarget: () => scope?.targets.activePage()?.targetId,
+      begin(targetId) {
+        const start = recorder.begin(targetId, false);
+        if (start === undefined) return undefined;
+        return {
+          end: (operationId, requestId, status) =>
+            recorder.apiCall(start, { operation_id: operationId, request_id: requestId, status, outcome: status < 400 ? 'ok' : 'error' }),
+        };
+      },
+    },
     fsAllow: config.fsAllow,
     uploadIdleMs: config.uploadIdleMs,
     session: {

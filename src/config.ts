@@ -54,8 +54,8 @@ import {
   type TelemetryConfigPatch,
 } from './telemetry/telemetry-config.ts';
 
-export type Scope = 'telemetry:read' | 'telemetry:write' | 'computer' | 'fs' | 'browser:delete' | 'metrics:read' | '*';
-export const SCOPES: readonly Scope[] = ['telemetry:read', 'telemetry:write', 'computer', 'fs', 'browser:delete', 'metrics:read', '*'];
+export type Scope = 'telemetry:read' | 'telemetry:write' | 'computer' | 'fs' | 'browser:delete' | 'metrics:read' | 'cdp' | '*';
+export const SCOPES: readonly Scope[] = ['telemetry:read', 'telemetry:write', 'computer', 'fs', 'browser:delete', 'metrics:read', 'cdp', '*'];
 
 export interface TokenGrant {
   token: string;

@@ -7,3 +7,4 @@ export * from './stream/event-filter.ts';
 export * from './stream/start-position.ts';
 export { parseTimeBound } from './stream/history.ts';
 export * from './export/har.ts';
+export * from './export/trace-archive.ts';

@@ -60,8 +60,14 @@ class ActionError extends Error {
 }
 
 export interface BatchRunner {
-  /** Run the actions in order; rejects with BatchFailure at the first failure. */
-  run(actions: readonly Action[], signal?: AbortSignal): Promise<void>;
+  /** Run the actions in order; rejects with BatchFailure at the first failure. `requestId`: the batch's api_call. */
+  run(actions: readonly Action[], signal?: AbortSignal, requestId?: string): Promise<void>;
+}
+
+/** Told of every action of a batch (computer_action events, docs/events.md "computer_action"). */
+export interface ActionObserver {
+  /** The action begins on `targetId`'s tab; the returned function is called when it ends. */
+  begin(action: Action, index: number, targetId: string | undefined, requestId: string | undefined): ((error: string | undefined) => void) | undefined;
 }
 
 export interface ComputerExecutorOptions {
@@ -70,6 +76,8 @@ export interface ComputerExecutorOptions {
   logger?: Logger;
   /** Longest wait for one CDP command of an action (a hung renderer never acks input). */
   commandTimeoutMs?: number;
+  /** Told of every action (control events). */
+  observer?: ActionObserver;
 }
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 10_000;
@@ -97,24 +105,28 @@ export class ComputerExecutor implements BatchRunner {
     if (source) this.cursor.follow(source);
   }
 
-  run(actions: readonly Action[], signal?: AbortSignal): Promise<void> {
-    const result = this.queue.then(() => this.runNow(actions, signal));
+  run(actions: readonly Action[], signal?: AbortSignal, requestId?: string): Promise<void> {
+    const result = this.queue.then(() => this.runNow(actions, signal, requestId));
     this.queue = result.catch(() => undefined);
     return result;
   }
 
-  private async runNow(actions: readonly Action[], signal: AbortSignal | undefined): Promise<void> {
+  private async runNow(actions: readonly Action[], signal: AbortSignal | undefined, requestId?: string): Promise<void> {
     const source = this.options.targets();
     // After a reconnect the new targets must get the hidden cursor too.
     await this.cursor.sync(source).catch((err: unknown) => this.options.logger?.warn({ err: (err as Error).message }, 'cursor state sync failed'));
     const context: BatchContext = { source, signal };
     for (let index = 0; index < actions.length; index++) {
       const action = actions[index]!;
+      const ended = this.options.observer?.begin(action, index, source?.activePage()?.targetId, requestId);
       try {
         if (signal?.aborted) throw new ActionError('aborted', 'the client went away before this action ran');
         await this.runAction(action, context);
+        ended?.(undefined);
       } catch (err) {
-        throw this.failure(err, index, action);
+        const failure = this.failure(err, index, action);
+        ended?.(failure.message);
+        throw failure;
       }
     }
   }

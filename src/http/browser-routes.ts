@@ -1,7 +1,7 @@
 // The browser object (README.md#api): GET, PATCH (telemetry config, docs/events.md#telemetry-config-lifecycle-and-monitor-events) and DELETE (docs/decisions.md)
 // /browsers/{id}.
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CONFIG_CATEGORIES, validateTelemetryPatch, type TelemetryConfig, type TelemetryConfigPatch } from '../telemetry/telemetry-config.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
@@ -9,6 +9,7 @@ import { invalidInput, type ErrorDetail } from './errors.ts';
 import { noRetryOnFailure } from './no-retry.ts';
 import { BROWSER_ERRORS, bodyPolicyProperties, browserObjectSchema, errorResponses, noContent } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
+import { cdpWsUrl, VIA_GATEWAY_HEADER } from './cdp-routes.ts';
 
 /** Never carries `base_url` or `jwt`: clients must not route around the gateway. */
 export interface BrowserObject {
@@ -19,10 +20,13 @@ export interface BrowserObject {
   cdp_connected: boolean;
   /** Latest seq admitted to the event log (0 before the first event). */
   seq: number;
+  /** The CDP endpoint's WebSocket URL on this agent (scope cdp; docs/operations.md "CDP endpoint"). */
+  cdp_ws_url?: string;
 }
 
-export function browserObject(deps: HttpDeps): BrowserObject {
+export function browserObject(deps: HttpDeps, host?: string): BrowserObject {
   return {
+    ...(deps.cdp && host !== undefined ? { cdp_ws_url: cdpWsUrl(host, deps.sessionId) } : {}),
     session_id: deps.sessionId,
     created_at: deps.session.createdAt.toISOString(),
     telemetry: deps.session.telemetryConfig(),
@@ -31,7 +35,18 @@ export function browserObject(deps: HttpDeps): BrowserObject {
   };
 }
 
+/** The Host to build the agent's own URLs on; none for a request the gateway forwarded. */
+function ownHost(request: FastifyRequest): string | undefined {
+  return request.headers[VIA_GATEWAY_HEADER] === undefined ? request.headers.host : undefined;
+}
+
 const categoryPatch = { type: 'object', properties: { enabled: { type: 'boolean' } }, additionalProperties: false } as const;
+
+const controlPatch = {
+  type: 'object',
+  properties: { enabled: { type: 'boolean' }, include_urls: { type: 'boolean' } },
+  additionalProperties: false,
+} as const;
 
 const networkPatch = {
   type: 'object',
@@ -58,7 +73,7 @@ const browserPatchSchema = {
         browser: {
           type: 'object',
           additionalProperties: false,
-          properties: Object.fromEntries(CONFIG_CATEGORIES.map((c) => [c, c === 'network' ? networkPatch : categoryPatch])),
+          properties: Object.fromEntries(CONFIG_CATEGORIES.map((c) => [c, c === 'network' ? networkPatch : c === 'control' ? controlPatch : categoryPatch])),
         },
       },
     },
@@ -100,7 +115,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth
         response: { 200: browserObjectSchema, ...errorResponses(...BROWSER_ERRORS) },
       },
     },
-    async () => browserObject(deps),
+    async (request) => browserObject(deps, ownHost(request)),
   );
 
   app.patch(
@@ -120,7 +135,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: HttpDeps, auth
     async (request) => {
       const patch = parseBrowserPatch(request.body);
       await deps.session.updateTelemetry(patch);
-      return browserObject(deps);
+      return browserObject(deps, ownHost(request));
     },
   );
 

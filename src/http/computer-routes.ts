@@ -14,6 +14,7 @@ import { ApiError, actionFailed, browserUnavailable, invalidInput, type ErrorDet
 import { noRetryOnFailure } from './no-retry.ts';
 import { BROWSER_ERRORS, errorResponses, noContent } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
+import { apiCallRequestId } from './api-call-hook.ts';
 
 /** Response header of a failed batch: how many actions ran before the failure. */
 export const COMPLETED_HEADER = 'x-completed-actions';
@@ -48,7 +49,7 @@ export function registerComputerRoutes(app: FastifyInstance, deps: HttpDeps, aut
         if (!reply.raw.writableEnded) abort.abort();
       });
       try {
-        await deps.computer.run((request.body as BatchBody).actions, abort.signal);
+        await deps.computer.run((request.body as BatchBody).actions, abort.signal, apiCallRequestId(request));
       } catch (err) {
         throw err instanceof BatchFailure ? batchFailureError(err) : err;
       }

@@ -1,7 +1,10 @@
 // What the http layer is given by agent.ts: the session view (what it needs to know about the
 // session, without reaching into browser/ or telemetry/), the stream, the computer, the metrics.
 
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import type { ProxyEndpoint } from '../cdp-proxy/cdp-proxy.ts';
 import type { BatchRunner } from '../computer/executor.ts';
 import type { TokenGrant } from '../config.ts';
 import type { EventLog } from '../stream/event-log.ts';
@@ -29,6 +32,15 @@ export interface SessionView {
   updateTelemetry(patch: TelemetryConfigPatch): Promise<TelemetryConfig>;
   /** End the session (docs/decisions.md): flush and end streams, close CDP and the browser. */
   terminate(): Promise<void>;
+}
+
+/** The CDP endpoint (docs/operations.md "CDP endpoint"): discovery answers and the relay. */
+export interface CdpEndpointDeps {
+  version(): Promise<{ product: string; protocolVersion: string; userAgent: string; jsVersion: string; revision: string }>;
+  targets(): Promise<Array<{ targetId: string; type: string; title: string; url: string }>>;
+  /** The id in the browser's own WebSocket path; undefined before the first connection. */
+  browserId(): string | undefined;
+  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, endpoint: ProxyEndpoint): Promise<void>;
 }
 
 export interface HttpDeps {
@@ -64,4 +76,17 @@ export interface HttpDeps {
   liveView?: { opened(viewerId: string): () => void };
   /** Prometheus metrics for GET /metrics; the route answers 404 without it. */
   metrics?: MetricsSource;
+  /** The CDP endpoint; its routes are absent without it. */
+  cdp?: CdpEndpointDeps;
+  /** Records api_call for the routes that act on the browser (docs/events.md "api_call"); none when absent. */
+  apiCalls?: ApiCallRecorder;
+}
+
+/** What the api_call hook needs (src/control/ provides it). */
+export interface ApiCallRecorder {
+  newRequestId(): string;
+  /** An action began: a handle to end it, or undefined when `control` is off. */
+  begin(targetId: string | undefined): { end(operationId: string, requestId: string, status: number): void } | undefined;
+  /** The tab an API action acts on (the active tab), when known. */
+  activeTarget(): string | undefined;
 }

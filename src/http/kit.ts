@@ -8,6 +8,11 @@ export * from './errors.ts';
 export { sendError, toApiError } from './error-handler.ts';
 export * from './host-policy.ts';
 export { listenUrl } from './listen.ts';
+export { VIA_GATEWAY_HEADER } from './via-gateway.ts';
+export { TRACE_MAX_EVENT_BYTES, tooLarge } from './trace-errors.ts';
+// A computer batch's declared waits: the gateway's batch timeout follows them (docs/gateway.md).
+export { requestedWaitMs } from '../computer/batch-rules.ts';
+export type { Action } from '../computer/batch-schema.ts';
 export * from './viewer-auth.ts';
 export { SECURITY_HEADERS, sendAsset, sendViewerLink, type Asset } from './viewer-routes.ts';
 export { VIEWER_ASSETS } from '../generated/viewer-assets.ts';

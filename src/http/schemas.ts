@@ -58,6 +58,16 @@ export const BROWSER_ERRORS = [401, 403, 404, 500] as const;
 
 const categoryConfig = { type: 'object', required: ['enabled'], properties: { enabled: { type: 'boolean' } } } as const;
 
+/** `control` (docs/events.md "Control events"). */
+const controlCategoryConfig = {
+  type: 'object',
+  required: ['enabled', 'include_urls'],
+  properties: {
+    enabled: { type: 'boolean' },
+    include_urls: { type: 'boolean', description: "true: cdp_command carries a navigation's URL (default false)" },
+  },
+} as const;
+
 /** `network.bodies` (docs/network.md "Response bodies"); every field in GET, any subset in PATCH. */
 export const bodyPolicyProperties = {
   enabled: { type: 'boolean', description: 'false: no response body is fetched' },
@@ -103,6 +113,7 @@ export const telemetryConfigSchema = {
             const bodies = { type: 'object', required: Object.keys(bodyPolicyProperties), properties: bodyPolicyProperties };
             return [c, { type: 'object', required: ['enabled', 'bodies'], properties: { enabled: { type: 'boolean' }, bodies } }];
           }
+          if (c === 'control') return [c, controlCategoryConfig];
           const description = categoryDescription(c);
           return [c, description === undefined ? categoryConfig : { ...categoryConfig, description }];
         }),
@@ -121,6 +132,7 @@ export const browserObjectSchema = {
     telemetry: telemetryConfigSchema,
     cdp_connected: { type: 'boolean' },
     seq: { type: 'integer', minimum: 0, description: 'Latest seq admitted to the event log' },
+    cdp_ws_url: { type: 'string', description: 'WebSocket URL of the CDP endpoint for automation clients (scope cdp)' },
   },
 } as const;
 

@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { createApiServer } from './api-server.ts';
 import { BearerAuth } from './auth.ts';
 import { registerBrowserRoutes } from './browser-routes.ts';
+import { installApiCalls } from './api-call-hook.ts';
+import { registerCdpRoutes } from './cdp-routes.ts';
 import { registerComputerRoutes } from './computer-routes.ts';
 import { registerFsRoutes } from './fs-routes.ts';
 import { registerHarRoutes } from './har-routes.ts';
@@ -34,7 +36,9 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
   const auth = new BearerAuth(deps.tokens, [viewerAuth.credential]);
   // The OpenAPI generator loads first so that it sees every route registered after it.
   registerOpenApi(app, VERSION);
+  installApiCalls(app, deps);
   void app.register(async (instance) => {
+    registerCdpRoutes(instance, deps, auth);
     registerHealthRoutes(instance, deps, auth);
     registerBrowserRoutes(instance, deps, auth);
     registerTelemetryRoutes(instance, deps, auth, viewerAuth);

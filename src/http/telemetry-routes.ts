@@ -39,6 +39,7 @@ const filterProperties = {
   type: listParam(`Only these event types (repeat or comma-separate): ${EVENT_TYPES.join(', ')}`),
   target_id: listParam('Only events of these targets (data.target_id)'),
   nav_seq: listParam('Only events of these navigations of their target (data.nav_seq)'),
+  caused_by: listParam('Only these actions and the events they caused (data.action_id or data.caused_by)'),
 } as const;
 
 // Both routes reject what they do not know, so a misspelt filter is an error, not a silently

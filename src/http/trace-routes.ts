@@ -10,13 +10,10 @@ import { VERSION } from '../version.ts';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
-import { ApiError } from './errors.ts';
+import { TRACE_MAX_EVENT_BYTES, tooLarge } from './trace-errors.ts';
 import { timeBound } from './telemetry-routes.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
-
-/** The most event bytes (stored JSON) a trace is built from (docs/export.md "Limits"). */
-export const TRACE_MAX_EVENT_BYTES = 1 << 30;
 
 interface TraceQuery {
   target_id?: string[];
@@ -115,15 +112,4 @@ export function historySource(history: HistoryReader, sinceTs: number | undefine
       return (JSON.parse(row.text) as { event: TelemetryEvent }).event;
     },
   };
-}
-
-/** The size cap's error as the API's: 413 naming the filters that narrow the window. */
-export function tooLarge(err: unknown): never {
-  if (!(err instanceof TraceTooLargeError)) throw err;
-  throw new ApiError(413, 'payload_too_large', err.message, [
-    { code: 'payload_too_large', message: 'narrow the window with since and until', field: 'since' },
-    { code: 'payload_too_large', message: 'narrow the window with since and until', field: 'until' },
-    { code: 'payload_too_large', message: 'take one tab', field: 'target_id' },
-    { code: 'payload_too_large', message: 'take one page of a tab', field: 'nav_seq' },
-  ]);
 }

@@ -11,6 +11,8 @@ export interface EventMeta {
   type: EventType;
   targetId: string | undefined;
   navSeq: number | undefined;
+  /** The action the event is or was caused by (data.action_id, else data.caused_by). */
+  causedBy?: string;
 }
 
 /** A parsed filter: each set present narrows; types is a union of the named types and categories. */
@@ -19,6 +21,8 @@ export interface EventFilter {
   types?: ReadonlySet<EventType>;
   targetIds?: ReadonlySet<string>;
   navSeqs?: ReadonlySet<number>;
+  /** Action ids: the action's own event and the events it caused (docs/events.md "caused_by"). */
+  causedBy?: ReadonlySet<string>;
 }
 
 /**
@@ -26,7 +30,12 @@ export interface EventFilter {
  * over the columns `ts`, `type`, `target_id` and `nav_seq`, with `?` placeholders, and their values
  * in order: the agent's store and the gateway's archive both use it.
  */
-export function filterSql(filter: EventFilter | undefined, sinceTs?: number, untilTs?: number): { clauses: string[]; params: Array<string | number> } {
+export function filterSql(
+  filter: EventFilter | undefined,
+  sinceTs?: number,
+  untilTs?: number,
+  bodyColumn = 'envelope',
+): { clauses: string[]; params: Array<string | number> } {
   const clauses: string[] = [];
   const params: Array<string | number> = [];
   if (sinceTs !== undefined) {
@@ -49,5 +58,14 @@ export function filterSql(filter: EventFilter | undefined, sinceTs?: number, unt
   if (filter.types !== undefined) oneOf('type', filter.types);
   if (filter.targetIds !== undefined) oneOf('target_id', filter.targetIds);
   if (filter.navSeqs !== undefined) oneOf('nav_seq', filter.navSeqs);
+  if (filter.causedBy !== undefined) {
+    // No column: matched in the stored JSON text of the event (`bodyColumn`).
+    const ors: string[] = [];
+    for (const id of filter.causedBy) {
+      ors.push(`${bodyColumn} LIKE ?`, `${bodyColumn} LIKE ?`);
+      params.push(`%"action_id":"${id}"%`, `%"caused_by":"${id}"%`);
+    }
+    clauses.push(`(${ors.join(' OR ')})`);
+  }
   return { clauses, params };
 }

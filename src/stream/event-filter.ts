@@ -2,7 +2,7 @@
 // (docs/events.md "Filters"). One parsed form for both, matched against the small per-event
 // metadata the log keeps (no JSON parsing), and translated to SQL by the durable store.
 
-import { EVENT_CATEGORY, EVENT_TYPE_CATEGORY, type EventCategory, type EventType } from '../../injected/schema.ts';
+import { EVENT_CATEGORY, EVENT_TYPE_CATEGORY, type EventCategory, type EventType, type TelemetryEvent } from '../../injected/schema.ts';
 import type { EventFilter, EventMeta } from '../store/event-query.ts';
 
 // The filter's shape and its SQL form live with the store (the layer below), which needs them
@@ -10,9 +10,15 @@ import type { EventFilter, EventMeta } from '../store/event-query.ts';
 export type { EventFilter, EventMeta } from '../store/event-query.ts';
 export { filterSql } from '../store/event-query.ts';
 
+/** EventMeta.causedBy of an event. */
+export function causeOf(event: TelemetryEvent): string | undefined {
+  const data = event.data as { action_id?: string; caused_by?: string } | undefined;
+  return data?.action_id ?? data?.caused_by;
+}
+
 /**
  * Categories a client may name: ours, plus those of the official client that this agent never
- * produces (`control`, `connection`, `system`, `captcha`): accepted, and they match nothing.
+ * produces (`system`, `captcha`): accepted, and they match nothing.
  */
 export const FILTER_CATEGORIES = ['console', 'network', 'page', 'interaction', 'monitor', 'screenshot', 'control', 'connection', 'system', 'captcha'] as const;
 export type FilterCategory = (typeof FILTER_CATEGORIES)[number];
@@ -25,6 +31,7 @@ export interface FilterQuery {
   type?: string | string[];
   target_id?: string | string[];
   nav_seq?: string | string[];
+  caused_by?: string | string[];
 }
 
 /** A filter value that is not valid: the http layer answers 400 naming `field`. */
@@ -56,9 +63,16 @@ export function parseFilter(query: FilterQuery): EventFilter | undefined {
   const typeNames = listOf(query.type);
   const targetIds = listOf(query.target_id);
   const navSeqTexts = listOf(query.nav_seq);
-  if (categories.length + typeNames.length + targetIds.length + navSeqTexts.length === 0) return undefined;
+  const causes = listOf(query.caused_by);
+  if (categories.length + typeNames.length + targetIds.length + navSeqTexts.length + causes.length === 0) return undefined;
 
-  const filter: { types?: Set<EventType>; targetIds?: Set<string>; navSeqs?: Set<number> } = {};
+  const filter: { types?: Set<EventType>; targetIds?: Set<string>; navSeqs?: Set<number>; causedBy?: Set<string> } = {};
+  if (causes.length > 0) {
+    // Action ids are [a-z0-9-]: nothing in them is special to SQL LIKE (filterSql).
+    if (causes.some((id) => !/^[A-Za-z0-9-]{1,64}$/.test(id)))
+      throw new InvalidFilterError('caused_by', 'caused_by: expected action ids (1 to 64 of A-Z, a-z, 0-9, -)');
+    filter.causedBy = new Set(causes);
+  }
   if (categories.length > 0 || typeNames.length > 0) {
     const types = new Set<EventType>();
     for (const category of categories) {
@@ -92,5 +106,6 @@ export function matches(filter: EventFilter, meta: EventMeta): boolean {
   if (filter.types !== undefined && !filter.types.has(meta.type)) return false;
   if (filter.targetIds !== undefined && (meta.targetId === undefined || !filter.targetIds.has(meta.targetId))) return false;
   if (filter.navSeqs !== undefined && (meta.navSeq === undefined || !filter.navSeqs.has(meta.navSeq))) return false;
+  if (filter.causedBy !== undefined && (meta.causedBy === undefined || !filter.causedBy.has(meta.causedBy))) return false;
   return true;
 }

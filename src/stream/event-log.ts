@@ -16,7 +16,7 @@
 // and their run is then a view of it, not a copy.
 
 import type { EventContext, TelemetryEvent } from '../../injected/schema.ts';
-import { matches, type EventFilter, type EventMeta } from './event-filter.ts';
+import { causeOf, matches, type EventFilter, type EventMeta } from './event-filter.ts';
 import { envelopeBytesOf, envelopeFrameText, eventFrameText } from './sse-frame.ts';
 
 export interface EventLogOptions {
@@ -215,6 +215,7 @@ export class EventLog {
       type: event.type,
       targetId: data?.target_id ?? event.source.metadata?.target_id,
       navSeq: data?.nav_seq,
+      causedBy: causeOf(event),
     };
 
     if (this.count === this.ring.length) {

@@ -119,6 +119,9 @@ export function translateRequestWillBeSent(
   data.headers = headers.value;
   if (params.type !== undefined) data.resource_type = params.type;
   data.initiator_type = params.initiator.type;
+  // For caused_by's initiator chain (docs/events.md "caused_by").
+  const initiatorUrl = params.initiator.url ?? firstStackUrl(params.initiator.stack);
+  if (initiatorUrl !== undefined && initiatorUrl !== '') data.initiator_url = initiatorUrl;
   let post: Cut<string> | undefined;
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- Chromium still sends postData, and postDataEntries holds base64 bytes, not this text
   if (params.request.postData !== undefined) post = truncateUtf8(params.request.postData, limits.maxPostDataBytes);
@@ -343,4 +346,13 @@ export function capHeaders(headers: Protocol.Network.Headers, maxBytes: number):
     copy[name] = capped.value;
   }
   return copy === undefined ? { value: headers, cut: false } : { value: copy, cut: true };
+}
+
+/** The URL of the innermost frame of a stack (or its async parents) that names one. */
+function firstStackUrl(stack: Protocol.Runtime.StackTrace | undefined): string | undefined {
+  for (let current = stack; current !== undefined; current = current.parent) {
+    const frame = current.callFrames.find((f) => f.url !== '');
+    if (frame) return frame.url;
+  }
+  return undefined;
 }

@@ -35,6 +35,7 @@ import type { Protocol } from 'devtools-protocol';
 import {
   EVENT_CATEGORY,
   PAGE_SCRIPT_GLOBAL,
+  type Category,
   type EventContext,
   type LcpReport,
   type PageLcpData,
@@ -232,7 +233,7 @@ export class PageScriptFamily implements TelemetryFamily {
       return;
     }
     const report = parsed.report;
-    if (!this.host.admits(EVENT_CATEGORY[report.type]!)) return;
+    if (!this.host.admits(EVENT_CATEGORY[report.type] as Category)) return;
     // Binding calls carry no timestamp: the event time is when the agent received the report.
     const ts = this.host.clock.nowUs();
     const ctx = this.host.tracker.contextOfExecutionContext(state, params.executionContextId);

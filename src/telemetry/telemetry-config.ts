@@ -3,16 +3,17 @@
 //
 // The categories are the ones the official client names (`@onkernel/sdk`
 // BrowserTelemetryCategoriesConfig): the four CDP categories, `screenshot` (monitor_screenshot),
-// and the operational ones (`control`, `connection`, `system`, `captcha`): `system` and
-// `connection` gate the failure signals and live view events (docs/events.md "Failure signals"),
-// `control` and `captcha` are accepted, kept and shown but have no events from this agent
-// (README "Telemetry config"; the body policy: docs/network.md "Response bodies").
+// and the operational ones (`control`, `connection`, `system`, `captcha`): `control` and
+// `connection` gate the cause side (docs/events.md "Control events"), `system` and `connection`
+// the failure signals and live view events (docs/events.md "Failure signals"); `captcha` is
+// accepted, kept and shown but has no events from this agent (README "Telemetry config"; the body
+// policy: docs/network.md "Response bodies").
 
 import { CATEGORIES, OPERATIONAL_CATEGORIES, type Category, type OperationalCategory } from '../../injected/schema.ts';
 import { DEFAULT_BODY_MAX_BYTES, defaultBodyPolicy, mergeBodyPolicy, validateBodyPolicyPatch, type BodyPolicy, type BodyPolicyPatch } from './body-policy.ts';
 
 /** Categories of the hosted service that produce no event from this agent. */
-export const SILENT_CATEGORIES = ['control', 'captcha'] as const satisfies readonly OperationalCategory[];
+export const SILENT_CATEGORIES = ['captcha'] as const satisfies readonly OperationalCategory[];
 /** Every category the config accepts, in the order GET shows them. */
 export const CONFIG_CATEGORIES = [...CATEGORIES, 'screenshot', ...OPERATIONAL_CATEGORIES] as const;
 /** A category that gates events at event time. */
@@ -28,7 +29,15 @@ export interface NetworkCategoryConfig extends CategoryConfig {
   bodies: BodyPolicy;
 }
 
-export type BrowserCategories = Record<Exclude<ConfigCategory, 'network'>, CategoryConfig> & { network: NetworkCategoryConfig };
+/** `control` (docs/events.md "Control events"): `include_urls` puts a navigation's URL into cdp_command. */
+export interface ControlCategoryConfig extends CategoryConfig {
+  include_urls: boolean;
+}
+
+export type BrowserCategories = Record<Exclude<ConfigCategory, 'network' | 'control'>, CategoryConfig> & {
+  network: NetworkCategoryConfig;
+  control: ControlCategoryConfig;
+};
 
 export interface TelemetryConfig {
   enabled: boolean;
@@ -38,8 +47,9 @@ export interface TelemetryConfig {
 /** The partial shape accepted by `--telemetry` and PATCH (every field optional). */
 export interface TelemetryConfigPatch {
   enabled?: boolean;
-  browser?: Partial<Record<Exclude<ConfigCategory, 'network'>, { enabled?: boolean }>> & {
+  browser?: Partial<Record<Exclude<ConfigCategory, 'network' | 'control'>, { enabled?: boolean }>> & {
     network?: { enabled?: boolean; bodies?: BodyPolicyPatch };
+    control?: { enabled?: boolean; include_urls?: boolean };
   };
 }
 
@@ -55,6 +65,7 @@ export function defaultTelemetryConfig(defaults: TelemetryDefaults = {}): Teleme
   const browser = {} as BrowserCategories;
   for (const category of CONFIG_CATEGORIES) {
     if (category === 'network') browser.network = { enabled: true, bodies: defaultBodyPolicy(defaults.maxBodyBytes) };
+    else if (category === 'control') browser.control = { enabled: true, include_urls: false };
     else browser[category] = { enabled: category === 'screenshot' ? (defaults.screenshots ?? true) : true };
   }
   return { enabled: true, browser };
@@ -82,6 +93,7 @@ export function mergeTelemetryConfig(base: TelemetryConfig, patch: TelemetryConf
   for (const category of CONFIG_CATEGORIES) {
     const enabled = sent?.[category]?.enabled ?? base.browser[category].enabled;
     if (category === 'network') browser.network = { enabled, bodies: mergeBodyPolicy(base.browser.network.bodies, sent?.network?.bodies) };
+    else if (category === 'control') browser.control = { enabled, include_urls: sent?.control?.include_urls ?? base.browser.control.include_urls };
     else browser[category] = { enabled };
   }
   return { enabled: patch.enabled ?? base.enabled, browser };
@@ -118,6 +130,8 @@ export function validateTelemetryPatch(value: unknown, path = ''): Array<{ field
         }
         for (const [ck, cv] of Object.entries(c)) {
           if (ck === 'enabled') {
+            if (typeof cv !== 'boolean') problems.push({ field: `${cpath}.${ck}`, message: 'must be a boolean' });
+          } else if (ck === 'include_urls' && category === 'control') {
             if (typeof cv !== 'boolean') problems.push({ field: `${cpath}.${ck}`, message: 'must be a boolean' });
           } else if (ck === 'bodies' && category === 'network') {
             problems.push(...validateBodyPolicyPatch(cv, `${cpath}.${ck}`));

@@ -46,7 +46,7 @@ describe('telemetry config at runtime', () => {
         interaction: ON,
         // The rig starts with screenshots off (--screenshots off).
         screenshot: { enabled: false },
-        control: ON,
+        control: { ...ON, include_urls: false },
         connection: ON,
         system: ON,
         captcha: ON,

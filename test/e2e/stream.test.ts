@@ -286,7 +286,7 @@ describe('the telemetry stream', () => {
     it('returns the browser object with exactly its fields', async () => {
       const { status, body } = await getBrowser(rig);
       expect(status).toBe(200);
-      expect(Object.keys(body).sort()).toEqual(['cdp_connected', 'created_at', 'seq', 'session_id', 'telemetry']);
+      expect(Object.keys(body).sort()).toEqual(['cdp_connected', 'cdp_ws_url', 'created_at', 'seq', 'session_id', 'telemetry']);
     });
 
     it('never exposes base_url or jwt', async () => {

@@ -28,7 +28,7 @@ describe('telemetry config merge', () => {
         page: on,
         interaction: on,
         screenshot: on,
-        control: on,
+        control: { enabled: true, include_urls: false },
         connection: on,
         system: on,
         captcha: on,
@@ -36,9 +36,10 @@ describe('telemetry config merge', () => {
     });
   });
 
-  it('keeps the categories this agent has no events for, as sent', () => {
+  it('keeps the categories this agent has no events for, as sent, and control.include_urls', () => {
     const merged = mergeTelemetryConfig(defaultTelemetryConfig(), { browser: { control: { enabled: false }, captcha: { enabled: false } } });
-    expect(merged.browser.control).toEqual({ enabled: false });
+    expect(merged.browser.control).toEqual({ enabled: false, include_urls: false });
+    expect(mergeTelemetryConfig(merged, { browser: { control: { include_urls: true } } }).browser.control).toEqual({ enabled: false, include_urls: true });
     expect(merged.browser.captcha).toEqual({ enabled: false });
     expect(merged.browser.system).toEqual({ enabled: true });
   });

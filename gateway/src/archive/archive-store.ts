@@ -543,7 +543,7 @@ export class ArchiveStore {
 }
 
 function addFilterTo(filter: EventFilter | undefined, where: string[], params: SqlValue[], sinceTs?: number, untilTs?: number): void {
-  const sql = filterSql(filter, sinceTs, untilTs);
+  const sql = filterSql(filter, sinceTs, untilTs, 'event');
   where.push(...sql.clauses);
   params.push(...sql.params);
 }

@@ -2,9 +2,7 @@
 // archive is the agent's, docs/export.md "Playwright trace"): the archived events as the trace's
 // event source, read a page at a time in seq order up to what was archived.
 
-import type { TraceEventSource, TraceRow } from '../../export/trace-archive.ts';
-import type { EventFilter } from '../../stream/event-filter.ts';
-import type { TelemetryEvent } from '../../../injected/schema.ts';
+import type { EventFilter, TelemetryEvent, TraceEventSource, TraceRow } from 'browser-telemetry-agent/events';
 import type { ArchiveStore, SessionRecord } from './archive-store.ts';
 
 export function archiveTraceSource(store: ArchiveStore, session: SessionRecord, sinceTs: number | undefined, untilTs: number | undefined): TraceEventSource {

@@ -22,15 +22,13 @@
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { finished, pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { notFound } from 'browser-telemetry-agent/http-kit';
+import { notFound, requestedWaitMs, VIA_GATEWAY_HEADER, type Action } from 'browser-telemetry-agent/http-kit';
 import type { BrowserRecord, GatewayStore } from '../storage/store.ts';
 import { AgentConnections } from '../agent-link/agent-connections.ts';
 import { AgentTimeout, SilenceWatch, streamSilenceLimitMs, type AgentTimeouts } from '../agent-link/agent-silence.ts';
 import { principalOf, requireProjectAccess, type Principal } from './auth.ts';
 import { browserTimedOut, browserUnreachable, type GatewayError } from './errors.ts';
 import type { KeyWatch } from './key-watch.ts';
-import { requestedWaitMs } from '../../computer/batch-rules.ts';
-import type { Action } from '../../computer/batch-schema.ts';
 
 const BATCH_ROUTE = '/browsers/:id/computer/batch';
 const WRITE_FILE_ROUTE = '/browsers/:id/fs/write_file';
@@ -232,7 +230,9 @@ export class BrowserProxy {
     const query = options.query ?? (queryAt === -1 ? '' : request.url.slice(queryAt));
     const path = request.routeOptions.url!.replace(':id', encodeURIComponent(browser.sessionId));
     const target = new URL(`${browser.agentUrl}${path}${query}`);
-    const headers: OutgoingHttpHeaders = { authorization: `Bearer ${browser.agentToken}` };
+    // The agent then leaves its own cdp_ws_url out of the browser object: clients must not route
+    // around the gateway (docs/gateway.md).
+    const headers: OutgoingHttpHeaders = { authorization: `Bearer ${browser.agentToken}`, [VIA_GATEWAY_HEADER]: '1' };
     for (const name of FORWARDED_REQUEST_HEADERS) {
       const value: string | string[] | undefined = request.headers[name];
       if (value !== undefined) headers[name as string] = value;

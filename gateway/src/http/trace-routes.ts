@@ -3,13 +3,9 @@
 // (src/export/trace-archive.ts), with the same query, size cap and errors.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { checkTraceSize, traceArchive, type TraceRequest } from '../../export/trace-archive.ts';
-import { notFound } from '../../http/errors.ts';
-import { TRACE_MAX_EVENT_BYTES, tooLarge } from '../../http/trace-routes.ts';
-import { parseFilter } from '../../stream/event-filter.ts';
-import { parseTimeBound } from '../../stream/history.ts';
-import { invalidInput } from '../../http/errors.ts';
-import { VERSION } from '../../version.ts';
+import { checkTraceSize, parseFilter, parseTimeBound, traceArchive, type TraceRequest } from 'browser-telemetry-agent/events';
+import { invalidInput, notFound, TRACE_MAX_EVENT_BYTES, tooLarge } from 'browser-telemetry-agent/http-kit';
+import { VERSION } from 'browser-telemetry-agent/program';
 import type { Archive } from '../archive/archive.ts';
 import { archiveTraceSource } from '../archive/archive-trace.ts';
 import type { SessionRecord } from '../archive/archive-store.ts';

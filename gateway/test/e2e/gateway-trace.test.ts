@@ -11,14 +11,14 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_FLAGS, locateChromium } from '../../src/browser/chromium-launcher.ts';
+import { CHROMIUM_FLAGS, locateChromium } from '../../../src/browser/chromium-launcher.ts';
 import { GatewayRig } from './support/gateway-harness.ts';
 import { AgentProgram } from './support/gateway-processes.ts';
 import { gatewaySuite } from './support/gateway-suite.ts';
-import { Driver, SseClient, type Tab } from './support/harness.ts';
+import { Driver, SseClient, type Tab } from '../../../test/e2e/support/harness.ts';
 
 const run = promisify(execFile);
-const CLI = fileURLToPath(new URL('../../node_modules/playwright-core/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../../node_modules/playwright-core/cli.js', import.meta.url));
 const AGENT_TOKEN = 'agent-token-of-the-trace-tests';
 const PAGE = `<!doctype html><title>gateway trace</title><button id="b" onclick="console.error('gateway-trace-clicked')">go</button>
 <script>fetch('http://127.0.0.1:9/gateway-trace-refused').catch(() => {}); setTimeout(function gatewayThrows() { null.gatewayBoom(); }, 0);</script>`;

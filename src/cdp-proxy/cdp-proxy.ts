@@ -1,0 +1,320 @@
+// The CDP endpoint for automation clients (docs/operations.md "CDP endpoint"): every client gets
+// its own WebSocket to the browser, and messages are relayed both ways as they are (the bytes of a
+// frame are never re-encoded). The relay reads each client command to record the ones that drive
+// the browser (command-shape.ts) and looks at the head of the browser's messages only to match the
+// answers of recorded commands and to learn which session is which target.
+//
+// A client that does not read what the browser sends is cut once more than `maxClientBufferBytes`
+// wait for it (close 1008 `slow_client`): its queue never grows without bound and the browser,
+// which writes to this client's own socket, and the other clients never wait for it.
+
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { CdpDisconnectReason } from '../../injected/schema.ts';
+import type { ActionStart, ControlRecorder } from '../control/control-recorder.ts';
+import { shapeCommand, type CommandRecord } from './command-shape.ts';
+
+/** Default bound of what may wait for one client (docs/operations.md "CDP endpoint"). */
+export const DEFAULT_CLIENT_BUFFER_BYTES = 32 * 1024 * 1024;
+/** Largest client command parsed for recording; larger ones are relayed unread. */
+const MAX_INSPECTED_BYTES = 1024 * 1024;
+/** How long a cut client gets to take its close frame before its socket is destroyed. */
+const CLOSE_GRACE_MS = 5000;
+/** How long a lost browser socket waits for the agent to report the browser gone (docs/events.md "Telemetry config, lifecycle and monitor events": within 3 s). */
+const UPSTREAM_GRACE_MS = 3500;
+
+export type ProxyEndpoint = { kind: 'browser' } | { kind: 'page'; targetId: string };
+
+export interface CdpProxyOptions {
+  /** The browser's WebSocket URL of the current connection; undefined while there is none. */
+  upstream: () => string | undefined;
+  recorder: ControlRecorder;
+  logger?: Logger;
+  maxClientBufferBytes?: number;
+}
+
+/** Counters for /metrics. */
+export interface ProxyStats {
+  readonly clients: number;
+  readonly connectionsTotal: number;
+  readonly messagesTotal: number;
+  readonly cutTotal: number;
+  readonly closedTotal: Readonly<Record<CdpDisconnectReason, number>>;
+}
+
+interface Pending {
+  start: ActionStart | undefined;
+  record: CommandRecord;
+  sessionId: string | undefined;
+}
+
+export class CdpProxy implements ProxyStats {
+  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 512 * 1024 * 1024 });
+  private readonly relays = new Set<Relay>();
+  private closed = false;
+  connectionsTotal = 0;
+  messagesTotal = 0;
+  cutTotal = 0;
+  readonly closedTotal: Record<CdpDisconnectReason, number> = { client_close: 0, upstream_changed: 0, upstream_error: 0, context_cancelled: 0 };
+
+  constructor(readonly options: CdpProxyOptions) {}
+
+  get clients(): number {
+    return this.relays.size;
+  }
+
+  /**
+   * Take an authorized upgrade: dial the browser first, so that a client gets an HTTP error (502,
+   * 503) rather than an open socket to nowhere; then complete the client's handshake.
+   */
+  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, endpoint: ProxyEndpoint): Promise<void> {
+    const base = this.options.upstream();
+    if (this.closed || base === undefined) {
+      rejectUpgrade(socket, 503, 'browser_unavailable', 'the browser is not connected');
+      return;
+    }
+    const url = endpoint.kind === 'browser' ? base : new URL(`/devtools/page/${encodeURIComponent(endpoint.targetId)}`, base).toString().replace(/^http/, 'ws');
+    let upstream: WebSocket;
+    try {
+      upstream = await dial(url);
+    } catch (err) {
+      rejectUpgrade(socket, 502, 'upstream_error', `the browser refused the connection: ${(err as Error).message}`);
+      return;
+    }
+    if (this.closed || socket.destroyed) {
+      upstream.terminate();
+      socket.destroy();
+      return;
+    }
+    this.wss.handleUpgrade(request, socket, head, (client) => {
+      const relay = new Relay(this, client, upstream, endpoint);
+      this.relays.add(relay);
+      this.connectionsTotal++;
+      relay.start();
+    });
+  }
+
+  /** The browser changed (restart, reconnect): every client is closed so it can reconnect. */
+  upstreamChanged(): void {
+    for (const relay of [...this.relays]) relay.end('upstream_changed', 1012, 'upstream_changed: the browser restarted; reconnect');
+  }
+
+  /** Shutdown or session deletion: every client is closed. */
+  close(detail: string): void {
+    this.closed = true;
+    for (const relay of [...this.relays]) relay.end('context_cancelled', 1001, `context_cancelled: ${detail}`, detail);
+  }
+
+  /** @internal */
+  ended(relay: Relay, reason: CdpDisconnectReason, cut: boolean): void {
+    if (!this.relays.delete(relay)) return;
+    this.closedTotal[reason]++;
+    if (cut) this.cutTotal++;
+  }
+}
+
+class Relay {
+  private readonly connectionId: string;
+  private readonly startedAt = performance.now();
+  private messages = 0;
+  private done = false;
+  /** Flattened session id → target id, learned from Target.attachedToTarget. */
+  private readonly sessions = new Map<string, string>();
+  /** Recorded commands awaiting their answer, by id. */
+  private readonly pending = new Map<number, Pending>();
+  private readonly maxBuffer: number;
+  private goneTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly proxy: CdpProxy,
+    private readonly client: WebSocket,
+    private readonly upstream: WebSocket,
+    private readonly endpoint: ProxyEndpoint,
+  ) {
+    this.connectionId = proxy.options.recorder.newId('conn');
+    this.maxBuffer = proxy.options.maxClientBufferBytes ?? DEFAULT_CLIENT_BUFFER_BYTES;
+  }
+
+  start(): void {
+    const { recorder } = this.proxy.options;
+    recorder.cdpConnect({
+      connection_id: this.connectionId,
+      endpoint: this.endpoint.kind,
+      ...(this.endpoint.kind === 'page' ? { target_id: this.endpoint.targetId } : {}),
+    });
+    this.client.on('message', (data, isBinary) => this.fromClient(data as Buffer, isBinary));
+    this.upstream.on('message', (data, isBinary) => this.fromBrowser(data as Buffer, isBinary));
+    this.client.on('close', () => this.end('client_close'));
+    this.client.on('error', () => this.end('client_close'));
+    this.upstream.on('close', () => this.upstreamGone('upstream_error: the browser closed the connection'));
+    this.upstream.on('error', () => this.upstreamGone('upstream_error: the browser connection failed'));
+  }
+
+  /**
+   * The browser's socket ended. When the browser itself went away the agent's link reports it
+   * within UPSTREAM_GRACE_MS (CdpProxy.upstreamChanged: reason upstream_changed); otherwise only
+   * this connection failed (upstream_error).
+   */
+  private upstreamGone(closeReason: string): void {
+    if (this.done || this.goneTimer !== undefined) return;
+    this.goneTimer = setTimeout(() => this.end('upstream_error', 1011, closeReason), UPSTREAM_GRACE_MS);
+    this.goneTimer.unref();
+  }
+
+  private fromClient(data: Buffer, isBinary: boolean): void {
+    if (this.done || this.goneTimer !== undefined) return;
+    this.messages++;
+    this.proxy.messagesTotal++;
+    if (!isBinary && data.length <= MAX_INSPECTED_BYTES) this.inspectCommand(data);
+    this.upstream.send(data, { binary: isBinary });
+  }
+
+  private fromBrowser(data: Buffer, isBinary: boolean): void {
+    if (this.done) return;
+    this.messages++;
+    this.proxy.messagesTotal++;
+    if (!isBinary) this.inspectBrowserMessage(data);
+    if (this.client.bufferedAmount + data.length > this.maxBuffer) {
+      this.end('context_cancelled', 1008, `slow_client: more than ${this.maxBuffer} bytes waited for this client`, 'slow_client');
+      return;
+    }
+    this.client.send(data, { binary: isBinary });
+  }
+
+  private inspectCommand(data: Buffer): void {
+    let message: { id?: unknown; method?: unknown; params?: unknown; sessionId?: unknown };
+    try {
+      message = JSON.parse(data.toString('utf8')) as typeof message;
+    } catch {
+      return;
+    }
+    if (typeof message !== 'object' || message === null || typeof message.method !== 'string' || typeof message.id !== 'number') return;
+    const { recorder } = this.proxy.options;
+    if (!recorder.controlOn) return;
+    const params = typeof message.params === 'object' && message.params !== null ? (message.params as Record<string, unknown>) : undefined;
+    const record = shapeCommand(message.method, params, recorder.includeUrls);
+    if (record === undefined) return;
+    const sessionId = typeof message.sessionId === 'string' ? message.sessionId : undefined;
+    const targetId = this.targetOf(sessionId, record.method, params);
+    const start = recorder.begin(targetId, record.opens);
+    this.pending.set(message.id, { start, record, sessionId });
+  }
+
+  private targetOf(sessionId: string | undefined, method: string, params: Record<string, unknown> | undefined): string | undefined {
+    if (sessionId !== undefined) return this.sessions.get(sessionId);
+    if (this.endpoint.kind === 'page') return this.endpoint.targetId;
+    if ((method === 'Target.closeTarget' || method === 'Target.activateTarget') && typeof params?.targetId === 'string') return params.targetId;
+    return undefined;
+  }
+
+  /**
+   * Only the head of the message is read: `{"id":N,` of an answer to a recorded command, and the
+   * Target attach and detach events (for session → target). Everything else passes unparsed.
+   */
+  private inspectBrowserMessage(data: Buffer): void {
+    // 0x7b '{', 0x22 '"'
+    if (data[0] !== 0x7b || data[1] !== 0x22) return;
+    if (data[2] === 0x69 && data[3] === 0x64 && data[4] === 0x22 && data[5] === 0x3a) {
+      // {"id":
+      if (this.pending.size === 0) return;
+      let i = 6;
+      let id = 0;
+      while (i < data.length && i < 24 && data[i]! >= 0x30 && data[i]! <= 0x39) id = id * 10 + data[i++]! - 0x30;
+      const pending = this.pending.get(id);
+      if (pending === undefined) return;
+      this.pending.delete(id);
+      const isError = data.subarray(i, i + 9).toString('latin1') === ',"error":';
+      this.answer(pending, isError ? errorText(data) : undefined);
+      return;
+    }
+    const head = data.subarray(0, 48).toString('latin1');
+    if (head.startsWith('{"method":"Target.attachedToTarget"')) {
+      const event = parseJson(data) as { params?: { sessionId?: string; targetInfo?: { targetId?: string } } } | undefined;
+      const sessionId = event?.params?.sessionId;
+      const targetId = event?.params?.targetInfo?.targetId;
+      if (sessionId !== undefined && targetId !== undefined) this.sessions.set(sessionId, targetId);
+    } else if (head.startsWith('{"method":"Target.detachedFromTarget"')) {
+      const event = parseJson(data) as { params?: { sessionId?: string } } | undefined;
+      if (event?.params?.sessionId !== undefined) this.sessions.delete(event.params.sessionId);
+    }
+  }
+
+  private answer(pending: Pending, error: string | undefined): void {
+    if (pending.start === undefined) return;
+    const { opens: _opens, ...shape } = pending.record;
+    this.proxy.options.recorder.cdpCommand(pending.start, {
+      ...shape,
+      connection_id: this.connectionId,
+      ...(pending.sessionId === undefined ? {} : { session_id: pending.sessionId }),
+      outcome: error === undefined ? 'ok' : 'error',
+      ...(error === undefined ? {} : { error }),
+    });
+  }
+
+  /** End the relay once: close both sockets, record cdp_disconnect. */
+  end(reason: CdpDisconnectReason, code?: number, closeReason?: string, detail?: string): void {
+    if (this.done) return;
+    this.done = true;
+    clearTimeout(this.goneTimer);
+    // Commands still unanswered end with the connection.
+    for (const pending of this.pending.values()) this.answer(pending, 'the connection closed before the answer');
+    this.pending.clear();
+    const cut = detail === 'slow_client';
+    this.proxy.ended(this, reason, cut);
+    if (this.upstream.readyState === WebSocket.OPEN || this.upstream.readyState === WebSocket.CONNECTING) this.upstream.close();
+    if (this.client.readyState === WebSocket.OPEN) {
+      // The close reason is at most 123 bytes.
+      this.client.close(code ?? 1000, (closeReason ?? '').slice(0, 123));
+      const timer = setTimeout(() => this.client.terminate(), CLOSE_GRACE_MS);
+      timer.unref();
+      this.client.once('close', () => clearTimeout(timer));
+    }
+    this.proxy.options.logger?.info({ connection_id: this.connectionId, reason, detail, messages: this.messages }, 'CDP client disconnected');
+    this.proxy.options.recorder.cdpDisconnect({
+      duration_ms: Math.round(performance.now() - this.startedAt),
+      message_count: this.messages,
+      reason,
+      connection_id: this.connectionId,
+      ...(detail === undefined ? {} : { detail }),
+    });
+  }
+}
+
+function dial(url: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: 512 * 1024 * 1024, handshakeTimeout: 5000 });
+    ws.once('open', () => {
+      ws.removeAllListeners('error');
+      resolve(ws);
+    });
+    ws.once('error', reject);
+  });
+}
+
+function parseJson(data: Buffer): unknown {
+  try {
+    return JSON.parse(data.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function errorText(data: Buffer): string {
+  const answer = data.length <= MAX_INSPECTED_BYTES ? (parseJson(data) as { error?: { message?: unknown } } | undefined) : undefined;
+  const message = answer?.error?.message;
+  return typeof message === 'string' ? message.slice(0, 1024) : 'error';
+}
+
+/** An HTTP error answer on a socket that asked to upgrade, in the error body shape (code, message, details). */
+export function rejectUpgrade(socket: Duplex, status: number, code: string, message: string): void {
+  const body = JSON.stringify({ code, message, details: [] });
+  const statusText =
+    { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 421: 'Misdirected Request', 502: 'Bad Gateway', 503: 'Service Unavailable' }[
+      status
+    ] ?? 'Error';
+  socket.end(
+    `HTTP/1.1 ${status} ${statusText}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

@@ -1,0 +1,52 @@
+// The CDP endpoint's metrics (docs/operations.md "CDP endpoint"): clients connected, connections,
+// messages relayed, clients cut for reading too slowly, and closes by reason.
+
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { CdpDisconnectReason } from '../../injected/schema.ts';
+import type { ProxyStats } from '../cdp-proxy/cdp-proxy.ts';
+
+export function registerCdpProxyMetrics(registry: Registry, proxy: ProxyStats): void {
+  const registers = [registry];
+  new Gauge({
+    name: 'bta_cdp_proxy_clients',
+    help: 'CDP clients connected to the agent now.',
+    registers,
+    collect() {
+      this.set(proxy.clients);
+    },
+  });
+  const mirrored = (name: string, help: string, read: () => number) => {
+    let last = 0;
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        const total = read();
+        if (total > last) this.inc(total - last);
+        last = total;
+      },
+    });
+  };
+  mirrored('bta_cdp_proxy_connections_total', 'CDP client connections accepted.', () => proxy.connectionsTotal);
+  mirrored('bta_cdp_proxy_messages_total', 'CDP messages relayed, both directions.', () => proxy.messagesTotal);
+  mirrored(
+    'bta_cdp_proxy_slow_client_cuts_total',
+    'CDP clients closed because more than the bound waited for them (close 1008 slow_client).',
+    () => proxy.cutTotal,
+  );
+  const closed: Record<CdpDisconnectReason, number> = { client_close: 0, upstream_changed: 0, upstream_error: 0, context_cancelled: 0 };
+  new Counter({
+    name: 'bta_cdp_proxy_disconnects_total',
+    help: 'CDP client connections ended, by cdp_disconnect reason.',
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      for (const reason of Object.keys(closed) as CdpDisconnectReason[]) {
+        const total = proxy.closedTotal[reason];
+        if (total > closed[reason]) this.inc({ reason }, total - closed[reason]);
+        closed[reason] = total;
+      }
+    },
+  });
+}
