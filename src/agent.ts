@@ -6,6 +6,7 @@ import { BrowserLink, type BrowserLinkListener } from './browser/browser-link.ts
 import type { CdpConnection } from './browser/cdp-connection.ts';
 import { ignoredFailures, logIgnoredFailuresTo } from './browser/cdp-errors.ts';
 import { TargetManager } from './browser/target-manager.ts';
+import { CleanupStack } from './cleanup-stack.ts';
 import { ComputerExecutor } from './computer/executor.ts';
 import { resolveConfig, type Config, type ConfigOptions } from './config.ts';
 import { OtlpExporter, type OtlpExportTiming } from './export/otlp-exporter.ts';
@@ -24,12 +25,21 @@ import { TelemetryStats } from './telemetry/telemetry-stats.ts';
 import { mergeTelemetryConfig, type TelemetryConfig, type TelemetryConfigPatch } from './telemetry/telemetry-config.ts';
 import { Telemetry, TelemetryMemory } from './telemetry/telemetry.ts';
 
-export interface StartAgentOptions extends ConfigOptions {
+/** What start-up opens, in order; a failure at any step closes what the steps before it opened. */
+export const START_STEPS = ['store', 'otlp', 'browser', 'http', 'listen'] as const;
+export type StartStep = (typeof START_STEPS)[number];
+
+/** How the agent runs, beside its configuration. */
+export interface AgentRuntime {
   /** A pino logger to use instead of one writing JSON lines to stdout. */
   logger?: Logger;
   /** Internal timings, shortened by tests; the defaults are the spec's. */
   timing?: { backoffInitialMs?: number; backoffMaxMs?: number; probeIntervalMs?: number; probeTimeoutMs?: number; otlp?: OtlpExportTiming };
+  /** Tests: told before each start-up step (a throw fails it) and of each close done after a failure. */
+  startHooks?: { beforeStep?(step: StartStep): void; closed?(step: StartStep): void };
 }
+
+export interface StartAgentOptions extends ConfigOptions, Omit<AgentRuntime, 'startHooks'> {}
 
 export interface Agent {
   /** `http://host:port` the agent listens on. */
@@ -56,12 +66,36 @@ interface ConnectionScope {
   targets: TargetManager;
 }
 
+/** Start an agent from options given in code: checked and completed like the command line's. */
 export async function startAgent(options: StartAgentOptions = {}): Promise<Agent> {
-  const { logger: givenLogger, timing, ...configOptions } = options;
-  const config = resolveConfig(configOptions);
-  const logger = givenLogger ?? pino({ level: config.logLevel });
+  const { logger, timing, ...configOptions } = options;
+  return startAgentWithConfig(resolveConfig(configOptions), { logger, timing });
+}
+
+/**
+ * Start an agent from a complete, checked Config (the command line's). Whatever start-up has
+ * opened when a step fails is closed again, the last first, before the failure is thrown.
+ */
+export async function startAgentWithConfig(config: Config, runtime: AgentRuntime = {}): Promise<Agent> {
+  const logger = runtime.logger ?? pino({ level: config.logLevel });
+  const cleanup = new CleanupStack<StartStep>(
+    (step, err) => logger.warn({ err, step }, 'start-up failed; closing what it opened also failed'),
+    (step) => runtime.startHooks?.closed?.(step),
+  );
+  try {
+    return await start(config, logger, runtime, cleanup);
+  } catch (err) {
+    await cleanup.unwind();
+    throw err;
+  }
+}
+
+async function start(config: Config, logger: Logger, runtime: AgentRuntime, cleanup: CleanupStack<StartStep>): Promise<Agent> {
+  const { timing } = runtime;
+  const step = (name: StartStep): void => runtime.startHooks?.beforeStep?.(name);
   logIgnoredFailuresTo(logger);
   const createdAt = new Date();
+  step('store');
   const store =
     config.dataDir === undefined
       ? undefined
@@ -72,6 +106,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
           retainMs: config.retainHours * 3_600_000,
           log: (level, fields, message) => logger[level](fields, message),
         });
+  if (store) cleanup.push('store', () => store.close());
   if (store) logger.info({ data_dir: config.dataDir, resumed_after_seq: store.resumeAfterSeq, log_id: store.logId }, 'event store opened');
   const eventLog = new EventLog({
     maxEvents: config.ringEvents,
@@ -82,7 +117,9 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   });
   const hub = new StreamHub(eventLog, { keepaliveMs: config.keepaliveMs });
   // OTLP export (docs/export.md): sees every admitted event; converts and sends off the producer's path.
+  step('otlp');
   const otlp = config.otlp && new OtlpExporter({ config: config.otlp, sessionId: config.sessionId, logger, timing: timing?.otlp });
+  if (otlp) cleanup.push('otlp', () => otlp.close());
   otlp?.follow(eventLog);
   const clock = new BrowserClock();
   const memory = new TelemetryMemory();
@@ -123,9 +160,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       dropScope();
       // Fresh state machines for every connection; memory (tabs announced, console watermarks)
       // carries over so a reconnect repeats nothing.
-      // The screenshot option reads it before it is set (undefined until then): a const would be in its TDZ.
-      // eslint-disable-next-line prefer-const -- assigned once, but read by the closure below before that
-      let targets: TargetManager | undefined;
+      // The screenshot option asks for the active page; the target manager comes after Telemetry.
+      const current: { targets?: TargetManager } = {};
       const telemetry = new Telemetry(connection, sink, {
         stats,
         config: telemetryConfig,
@@ -134,14 +170,15 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
         memory,
         clock,
         monitor,
-        screenshots: { enabled: config.screenshots, activePage: () => targets?.activePage() },
+        screenshots: { enabled: config.screenshots, activePage: () => current.targets?.activePage() },
         onTabsLoading: (loading) => {
           eventLog.setLoading(loading);
           connection.setReadRest(loading ? config.loadCdpReadMs : 0);
         },
       });
       telemetry.start();
-      targets = new TargetManager(connection, telemetry, logger);
+      const targets = new TargetManager(connection, telemetry, logger);
+      current.targets = targets;
       try {
         await targets.start();
       } catch (err) {
@@ -176,6 +213,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     },
   };
 
+  step('browser');
   const link = await BrowserLink.start(
     {
       cdpUrl: config.cdpUrl,
@@ -186,10 +224,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       backoff: { initialMs: timing?.backoffInitialMs ?? 250, maxMs: timing?.backoffMaxMs ?? 5000 },
     },
     listener,
-  ).catch(async (err: unknown) => {
-    await otlp?.close();
-    throw err;
-  });
+  );
+  cleanup.push('browser', () => link.close(false));
 
   /** Terminate the session (DELETE, signal, close()). */
   let terminating: Promise<void> | undefined;
@@ -207,6 +243,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     return terminating;
   };
 
+  step('http');
   const app = createHttpServer({
     sessionId: config.sessionId,
     tokens: config.tokens,
@@ -260,15 +297,9 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       terminate: () => terminate(true),
     },
   });
-  let url: string;
-  try {
-    url = await listenUrl(app, config.host, config.port);
-  } catch (err) {
-    await link.close(false);
-    await otlp?.close();
-    store?.close();
-    throw err;
-  }
+  cleanup.push('http', () => app.close());
+  step('listen');
+  const url = await listenUrl(app, config.host, config.port);
   logger.info({ url, session_id: config.sessionId, mode: link.isEmbedded ? 'embedded' : 'attached' }, 'listening');
 
   let closing: Promise<void> | undefined;

@@ -83,11 +83,11 @@ export interface Config extends TableConfig {
 }
 
 /** Options of the programmatic entry: every Config field optional, plus `token` like `--token`. */
-export interface ConfigOptions extends Partial<Omit<Config, 'limits' | 'telemetry' | 'otlp'>> {
+export interface ConfigOptions extends Partial<Omit<Config, 'limits' | 'telemetry' | 'otlp' | 'tokenGenerated'>> {
   /** Same as `--token`: a bearer token with every scope, added to `tokens`. */
   token?: string;
   limits?: Partial<Limits>;
-  telemetry?: TelemetryConfigPatch | TelemetryConfig;
+  telemetry?: TelemetryConfigPatch;
   /** OTLP export: `url` is the full logs URL (like OTEL_EXPORTER_OTLP_LOGS_ENDPOINT). */
   otlp?: OtlpOptions;
 }
@@ -523,7 +523,7 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
 
   const given = readSettings(SETTINGS, reader);
   given.dataDir ??= defaultDataDir(env);
-  return { kind: 'run', config: completeConfig(given, { grants, tokenGenerated: false, telemetry, limits, otlp: readOtlp(reader, env) }) };
+  return { kind: 'run', config: completeConfig(given, { grants, telemetry, limits, otlp: readOtlp(reader, env) }) };
 }
 
 /** The `run` path of parseCommandLine; throws ConfigError when `--help` or `--version` is given. */
@@ -723,7 +723,7 @@ function completeOtlp(values: Partial<OtlpConfig> & { url: string }): OtlpConfig
 // ---------------------------------------------------------------------------------------------
 // Programmatic entry
 
-const OPTION_KEYS = new Set<string>([...Object.keys(SETTINGS).filter((k) => k !== 'tokensFile'), 'tokens', 'tokenGenerated', 'limits', 'otlp']);
+const OPTION_KEYS = new Set<string>([...Object.keys(SETTINGS).filter((k) => k !== 'tokensFile'), 'tokens', 'limits', 'otlp']);
 
 /**
  * Apply the defaults and checks of the command line to options passed in code (startAgent).
@@ -740,7 +740,6 @@ export function resolveConfig(options: ConfigOptions = {}): Config {
     const listed = withLabel('', () => validateGrants(options.tokens, 'tokens'));
     withLabel('', () => addGrants(grants, listed, 'tokens'));
   }
-  const tokenGenerated = checkValue('tokenGenerated', kinds.boolean, options.tokenGenerated);
 
   const telemetry = options.telemetry === undefined ? undefined : withLabel('telemetry', () => telemetryFromPatch(options.telemetry, ''));
 
@@ -756,14 +755,12 @@ export function resolveConfig(options: ConfigOptions = {}): Config {
 
   const given = checkSettings(SETTINGS, options as Record<string, unknown>);
   const otlp = options.otlp === undefined ? undefined : resolveOtlpOptions(options.otlp);
-  return completeConfig(given, { grants, tokenGenerated: tokenGenerated ?? false, telemetry, limits, otlp });
+  return completeConfig(given, { grants, telemetry, limits, otlp });
 }
 
 /** What the table does not read: tokens, telemetry JSON, limits, OTLP. */
 interface CustomValues {
   grants: TokenGrant[];
-  /** Carried over when a resolved Config is passed back in with its generated token. */
-  tokenGenerated: boolean;
   telemetry: TelemetryConfig | undefined;
   limits: Partial<Limits>;
   otlp: OtlpConfig | undefined;
@@ -776,7 +773,7 @@ function completeConfig(given: GivenValues<typeof SETTINGS>, values: CustomValue
     ...withDefaults(SETTINGS, given),
     // 24 random bytes → 32 base64url characters.
     tokens: generate ? [{ token: randomBytes(24).toString('base64url'), scopes: ['*'] }] : values.grants,
-    tokenGenerated: generate || values.tokenGenerated,
+    tokenGenerated: generate,
     telemetry: withStartFlags(values.telemetry ?? defaultTelemetryConfig(), { screenshots: given.screenshots, maxBodyBytes: values.limits.maxBodyBytes }),
     limits: { ...DEFAULT_LIMITS, ...values.limits },
   };
