@@ -3,7 +3,7 @@
 // The programmatic entry (startAgent) goes through resolveConfig: same defaults, same checks.
 
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import {
@@ -114,17 +114,24 @@ export const DEFAULT_RETAIN_HOURS = 72;
 export const SYSTEM_DATA_DIR = '/var/lib/browser-telemetry-agent';
 
 /**
- * The command line's default data directory: /var/lib/browser-telemetry-agent when it is (or can
- * be made) writable, else `$XDG_STATE_HOME/browser-telemetry-agent` (default ~/.local/state/…).
+ * The command line's default data directory: /var/lib/browser-telemetry-agent when it is writable
+ * or can be created (its parent is writable), else `$XDG_STATE_HOME/browser-telemetry-agent`
+ * (default ~/.local/state/…). Only looks: the store creates the directory (mode 0700) at start-up,
+ * so reading the command line has no side effects.
  */
 export function defaultDataDir(env: Record<string, string | undefined> = process.env): string {
+  if (writable(SYSTEM_DATA_DIR) ?? writable(path.dirname(SYSTEM_DATA_DIR)) === true) return SYSTEM_DATA_DIR;
+  const base = env.XDG_STATE_HOME || path.join(env.HOME || homedir(), '.local', 'state');
+  return path.join(base, 'browser-telemetry-agent');
+}
+
+/** Whether a directory is writable; undefined when it does not exist. */
+function writable(dir: string): boolean | undefined {
   try {
-    mkdirSync(SYSTEM_DATA_DIR, { recursive: true, mode: 0o700 });
-    accessSync(SYSTEM_DATA_DIR, constants.W_OK);
-    return SYSTEM_DATA_DIR;
-  } catch {
-    const base = env.XDG_STATE_HOME || path.join(env.HOME || homedir(), '.local', 'state');
-    return path.join(base, 'browser-telemetry-agent');
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : false;
   }
 }
 
