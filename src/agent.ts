@@ -6,6 +6,7 @@ import { BrowserLink, type BrowserLinkListener } from './browser/browser-link.ts
 import type { CdpConnection } from './browser/cdp-connection.ts';
 import { ignoredFailures, logIgnoredFailuresTo } from './browser/cdp-errors.ts';
 import { TargetManager } from './browser/target-manager.ts';
+import { CleanupStack } from './cleanup-stack.ts';
 import { ComputerExecutor } from './computer/executor.ts';
 import { resolveConfig, type Config, type ConfigOptions } from './config.ts';
 import { OtlpExporter, type OtlpExportTiming } from './export/otlp-exporter.ts';
@@ -31,7 +32,12 @@ import { computerActionObserver } from './control/computer-actions.ts';
 import { ControlRecorder } from './control/control-recorder.ts';
 import { registerCdpProxyMetrics } from './metrics/cdp-proxy-metrics.ts';
 
-export interface StartAgentOptions extends ConfigOptions {
+/** What start-up opens, in order; a failure at any step closes what the steps before it opened. */
+export const START_STEPS = ['store', 'otlp', 'kmsg', 'browser', 'http', 'listen'] as const;
+export type StartStep = (typeof START_STEPS)[number];
+
+/** How the agent runs, beside its configuration. */
+export interface AgentRuntime {
   /** A pino logger to use instead of one writing JSON lines to stdout. */
   logger?: Logger;
   /** Internal timings, shortened by tests; the defaults are the spec's. */
@@ -44,7 +50,11 @@ export interface StartAgentOptions extends ConfigOptions {
     /** Bytes that may wait for one CDP proxy client before it is cut (docs/operations.md "CDP endpoint"). */
     cdpClientBufferBytes?: number;
   };
+  /** Tests: told before each start-up step (a throw fails it) and of each close done after a failure. */
+  startHooks?: { beforeStep?(step: StartStep): void; closed?(step: StartStep): void };
 }
+
+export interface StartAgentOptions extends ConfigOptions, Omit<AgentRuntime, 'startHooks'> {}
 
 export interface Agent {
   /** `http://host:port` the agent listens on. */
@@ -71,12 +81,36 @@ interface ConnectionScope {
   targets: TargetManager;
 }
 
+/** Start an agent from options given in code: checked and completed like the command line's. */
 export async function startAgent(options: StartAgentOptions = {}): Promise<Agent> {
-  const { logger: givenLogger, timing, ...configOptions } = options;
-  const config = resolveConfig(configOptions);
-  const logger = givenLogger ?? pino({ level: config.logLevel });
+  const { logger, timing, ...configOptions } = options;
+  return startAgentWithConfig(resolveConfig(configOptions), { logger, timing });
+}
+
+/**
+ * Start an agent from a complete, checked Config (the command line's). Whatever start-up has
+ * opened when a step fails is closed again, the last first, before the failure is thrown.
+ */
+export async function startAgentWithConfig(config: Config, runtime: AgentRuntime = {}): Promise<Agent> {
+  const logger = runtime.logger ?? pino({ level: config.logLevel });
+  const cleanup = new CleanupStack<StartStep>(
+    (step, err) => logger.warn({ err, step }, 'start-up failed; closing what it opened also failed'),
+    (step) => runtime.startHooks?.closed?.(step),
+  );
+  try {
+    return await start(config, logger, runtime, cleanup);
+  } catch (err) {
+    await cleanup.unwind();
+    throw err;
+  }
+}
+
+async function start(config: Config, logger: Logger, runtime: AgentRuntime, cleanup: CleanupStack<StartStep>): Promise<Agent> {
+  const { timing } = runtime;
+  const step = (name: StartStep): void => runtime.startHooks?.beforeStep?.(name);
   logIgnoredFailuresTo(logger);
   const createdAt = new Date();
+  step('store');
   const store =
     config.dataDir === undefined
       ? undefined
@@ -87,6 +121,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
           retainMs: config.retainHours * 3_600_000,
           log: (level, fields, message) => logger[level](fields, message),
         });
+  if (store) cleanup.push('store', () => store.close());
   if (store) logger.info({ data_dir: config.dataDir, resumed_after_seq: store.resumeAfterSeq, log_id: store.logId }, 'event store opened');
   const eventLog = new EventLog({
     maxEvents: config.ringEvents,
@@ -97,7 +132,9 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
   });
   const hub = new StreamHub(eventLog, { keepaliveMs: config.keepaliveMs });
   // OTLP export (docs/export.md): sees every admitted event; converts and sends off the producer's path.
+  step('otlp');
   const otlp = config.otlp && new OtlpExporter({ config: config.otlp, sessionId: config.sessionId, logger, timing: timing?.otlp });
+  if (otlp) cleanup.push('otlp', () => otlp.close());
   otlp?.follow(eventLog);
   const clock = new BrowserClock();
   const memory = new TelemetryMemory();
@@ -126,7 +163,9 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       last_seq: store.restoredLatestSeq,
     });
   }
+  step('kmsg');
   const kmsg = KmsgReader.start({ logger, onOomKill: (kill) => operational.emit('system_oom_kill', kill) });
+  cleanup.push('kmsg', () => kmsg?.close());
   const recorder = new ControlRecorder(sink, clock, () => telemetryConfig, linker);
   let reconnects = 0;
   const withStoreMetrics = (metrics: AgentMetrics): AgentMetrics => {
@@ -137,10 +176,10 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
 
   let scope: ConnectionScope | undefined;
   // The CDP endpoint for automation clients (docs/operations.md "CDP endpoint").
-  // eslint-disable-next-line prefer-const -- assigned once the link is up; the proxy reads it before that
-  let linkRef: BrowserLink | undefined;
+  // The link is set once it is up; the proxy may ask before that.
+  const upstream: { link?: BrowserLink } = {};
   const cdpProxy = new CdpProxy({
-    upstream: () => (linkRef?.isConnected ? linkRef.browserWsUrl : undefined),
+    upstream: () => (upstream.link?.isConnected ? upstream.link.browserWsUrl : undefined),
     recorder,
     logger,
     maxClientBufferBytes: timing?.cdpClientBufferBytes,
@@ -165,9 +204,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       dropScope();
       // Fresh state machines for every connection; memory (tabs announced, console watermarks)
       // carries over so a reconnect repeats nothing.
-      // The screenshot option reads it before it is set (undefined until then): a const would be in its TDZ.
-      // eslint-disable-next-line prefer-const -- assigned once, but read by the closure below before that
-      let targets: TargetManager | undefined;
+      // The screenshot option asks for the active page; the target manager comes after Telemetry.
+      const current: { targets?: TargetManager } = {};
       const telemetry = new Telemetry(connection, sink, {
         stats,
         config: telemetryConfig,
@@ -176,7 +214,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
         memory,
         clock,
         monitor,
-        screenshots: { enabled: config.screenshots, activePage: () => targets?.activePage() },
+        screenshots: { enabled: config.screenshots, activePage: () => current.targets?.activePage() },
         onTabsLoading: (loading) => {
           eventLog.setLoading(loading);
           connection.setReadRest(loading ? config.loadCdpReadMs : 0);
@@ -185,7 +223,8 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
         longTaskMs: config.longTaskMs,
       });
       telemetry.start();
-      targets = new TargetManager(connection, telemetry, logger);
+      const targets = new TargetManager(connection, telemetry, logger);
+      current.targets = targets;
       try {
         await targets.start();
       } catch (err) {
@@ -232,6 +271,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     },
   };
 
+  step('browser');
   const link = await BrowserLink.start(
     {
       cdpUrl: config.cdpUrl,
@@ -242,13 +282,10 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       backoff: { initialMs: timing?.backoffInitialMs ?? 250, maxMs: timing?.backoffMaxMs ?? 5000 },
     },
     listener,
-  ).catch(async (err: unknown) => {
-    kmsg?.close();
-    await otlp?.close();
-    throw err;
-  });
+  );
+  cleanup.push('browser', () => link.close(false));
 
-  linkRef = link;
+  upstream.link = link;
 
   /** Terminate the session (DELETE, signal, close()). */
   let terminating: Promise<void> | undefined;
@@ -270,6 +307,7 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
     return terminating;
   };
 
+  step('http');
   const app = createHttpServer({
     sessionId: config.sessionId,
     tokens: config.tokens,
@@ -349,16 +387,9 @@ export async function startAgent(options: StartAgentOptions = {}): Promise<Agent
       terminate: () => terminate(true),
     },
   });
-  let url: string;
-  try {
-    url = await listenUrl(app, config.host, config.port);
-  } catch (err) {
-    kmsg?.close();
-    await link.close(false);
-    await otlp?.close();
-    store?.close();
-    throw err;
-  }
+  cleanup.push('http', () => app.close());
+  step('listen');
+  const url = await listenUrl(app, config.host, config.port);
   logger.info({ url, session_id: config.sessionId, mode: link.isEmbedded ? 'embedded' : 'attached' }, 'listening');
 
   let closing: Promise<void> | undefined;

@@ -3,7 +3,7 @@
 // The programmatic entry (startAgent) goes through resolveConfig: same defaults, same checks.
 
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import {
@@ -83,11 +83,11 @@ export interface Config extends TableConfig {
 }
 
 /** Options of the programmatic entry: every Config field optional, plus `token` like `--token`. */
-export interface ConfigOptions extends Partial<Omit<Config, 'limits' | 'telemetry' | 'otlp'>> {
+export interface ConfigOptions extends Partial<Omit<Config, 'limits' | 'telemetry' | 'otlp' | 'tokenGenerated'>> {
   /** Same as `--token`: a bearer token with every scope, added to `tokens`. */
   token?: string;
   limits?: Partial<Limits>;
-  telemetry?: TelemetryConfigPatch | TelemetryConfig;
+  telemetry?: TelemetryConfigPatch;
   /** OTLP export: `url` is the full logs URL (like OTEL_EXPORTER_OTLP_LOGS_ENDPOINT). */
   otlp?: OtlpOptions;
 }
@@ -114,17 +114,24 @@ export const DEFAULT_RETAIN_HOURS = 72;
 export const SYSTEM_DATA_DIR = '/var/lib/browser-telemetry-agent';
 
 /**
- * The command line's default data directory: /var/lib/browser-telemetry-agent when it is (or can
- * be made) writable, else `$XDG_STATE_HOME/browser-telemetry-agent` (default ~/.local/state/…).
+ * The command line's default data directory: /var/lib/browser-telemetry-agent when it is writable
+ * or can be created (its parent is writable), else `$XDG_STATE_HOME/browser-telemetry-agent`
+ * (default ~/.local/state/…). Only looks: the store creates the directory (mode 0700) at start-up,
+ * so reading the command line has no side effects.
  */
 export function defaultDataDir(env: Record<string, string | undefined> = process.env): string {
+  if (writable(SYSTEM_DATA_DIR) ?? writable(path.dirname(SYSTEM_DATA_DIR)) === true) return SYSTEM_DATA_DIR;
+  const base = env.XDG_STATE_HOME || path.join(env.HOME || homedir(), '.local', 'state');
+  return path.join(base, 'browser-telemetry-agent');
+}
+
+/** Whether a directory is writable; undefined when it does not exist. */
+function writable(dir: string): boolean | undefined {
   try {
-    mkdirSync(SYSTEM_DATA_DIR, { recursive: true, mode: 0o700 });
-    accessSync(SYSTEM_DATA_DIR, constants.W_OK);
-    return SYSTEM_DATA_DIR;
-  } catch {
-    const base = env.XDG_STATE_HOME || path.join(env.HOME || homedir(), '.local', 'state');
-    return path.join(base, 'browser-telemetry-agent');
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : false;
   }
 }
 
@@ -541,7 +548,7 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
 
   const given = readSettings(SETTINGS, reader);
   given.dataDir ??= defaultDataDir(env);
-  return { kind: 'run', config: completeConfig(given, { grants, tokenGenerated: false, telemetry, limits, otlp: readOtlp(reader, env) }) };
+  return { kind: 'run', config: completeConfig(given, { grants, telemetry, limits, otlp: readOtlp(reader, env) }) };
 }
 
 /** The `run` path of parseCommandLine; throws ConfigError when `--help` or `--version` is given. */
@@ -741,7 +748,7 @@ function completeOtlp(values: Partial<OtlpConfig> & { url: string }): OtlpConfig
 // ---------------------------------------------------------------------------------------------
 // Programmatic entry
 
-const OPTION_KEYS = new Set<string>([...Object.keys(SETTINGS).filter((k) => k !== 'tokensFile'), 'tokens', 'tokenGenerated', 'limits', 'otlp']);
+const OPTION_KEYS = new Set<string>([...Object.keys(SETTINGS).filter((k) => k !== 'tokensFile'), 'tokens', 'limits', 'otlp']);
 
 /**
  * Apply the defaults and checks of the command line to options passed in code (startAgent).
@@ -758,7 +765,6 @@ export function resolveConfig(options: ConfigOptions = {}): Config {
     const listed = withLabel('', () => validateGrants(options.tokens, 'tokens'));
     withLabel('', () => addGrants(grants, listed, 'tokens'));
   }
-  const tokenGenerated = checkValue('tokenGenerated', kinds.boolean, options.tokenGenerated);
 
   const telemetry = options.telemetry === undefined ? undefined : withLabel('telemetry', () => telemetryFromPatch(options.telemetry, ''));
 
@@ -774,14 +780,12 @@ export function resolveConfig(options: ConfigOptions = {}): Config {
 
   const given = checkSettings(SETTINGS, options as Record<string, unknown>);
   const otlp = options.otlp === undefined ? undefined : resolveOtlpOptions(options.otlp);
-  return completeConfig(given, { grants, tokenGenerated: tokenGenerated ?? false, telemetry, limits, otlp });
+  return completeConfig(given, { grants, telemetry, limits, otlp });
 }
 
 /** What the table does not read: tokens, telemetry JSON, limits, OTLP. */
 interface CustomValues {
   grants: TokenGrant[];
-  /** Carried over when a resolved Config is passed back in with its generated token. */
-  tokenGenerated: boolean;
   telemetry: TelemetryConfig | undefined;
   limits: Partial<Limits>;
   otlp: OtlpConfig | undefined;
@@ -794,7 +798,7 @@ function completeConfig(given: GivenValues<typeof SETTINGS>, values: CustomValue
     ...withDefaults(SETTINGS, given),
     // 24 random bytes → 32 base64url characters.
     tokens: generate ? [{ token: randomBytes(24).toString('base64url'), scopes: ['*'] }] : values.grants,
-    tokenGenerated: generate || values.tokenGenerated,
+    tokenGenerated: generate,
     telemetry: withStartFlags(values.telemetry ?? defaultTelemetryConfig(), { screenshots: given.screenshots, maxBodyBytes: values.limits.maxBodyBytes }),
     limits: { ...DEFAULT_LIMITS, ...values.limits },
   };

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // CLI: parse flags/env, start the agent, print how to watch the stream, stop on SIGTERM/SIGINT.
 
-import { startAgent, type Agent } from './agent.ts';
+import { startAgentWithConfig, type Agent } from './agent.ts';
 import { closeOnSignals } from './shutdown.ts';
 import { VERSION } from './version.ts';
 import { ConfigError, parseCommandLine, type Config } from './config.ts';
@@ -49,7 +49,7 @@ async function main(): Promise<void> {
 
   let agent: Agent;
   try {
-    agent = await startAgent(config);
+    agent = await startAgentWithConfig(config);
   } catch (err) {
     process.stderr.write(`browser-telemetry-agent: could not start: ${(err as Error).message}\n`);
     process.exit(1);

@@ -550,13 +550,6 @@ describe('resolveConfig', () => {
     expect(resolveConfig({}).dataDir).toBeUndefined();
   });
 
-  it('takes a resolved config back unchanged (main.ts passes it to startAgent)', () => {
-    const config = parseConfig(['--allowed-hosts', 'agent.internal', '--data-dir', '/srv/d'], noEnv);
-    expect(resolveConfig(config)).toEqual(config);
-    const plain = parseConfig([], noEnv);
-    expect(resolveConfig(plain)).toEqual(plain);
-  });
-
   it('takes --data-dir none as RAM only, and an absolute directory as given', () => {
     expect(parseConfig(['--data-dir', 'none'], noEnv).dataDir).toBeUndefined();
     expect(parseConfig(['--data-dir', '/srv/bta/../data'], noEnv).dataDir).toBe('/srv/data');
@@ -584,9 +577,8 @@ describe('resolveConfig', () => {
     expect([config.tokenGenerated, config.tokens[0]!.token]).toEqual([true, expect.stringMatching(URL_SAFE_16)]);
   });
 
-  it('a resolved config passed back in is unchanged', () => {
-    const config = parseConfig([], noEnv);
-    expect(resolveConfig(config)).toEqual(config);
+  it('takes no tokenGenerated: a Config the command line resolved goes to startAgentWithConfig as it is', () => {
+    expect(() => resolveConfig({ tokenGenerated: true } as never)).toThrow('tokenGenerated: unknown option');
   });
 
   it('merges partial limits onto the defaults', () => {

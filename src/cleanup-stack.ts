@@ -1,0 +1,30 @@
+// What start-up has opened so far, closed in reverse order if a later step fails (startAgent):
+// every resource is closed on any failure, and a close that fails does not stop the others.
+
+export class CleanupStack<Name extends string = string> {
+  private readonly entries: Array<{ name: Name; close: () => unknown }> = [];
+
+  constructor(
+    /** Told of a close that failed (the failure that started the unwinding is the one thrown). */
+    private readonly onError: (name: Name, error: unknown) => void,
+    /** Told of each close done, in order (tests). */
+    private readonly onClosed?: (name: Name) => void,
+  ) {}
+
+  /** `close` undoes what was just opened. */
+  push(name: Name, close: () => unknown): void {
+    this.entries.push({ name, close });
+  }
+
+  /** Closes everything pushed, the last first. */
+  async unwind(): Promise<void> {
+    for (let entry = this.entries.pop(); entry !== undefined; entry = this.entries.pop()) {
+      try {
+        await entry.close();
+      } catch (err) {
+        this.onError(entry.name, err);
+      }
+      this.onClosed?.(entry.name);
+    }
+  }
+}
