@@ -7,6 +7,7 @@ import { resolveGatewayConfig, type GatewayConfig, type GatewayConfigOptions } f
 import { HostPolicy } from 'browser-telemetry-agent/http-kit';
 import { createGatewayServer } from './http/server.ts';
 import { describeStorage, openStore } from './storage/open-store.ts';
+import { acquireServeLock } from './storage/serve-lock.ts';
 import { listenUrl } from 'browser-telemetry-agent/http-kit';
 import type { GatewayStore } from './storage/store.ts';
 import { Archive } from './archive/archive.ts';
@@ -49,7 +50,16 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<G
 
 export async function startGatewayWithConfig(config: GatewayConfig, extras: GatewayExtras = {}): Promise<Gateway> {
   const logger = extras.logger ?? pino({ level: config.logLevel });
-  const { store, migration, permissionChanges } = await openStore(config.storage, (err) => logger.warn({ err }, 'idle database connection failed'));
+  // Before the database opens: a second gateway on the same SQLite directory is refused.
+  const releaseLock = config.storage.kind === 'sqlite' ? acquireServeLock(config.storage.dataDir) : () => undefined;
+  let opened: Awaited<ReturnType<typeof openStore>>;
+  try {
+    opened = await openStore(config.storage, (err) => logger.warn({ err }, 'idle database connection failed'));
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
+  const { store, migration, permissionChanges } = opened;
   if (permissionChanges.length > 0) {
     logger.warn({ changed: permissionChanges }, 'the SQLite storage was readable by others: group and other permissions removed');
   }
@@ -87,6 +97,7 @@ export async function startGatewayWithConfig(config: GatewayConfig, extras: Gate
   } catch (err) {
     await app.close().catch(() => undefined);
     await store.db.close();
+    releaseLock();
     throw err;
   }
   archive.start();
@@ -114,7 +125,8 @@ export async function startGatewayWithConfig(config: GatewayConfig, extras: Gate
       closing ??= app
         .close()
         .then(() => archive.close())
-        .then(() => store.db.close());
+        .then(() => store.db.close())
+        .finally(releaseLock);
       return closing;
     },
   };

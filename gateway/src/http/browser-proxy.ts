@@ -114,6 +114,12 @@ interface OpenExchange {
 export class BrowserProxy {
   private readonly connections = new AgentConnections();
   private readonly open = new Set<OpenExchange>();
+  /**
+   * Requests sent to an agent whose head has not come yet. close() ends them too: a hung agent's
+   * head wait (45 s for a stream) would otherwise hold the server's close past the shutdown
+   * deadline.
+   */
+  private readonly awaitingHead = new Set<ClientRequest>();
 
   constructor(private readonly options: BrowserProxyOptions) {}
 
@@ -144,6 +150,8 @@ export class BrowserProxy {
   close(): void {
     for (const exchange of [...this.open]) exchange.abort();
     this.open.clear();
+    for (const upstream of [...this.awaitingHead]) upstream.destroy(new Error('the gateway is shutting down'));
+    this.awaitingHead.clear();
     this.connections.destroy();
   }
 
@@ -241,6 +249,8 @@ export class BrowserProxy {
     else if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
     const hasBody = headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
     const upstream = this.connections.request(target, request.method, headers);
+    this.awaitingHead.add(upstream);
+    upstream.once('close', () => this.awaitingHead.delete(upstream));
     const route = request.routeOptions.url;
     // A batch's body is kept (up to MAX_BATCH_BODY_READ) as it streams through, for its waits.
     let batchBody: Buffer[] | undefined = route === BATCH_ROUTE ? [] : undefined;
@@ -278,6 +288,7 @@ export class BrowserProxy {
       });
       upstream.once('response', (response) => {
         answered = true;
+        this.awaitingHead.delete(upstream);
         settle();
         resolve({ upstream, response });
       });

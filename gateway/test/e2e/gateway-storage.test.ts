@@ -5,12 +5,13 @@
 // and an older store readable by others is made private at start, with one log line.
 
 import { ConflictError } from '@onkernel/sdk';
-import { chmodSync, existsSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKeyFromCommandLine } from '../../src/create-key.ts';
 import { MIGRATIONS } from '../../src/storage/migrations.ts';
 import { openStore, type StorageConfig } from '../../src/storage/open-store.ts';
+import { SERVE_LOCK_FILE } from '../../src/storage/serve-lock.ts';
 import { SQLITE_FILE_NAME } from '../../src/storage/sqlite.ts';
 import { openSqlite, type Sqlite } from '../../../src/sqlite.ts';
 import { BACKENDS, GatewayRig, TestStorages, uniqueName, type Backend } from './support/gateway-harness.ts';
@@ -189,5 +190,32 @@ describe('the SQLite store is private to its owner', () => {
     } finally {
       holder.close();
     }
+  });
+});
+
+describe('one serving gateway per SQLite directory', () => {
+  it('refuses a second gateway on the same directory, naming the first, and starts once it is gone', async () => {
+    const storage = await storages.fresh('sqlite');
+    const first = await GatewayRig.start(storage, { archiveFollow: false });
+    let refused: unknown;
+    try {
+      await GatewayRig.start(storage, { archiveFollow: false }).then((rig) => rig.close());
+    } catch (err) {
+      refused = err;
+    }
+    await first.close();
+    const third = await GatewayRig.start(storage, { archiveFollow: false });
+    await third.close();
+    expect((refused as Error | undefined)?.message).toMatch(new RegExp(`another gateway \\(pid ${process.pid}\\) is serving the SQLite storage`));
+  });
+
+  it('takes over a lock file left by a process that is gone', async () => {
+    const storage = (await storages.fresh('sqlite')) as { dataDir: string };
+    mkdirSync(storage.dataDir, { recursive: true });
+    // No process has pid 2^22 + 1 (above the kernel's pid_max on every default Linux).
+    writeFileSync(join(storage.dataDir, SERVE_LOCK_FILE), `${2 ** 22 + 1}\n`);
+    const rig = await GatewayRig.start(storage, { archiveFollow: false });
+    await rig.close();
+    expect(existsSync(join(storage.dataDir, SERVE_LOCK_FILE))).toBe(false);
   });
 });

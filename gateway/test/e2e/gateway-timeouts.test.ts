@@ -449,3 +449,22 @@ describe('per-route timeouts', () => {
     });
   });
 });
+
+// docs/configuration.md: a stopping gateway is closed within 5 s of the signal, whatever the agents do.
+describe('shutdown with a stream to a hung agent open', () => {
+  it('closes within the shutdown deadline though the agent never answers the head', { timeout: 30_000 }, async () => {
+    const rig = await GatewayRig.start(await storages.fresh('sqlite'), { archiveFollow: false });
+    const hung = await new SilentAgent().start();
+    const session = uniqueName('hung-stream');
+    await rig.registerBrowser({ session_id: session, agent_url: hung.url, agent_token: 't' });
+    const req = http.get(`${rig.url}/browsers/${session}/telemetry/stream`, { headers: { authorization: `Bearer ${rig.adminKey}` } });
+    req.on('error', () => undefined);
+    await until(() => hung.connections > 0, 'the forwarded stream to reach the agent');
+    const started = Date.now();
+    await rig.close();
+    const ms = Date.now() - started;
+    req.destroy();
+    await hung.close();
+    expect(ms).toBeLessThan(4_500);
+  });
+});
