@@ -33,6 +33,7 @@ describe('GET /openapi.json', () => {
         'GET /browsers/{id}/telemetry/stream',
         'GET /browsers/{id}/telemetry/events',
         'GET /browsers/{id}/har',
+        'GET /browsers/{id}/trace',
         'POST /browsers/{id}/viewer/sessions',
         'POST /browsers/{id}/computer/batch',
         'PUT /browsers/{id}/fs/write_file',
@@ -40,6 +41,13 @@ describe('GET /openapi.json', () => {
         'GET /metrics',
       ].sort(),
     );
+  });
+
+  it('documents the trace as a zip with its query and the 413 of the size cap', () => {
+    const trace = doc.paths['/browsers/{id}/trace'].get;
+    expect(Object.keys(trace.responses[200].content)).toEqual(['application/zip']);
+    expect(trace.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['since', 'until', 'target_id', 'nav_seq']));
+    expect(trace.responses[413]).toBeDefined();
   });
 
   it('describes request schemas: the batch actions, the write_file query and body, the PATCH body', () => {
