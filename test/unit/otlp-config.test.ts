@@ -27,7 +27,7 @@ describe('OTLP export settings', () => {
     expect(parse(['--otlp-endpoint', 'http://collector:4318']).otlp).toEqual({
       url: 'http://collector:4318/v1/logs',
       protocol: 'http/protobuf',
-      categories: ['console', 'network', 'page', 'interaction', 'monitor'],
+      categories: ['console', 'network', 'page', 'interaction', 'monitor', 'control', 'connection', 'system', 'captcha'],
       headers: {},
       queueEvents: 8192,
       queueBytes: 16 * 1024 * 1024,
@@ -76,7 +76,7 @@ describe('OTLP export settings', () => {
     expect(parse([...on, '--otlp-categories', 'console, network']).otlp?.categories).toEqual(['console', 'network']);
     expect(parse([...on, '--otlp-categories', 'all']).otlp?.categories).toContain('screenshot');
     expect(errorOf(() => parse([...on, '--otlp-categories', 'console,logs']))).toMatch(
-      /^--otlp-categories: expected a comma-separated list of console, network, page, interaction, monitor, screenshot, or all/,
+      /^--otlp-categories: expected a comma-separated list of console, network, page, interaction, monitor, screenshot, control, connection, system, captcha, or all/,
     );
   });
 
