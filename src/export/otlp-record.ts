@@ -31,12 +31,21 @@ const SEMCONV_FIELDS: Partial<Record<EventType, Record<string, string>>> = {
   network_request: { url: 'url.full', method: 'http.request.method' },
   network_response: { url: 'url.full', method: 'http.request.method', status: 'http.response.status_code' },
   network_loading_failed: { url: 'url.full', error_text: 'error.type' },
+  // Dialogs, downloads, WebSockets, EventSource (docs/export.md "Log records").
+  network_download_started: { url: 'url.full' },
+  network_websocket_opened: { url: 'url.full', status: 'http.response.status_code' },
+  network_websocket_frame: { url: 'url.full' },
+  network_websocket_closed: { url: 'url.full' },
+  network_eventsource_opened: { url: 'url.full', status: 'http.response.status_code' },
+  network_eventsource_message: { url: 'url.full' },
 };
 
 /** Events whose `data.headers` become `http.{request,response}.header.<lowercase name>` (string[]). */
 const HEADER_ATTRIBUTE: Partial<Record<EventType, string>> = {
   network_request: 'http.request.header.',
   network_response: 'http.response.header.',
+  network_websocket_opened: 'http.response.header.',
+  network_eventsource_opened: 'http.response.header.',
 };
 
 /**
@@ -76,7 +85,7 @@ export function hrTimeFromMicros(ts: number): [number, number] {
 }
 
 /** The event types logged above INFO (at least some of the time); the others are INFO. */
-const SEVERE_TYPES = ['console_log', 'console_error', 'network_loading_failed'] as const;
+const SEVERE_TYPES = ['console_log', 'console_error', 'network_loading_failed', 'network_download_finished'] as const;
 
 function severityOf(event: TelemetryEvent): typeof INFO {
   if (!isOneOf(event.type, SEVERE_TYPES)) return INFO;
@@ -88,6 +97,8 @@ function severityOf(event: TelemetryEvent): typeof INFO {
       return (event as TelemetryEvent<'console_log'>).data?.level === 'warning' ? WARN : INFO;
     case 'network_loading_failed':
       return WARN;
+    case 'network_download_finished':
+      return (event as TelemetryEvent<'network_download_finished'>).data?.state === 'completed' ? INFO : WARN;
     default:
       return assertNever(event.type);
   }
@@ -190,6 +201,8 @@ const DESCRIBED_TYPES = [
   'network_loading_failed',
   'page_navigation',
   'page_tab_opened',
+  'page_dialog_opened',
+  'network_download_started',
 ] as const;
 
 /** The log line a backend shows: the message, or what the request was; else the event type. */
@@ -211,6 +224,10 @@ function bodyOf(event: TelemetryEvent, attributes: Attributes): string {
     case 'page_navigation':
     case 'page_tab_opened':
       return text(data?.url ?? event.type);
+    case 'page_dialog_opened':
+      return `${text(data?.dialog_type)}: ${text(data?.message)}`;
+    case 'network_download_started':
+      return `download ${text(data?.suggested_filename)} ${text(attributes['url.full'])}`;
     default:
       return assertNever(event.type);
   }
