@@ -305,7 +305,8 @@ export interface NetworkDownloadProgressData extends EventContext {
 /** `network_download_finished`. */
 export interface NetworkDownloadFinishedData extends EventContext {
   guid: string;
-  state: 'completed' | 'canceled' | 'interrupted';
+  /** Chromium's CDP states; it has no `interrupted` one (docs/events.md "Downloads"). */
+  state: 'completed' | 'canceled';
   received_bytes: number;
   total_bytes: number;
   /** Where the file was written (completed only, when Chromium says). */

@@ -36,12 +36,21 @@ const SEMCONV_FIELDS: Partial<Record<EventType, Record<string, string>>> = {
   system_oom_kill: { pid: 'process.pid', process_name: 'process.executable.name' },
   live_view_connect: { session_id: 'bta.live_view.session_id' },
   live_view_disconnect: { session_id: 'bta.live_view.session_id' },
+  // Dialogs, downloads, WebSockets, EventSource (docs/export.md "Log records").
+  network_download_started: { url: 'url.full' },
+  network_websocket_opened: { url: 'url.full', status: 'http.response.status_code' },
+  network_websocket_frame: { url: 'url.full' },
+  network_websocket_closed: { url: 'url.full' },
+  network_eventsource_opened: { url: 'url.full', status: 'http.response.status_code' },
+  network_eventsource_message: { url: 'url.full' },
 };
 
 /** Events whose `data.headers` become `http.{request,response}.header.<lowercase name>` (string[]). */
 const HEADER_ATTRIBUTE: Partial<Record<EventType, string>> = {
   network_request: 'http.request.header.',
   network_response: 'http.response.header.',
+  network_websocket_opened: 'http.response.header.',
+  network_eventsource_opened: 'http.response.header.',
 };
 
 /**
@@ -89,6 +98,7 @@ const SEVERE_TYPES = [
   'system_oom_kill',
   'page_crashed',
   'page_unresponsive',
+  'network_download_finished',
 ] as const;
 
 function severityOf(event: TelemetryEvent): typeof INFO {
@@ -106,6 +116,8 @@ function severityOf(event: TelemetryEvent): typeof INFO {
     case 'system_oom_kill':
     case 'page_crashed':
       return ERROR;
+    case 'network_download_finished':
+      return (event as TelemetryEvent<'network_download_finished'>).data?.state === 'completed' ? INFO : WARN;
     default:
       return assertNever(event.type);
   }
@@ -211,6 +223,8 @@ const DESCRIBED_TYPES = [
   'service_crashed',
   'system_oom_kill',
   'page_crashed',
+  'page_dialog_opened',
+  'network_download_started',
 ] as const;
 
 /** The log line a backend shows: the message, or what the request was; else the event type. */
@@ -243,6 +257,10 @@ function bodyOf(event: TelemetryEvent, attributes: Attributes): string {
       return `OOM kill: ${text(data?.process_name)} (pid ${text(data?.pid)}, ${text(data?.rss_kb)} kB)`;
     case 'page_crashed':
       return `tab crashed (${text(data?.status)}) ${text(data?.url ?? '')}`.trimEnd();
+    case 'page_dialog_opened':
+      return `${text(data?.dialog_type)}: ${text(data?.message)}`;
+    case 'network_download_started':
+      return `download ${text(data?.suggested_filename)} ${text(attributes['url.full'])}`;
     default:
       return assertNever(event.type);
   }
