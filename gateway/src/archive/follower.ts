@@ -161,7 +161,7 @@ export class Follower {
     if (logId !== undefined && logId !== this.logId) {
       if (this.logId !== undefined) this.log.warn({ log_id: logId, previous: this.logId }, 'archive follower: the agent serves another log now');
       this.logId = logId;
-      void this.deps.store.recordLogId(this.session.sessionKey, logId).catch(() => undefined);
+      void this.deps.store.inserts.recordLogId(this.session.sessionKey, logId).catch(() => undefined);
     }
     if (headerText(response.headers['x-resume']) === 'gap') {
       this.log.warn(

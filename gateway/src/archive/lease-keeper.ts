@@ -103,7 +103,7 @@ export class LeaseKeeper {
     }
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const holder = await this.options.store.leaseHolder(sessionKey).catch(() => null);
+      const holder = await this.options.store.leases.leaseHolder(sessionKey).catch(() => null);
       if (holder === null || holder === this.instanceId) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -118,7 +118,7 @@ export class LeaseKeeper {
     for (const { follower } of this.followed.values()) follower.stop();
     this.followed.clear();
     await this.options.writer.close();
-    if (this.options.follow) await this.options.store.release(this.instanceId).catch(() => undefined);
+    if (this.options.follow) await this.options.store.leases.release(this.instanceId).catch(() => undefined);
   }
 
   private async round(): Promise<void> {
@@ -126,7 +126,7 @@ export class LeaseKeeper {
     const { store, log, leaseMs } = this.options;
     const now = Date.now();
     try {
-      const held = await store.renew(this.instanceId, now + leaseMs);
+      const held = await store.leases.renew(this.instanceId, now + leaseMs);
       this.lastRenewal = now;
       const heldKeys = new Map(held.map((h) => [h.sessionKey, h.ended]));
       for (const [sessionKey, entry] of this.followed) {
@@ -141,7 +141,7 @@ export class LeaseKeeper {
       }
       // Leases held without a follower here (one that stopped on its own): let them go.
       for (const [sessionKey] of heldKeys) {
-        if (!this.followed.has(sessionKey)) await store.release(this.instanceId, sessionKey);
+        if (!this.followed.has(sessionKey)) await store.leases.release(this.instanceId, sessionKey);
       }
     } catch (err) {
       log.warn({ err }, 'archive: could not renew the follow leases');
@@ -156,7 +156,7 @@ export class LeaseKeeper {
     await this.endSilent(now).catch((err: unknown) => log.warn({ err }, 'archive: could not end silent sessions'));
     if (this.closed) return;
     try {
-      const claimed = await store.claim(this.instanceId, now, now + leaseMs, CLAIM_PER_TICK);
+      const claimed = await store.leases.claim(this.instanceId, now, now + leaseMs, CLAIM_PER_TICK);
       for (const session of claimed) this.startFollowing(session);
     } catch (err) {
       log.warn({ err }, 'archive: could not claim sessions to follow');
@@ -195,7 +195,7 @@ export class LeaseKeeper {
         newest = Math.max(newest, heard);
       }
     }
-    if (keys.length > 0) await this.options.store.heard(this.instanceId, keys, newest);
+    if (keys.length > 0) await this.options.store.leases.heard(this.instanceId, keys, newest);
   }
 
   /** Ends the sessions whose agents have not answered for the silence limit. */
@@ -215,7 +215,7 @@ export class LeaseKeeper {
       follower.stop();
       this.followed.delete(sessionKey);
       await this.options.store.markEnded(sessionKey, 'agent_silent');
-      await this.options.store.release(this.instanceId, sessionKey);
+      await this.options.store.leases.release(this.instanceId, sessionKey);
     }
   }
 
@@ -226,7 +226,7 @@ export class LeaseKeeper {
     try {
       await this.options.writer.flush();
       await this.options.store.markEnded(sessionKey, 'agent_ended');
-      await this.options.store.release(this.instanceId, sessionKey);
+      await this.options.store.leases.release(this.instanceId, sessionKey);
     } catch (err) {
       this.options.log.warn({ err, session_id: follower.session.sessionId }, 'archive: could not record the end of a session (the next holder will)');
     }
@@ -237,7 +237,7 @@ export class LeaseKeeper {
       await entry.follower.finish(timeoutMs);
       if (this.followed.get(sessionKey) === entry) this.followed.delete(sessionKey);
       await this.options.writer.flush().catch(() => undefined);
-      await this.options.store.release(this.instanceId, sessionKey).catch(() => undefined);
+      await this.options.store.leases.release(this.instanceId, sessionKey).catch(() => undefined);
     })();
     return entry.finishing;
   }
