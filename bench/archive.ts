@@ -362,7 +362,7 @@ async function pages(backend: Backend, options: Options, pg: () => Promise<TestP
         const ts = startUs + s * stepUs;
         rows.push({ sessionKey: browser.sessionKey, event: archivedEvent(`{"seq":${s},"event":${syntheticEventJson(s, ts)}}`) });
       }
-      await gateway.archive.store.insert(rows);
+      await gateway.archive.store.inserts.insert(rows);
       if (seq % 200_000 === 1) log(`  ${backend}: filled ${seq - 1} of ${events}`);
     }
     const fillSeconds = (performance.now() - filled) / 1000;

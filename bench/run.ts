@@ -7,7 +7,7 @@
 // hosts under node --cpu-prof; prints hot spots), --diagnose (adds page-load modes and throughput
 // arms that remove or multiply one agent cost each: screenshots, body fetches, the page script,
 // subscribers), --experiment=<name> (a proposed
-// change applied to the agent processes: bench/lib/experiment-list.ts), --soak-seconds=N, --rounds=N
+// change applied to the agent processes: bench/investigate/experiment-list.ts), --soak-seconds=N, --rounds=N
 // (page-load rounds), --warmup-loads=N (page-load: unmeasured loads of each page per block), --reps=N (throughput and latency repetitions),
 // --modes=none,bare,agent,... (or a set: automation, split, cuts) and --pages=typical,mixed,console,spa (page-load section subsets),
 // --fan-outs=<name>;<name> (latency configurations by name, FAN_OUTS in bench/sections/latency.ts), --pin
@@ -20,7 +20,7 @@ import { dirname, join } from 'node:path';
 import { locateChromium } from '../src/browser/chromium-launcher.ts';
 import { Subscribers } from './clients/consumers.ts';
 import type { BenchContext } from './lib/context.ts';
-import { EXPERIMENTS } from './lib/experiment-list.ts';
+import { EXPERIMENTS } from './investigate/experiment-list.ts';
 import { runIdle } from './sections/idle.ts';
 import { FAN_OUTS, runLatency } from './sections/latency.ts';
 import { LOAD_MODE_SETS, LOAD_MODES, LOAD_PAGES, runPageLoad, type LoadMode, type LoadPage } from './sections/page-load.ts';
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
       .join(' ')}`,
   );
 
-  // Agents keep their durable store here, as deployed agents do in /var/lib (bench/lib/experiment-list.ts).
+  // Agents keep their durable store here, as deployed agents do in /var/lib (bench/investigate/experiment-list.ts).
   const benchDataDir = mkdtempSync(join(os.tmpdir(), 'bta-bench-data-'));
   process.env.BENCH_DATA_DIR = benchDataDir;
   process.on('exit', () => rmSync(benchDataDir, { recursive: true, force: true }));

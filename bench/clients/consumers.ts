@@ -10,7 +10,7 @@ import type { StartAgentOptions } from '../../src/agent.ts';
 import type { HostInfo, HostMemory, TakenMarks } from './agent-host.ts';
 import type { BareClientOptions, BareStats } from './bare-client.ts';
 import type { PlaywrightClientOptions, PlaywrightStats } from './playwright-client.ts';
-import { agentNodeFlags, agentEnv } from '../lib/experiment-list.ts';
+import { agentNodeFlags, agentEnv } from '../investigate/experiment-list.ts';
 import { IpcPeer } from '../lib/ipc.ts';
 import { exited, forkOwned, spawnOwned, stopChild, until } from '../lib/processes.ts';
 import type { ReaderStats } from './sse-reader.ts';

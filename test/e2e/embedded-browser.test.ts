@@ -114,27 +114,30 @@ describe('the built agent on a machine without a browser', () => {
 
 describe('the browser dies with the agent', () => {
   it("kill -9 of the agent ends its Chromium, and the next agent removes the dead one's profile", async () => {
-    const agent = AgentProcess.start(['--port', '0', '--token', TOKEN], cleanEnv());
+    // The agent's profiles go under a temp directory of this test's own (the launcher makes them in
+    // os.tmpdir(), which follows TMPDIR): no other test file's agent sees them, so none can remove
+    // the dead agent's profile before this test's removeStaleProfiles does.
+    const profileRoot = mkdtempSync(join(tmpdir(), 'bta-profiles-'));
+    const agent = AgentProcess.start(['--port', '0', '--token', TOKEN], cleanEnv({ TMPDIR: profileRoot }));
     let chromiumPid: number | undefined;
     try {
       await agent.listening();
       const chromium = await embeddedChromium(agent);
       chromiumPid = chromium.pid;
-      const profiles = readdirSync(tmpdir()).filter((name) => name.startsWith(`bta-chromium-${agent.pid}-`));
+      const profiles = readdirSync(profileRoot).filter((name) => name.startsWith(`bta-chromium-${agent.pid}-`));
       expect(profiles).toHaveLength(1);
       agent.child.kill('SIGKILL');
       await agent.waitForExit(5_000);
       await waitUntil(() => !isRunning(chromium.pid), 'the orphaned Chromium exits', 10_000);
-      // The dead agent could not remove its profile; the next launch does. Other test files run
-      // agents at the same time, and one of them may be that next launch: then the profile is
-      // gone before this call, and removed by someone else's.
-      const profile = join(tmpdir(), profiles[0]!);
-      const removed = removeStaleProfiles();
-      expect(removed.includes(profile) || !existsSync(profile)).toBe(true);
+      // The dead agent could not remove its profile; the next launch does.
+      const profile = join(profileRoot, profiles[0]!);
+      expect(existsSync(profile)).toBe(true);
+      expect(removeStaleProfiles(profileRoot)).toContain(profile);
       expect(existsSync(profile)).toBe(false);
     } finally {
       if (chromiumPid !== undefined && isRunning(chromiumPid)) process.kill(chromiumPid, 'SIGKILL');
       await agent.stop();
+      rmSync(profileRoot, { recursive: true, force: true });
     }
   }, 60_000);
 

@@ -173,7 +173,7 @@ export class ArchiveWriter {
 
   private async write(lane: Lane, batch: QueuedEvent[]): Promise<void> {
     try {
-      const results = await this.store.insert(batch);
+      const results = await this.store.inserts.insert(batch);
       lane.inFlight = 0;
       lane.failing = false;
       const at = Date.now();

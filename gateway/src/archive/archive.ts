@@ -96,7 +96,7 @@ export class Archive {
           if (!(err instanceof MalformedEnvelope)) throw err;
         }
       }
-      if (rows.length > 0) await this.store.insert(rows);
+      if (rows.length > 0) await this.store.inserts.insert(rows);
       if (!page.hasMore || page.items.length === 0) return;
       offset = page.nextOffset;
     }

@@ -161,7 +161,7 @@ export class Follower {
     if (logId !== undefined && logId !== this.logId) {
       if (this.logId !== undefined) this.log.warn({ log_id: logId, previous: this.logId }, 'archive follower: the agent serves another log now');
       this.logId = logId;
-      void this.deps.store
+      void this.deps.store.inserts
         .recordLogId(this.session.sessionKey, logId)
         .catch((err: unknown) => this.log.warn({ err, log_id: logId }, 'archive follower: could not record the log id'));
     }

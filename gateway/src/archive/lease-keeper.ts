@@ -103,7 +103,7 @@ export class LeaseKeeper {
     }
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const holder = await this.options.store.leaseHolder(sessionKey).catch(() => null);
+      const holder = await this.options.store.leases.leaseHolder(sessionKey).catch(() => null);
       if (holder === null || holder === this.instanceId) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -119,7 +119,7 @@ export class LeaseKeeper {
     this.followed.clear();
     await this.options.writer.close();
     if (this.options.follow) {
-      await this.options.store
+      await this.options.store.leases
         .release(this.instanceId)
         .catch((err: unknown) => this.options.log.warn({ err }, 'archive: could not release the follow leases (they expire)'));
     }
@@ -130,7 +130,7 @@ export class LeaseKeeper {
     const { store, log, leaseMs } = this.options;
     const now = Date.now();
     try {
-      const held = await store.renew(this.instanceId, now + leaseMs);
+      const held = await store.leases.renew(this.instanceId, now + leaseMs);
       this.lastRenewal = now;
       const heldKeys = new Map(held.map((h) => [h.sessionKey, h.ended]));
       for (const [sessionKey, entry] of this.followed) {
@@ -145,7 +145,7 @@ export class LeaseKeeper {
       }
       // Leases held without a follower here (one that stopped on its own): let them go.
       for (const [sessionKey] of heldKeys) {
-        if (!this.followed.has(sessionKey)) await store.release(this.instanceId, sessionKey);
+        if (!this.followed.has(sessionKey)) await store.leases.release(this.instanceId, sessionKey);
       }
     } catch (err) {
       log.warn({ err }, 'archive: could not renew the follow leases');
@@ -160,7 +160,7 @@ export class LeaseKeeper {
     await this.endSilent(now).catch((err: unknown) => log.warn({ err }, 'archive: could not end silent sessions'));
     if (this.closed) return;
     try {
-      const claimed = await store.claim(this.instanceId, now, now + leaseMs, CLAIM_PER_TICK);
+      const claimed = await store.leases.claim(this.instanceId, now, now + leaseMs, CLAIM_PER_TICK);
       for (const session of claimed) this.startFollowing(session);
     } catch (err) {
       log.warn({ err }, 'archive: could not claim sessions to follow');
@@ -199,7 +199,7 @@ export class LeaseKeeper {
         newest = Math.max(newest, heard);
       }
     }
-    if (keys.length > 0) await this.options.store.heard(this.instanceId, keys, newest);
+    if (keys.length > 0) await this.options.store.leases.heard(this.instanceId, keys, newest);
   }
 
   /** Ends the sessions whose agents have not answered for the silence limit. */
@@ -219,7 +219,7 @@ export class LeaseKeeper {
       follower.stop();
       this.followed.delete(sessionKey);
       await this.options.store.markEnded(sessionKey, 'agent_silent');
-      await this.options.store.release(this.instanceId, sessionKey);
+      await this.options.store.leases.release(this.instanceId, sessionKey);
     }
   }
 
@@ -230,7 +230,7 @@ export class LeaseKeeper {
     try {
       await this.options.writer.flush();
       await this.options.store.markEnded(sessionKey, 'agent_ended');
-      await this.options.store.release(this.instanceId, sessionKey);
+      await this.options.store.leases.release(this.instanceId, sessionKey);
     } catch (err) {
       this.options.log.warn({ err, session_id: follower.session.sessionId }, 'archive: could not record the end of a session (the next holder will)');
     }
@@ -244,7 +244,7 @@ export class LeaseKeeper {
       await this.options.writer
         .flush()
         .catch((err: unknown) => this.options.log.warn({ err, session_id }, 'archive: could not commit a finished session (writes are retried)'));
-      await this.options.store
+      await this.options.store.leases
         .release(this.instanceId, sessionKey)
         .catch((err: unknown) => this.options.log.warn({ err, session_id }, 'archive: could not release a lease (it expires)'));
     })();

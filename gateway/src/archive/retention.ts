@@ -73,17 +73,17 @@ export class ArchiveRetention {
     const result: RetentionResult = { sessionsPurged: 0, eventsDeleted: 0 };
     for (;;) {
       if (this.closed) return result;
-      const sessions = await this.store.purgeable(cutoffMs, SESSIONS_PER_ROUND);
+      const sessions = await this.store.retention.purgeable(cutoffMs, SESSIONS_PER_ROUND);
       if (sessions.length === 0) break;
       for (const sessionKey of sessions) {
         for (;;) {
           if (this.closed) return result;
-          const deleted = await this.store.deleteEventsChunk(sessionKey, CHUNK_EVENTS);
+          const deleted = await this.store.retention.deleteEventsChunk(sessionKey, CHUNK_EVENTS);
           if (deleted === 0) break;
           result.eventsDeleted += deleted;
         }
         // Last, so that an interrupted purge is found again and finished by the next pass.
-        await this.store.deleteSessionRow(sessionKey);
+        await this.store.retention.deleteSessionRow(sessionKey);
         result.sessionsPurged++;
       }
     }
@@ -91,10 +91,10 @@ export class ArchiveRetention {
     const trimmed = new Set<number>();
     for (;;) {
       if (this.closed) return result;
-      const sessions = (await this.store.withEventsBefore(cutoffTs, SESSIONS_PER_ROUND)).filter((key) => !trimmed.has(key));
+      const sessions = (await this.store.retention.withEventsBefore(cutoffTs, SESSIONS_PER_ROUND)).filter((key) => !trimmed.has(key));
       if (sessions.length === 0) break;
       for (const sessionKey of sessions) {
-        result.eventsDeleted += await this.store.trimBefore(sessionKey, cutoffTs);
+        result.eventsDeleted += await this.store.retention.trimBefore(sessionKey, cutoffTs);
         trimmed.add(sessionKey);
       }
     }

@@ -54,7 +54,7 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
         ),
       };
     });
-    if (rows.length > 0) await rig.gateway.archive.store.insert(rows);
+    if (rows.length > 0) await rig.gateway.archive.store.inserts.insert(rows);
     if (ended) await rig.gateway.archive.store.markEnded(browser.sessionKey, 'deleted');
     return id;
   }
@@ -259,7 +259,7 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
       const id = await register(projectA, 0, false);
       const browser = (await rig.gateway.store.findBrowser(id))!;
       const now = Date.now() * 1000;
-      await rig.gateway.archive.store.insert([
+      await rig.gateway.archive.store.inserts.insert([
         { sessionKey: browser.sessionKey, event: archivedEvent(envelope(1, 'console_error', now - 40 * DAY_US)) },
         { sessionKey: browser.sessionKey, event: archivedEvent(envelope(2, 'console_log', now - 31 * DAY_US)) },
         { sessionKey: browser.sessionKey, event: archivedEvent(envelope(3, 'console_error', now - 29 * DAY_US)) },
@@ -279,7 +279,7 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
     it('removes an ended session whose last event is older than the retention: 404, and gone from the list', async () => {
       const id = await register(projectA, 0, false);
       const browser = (await rig.gateway.store.findBrowser(id))!;
-      await rig.gateway.archive.store.insert([
+      await rig.gateway.archive.store.inserts.insert([
         { sessionKey: browser.sessionKey, event: archivedEvent(envelope(1, 'console_log', (Date.now() - 31 * 86_400_000) * 1000)) },
       ]);
       await rig.gateway.archive.store.markEnded(browser.sessionKey, 'deleted');

@@ -189,7 +189,7 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       const page = (await (await agentFetch(agent.url, `/browsers/${id}/telemetry/events?offset=1&limit=${ARCHIVED}`)).json()) as unknown[];
       const browser = (await rig.gateway.store.findBrowser(id))!;
       const rows: QueuedEvent[] = page.map((item) => ({ sessionKey: browser.sessionKey, event: archivedEvent(JSON.stringify(item)) }));
-      await rig.gateway.archive.store.insert(rows);
+      await rig.gateway.archive.store.inserts.insert(rows);
     }, 60_000);
     afterAll(async () => {
       await driver?.close().catch(() => undefined);

@@ -133,7 +133,7 @@ class RecordingStore {
 const row = (seq: number) => archivedEvent(consoleEnvelope(seq));
 
 function writer(store: RecordingStore, options: { lanes?: number; maxBatchRows?: number; queueHighWater?: number } = {}) {
-  return new ArchiveWriter(store as unknown as ArchiveStore, { log: silent, flushIntervalMs: 5, ...options });
+  return new ArchiveWriter({ inserts: store } as unknown as ArchiveStore, { log: silent, flushIntervalMs: 5, ...options });
 }
 
 describe('ArchiveWriter', () => {

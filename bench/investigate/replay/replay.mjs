@@ -2,7 +2,7 @@
 // agent's CPU per page load, without a browser competing for the cores (docs/performance.md
 // "Replaying a recorded session").
 //
-//   npm run build && node bench/replay/replay.mjs <rec.jsonl> [reps] [agent flags...]
+//   npm run build && node bench/investigate/replay/replay.mjs <rec.jsonl> [reps] [agent flags...]
 //
 // A websocket server plays Chromium: it answers each command with the answer recorded for the
 // same method, session and requestId (else `{}`), and sends the recorded events at their recorded
@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
 
 const [recFile, repsArg, ...agentArgs] = process.argv.slice(2);
-if (!recFile) throw new Error('usage: node bench/replay/replay.mjs <rec.jsonl> [reps] [agent flags...]');
+if (!recFile) throw new Error('usage: node bench/investigate/replay/replay.mjs <rec.jsonl> [reps] [agent flags...]');
 const reps = Number(repsArg ?? 3);
 const agentMain = process.env.AGENT_MAIN ?? 'dist/main.js';
 const LOAD_PREFIX = '{"method":"Page.loadEventFired"';

@@ -1,8 +1,8 @@
-// Records an agent's CDP traffic for bench/replay/replay.mjs (docs/performance.md "Replaying a
+// Records an agent's CDP traffic for bench/investigate/replay/replay.mjs (docs/performance.md "Replaying a
 // recorded session"): preloaded into the agent's process, it writes every websocket message in
 // and out as a JSON line { d: 'in' | 'out', t: ms since start, m: text } to $REC_FILE.
 //
-//   NODE_OPTIONS="--import $PWD/bench/replay/record-hook.mjs" REC_FILE=/tmp/rec.jsonl node dist/main.js ...
+//   NODE_OPTIONS="--import $PWD/bench/investigate/replay/record-hook.mjs" REC_FILE=/tmp/rec.jsonl node dist/main.js ...
 //
 // The agent's only websockets are its CDP connection's (chrome-remote-interface's ws 8, the same
 // class as this import's).
