@@ -53,6 +53,7 @@ const REQUEST_KEYS = [
   'headers',
   'resource_type',
   'initiator_type',
+  'initiator_url',
   'post_data',
   'is_redirect',
   'redirect_url',
@@ -155,6 +156,7 @@ describe('network telemetry', () => {
       document_url: pageUrl,
       resource_type: 'Stylesheet',
       initiator_type: 'parser',
+      initiator_url: pageUrl,
     });
     expect(css.data!.headers).toMatchObject({ 'User-Agent': expect.stringContaining('Chrome') });
     expect(css.data).not.toHaveProperty('post_data');

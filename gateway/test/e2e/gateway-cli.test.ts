@@ -147,7 +147,8 @@ describe.each(BACKENDS)('the binary on %s', (backend: Backend) => {
   });
 
   it('SIGTERM stops the gateway with status 0', async () => {
-    const second = GatewayProcess.start(storageFlags(storage));
+    // A storage of its own: one SQLite directory serves one gateway (docs/gateway.md).
+    const second = GatewayProcess.start(storageFlags(await storages.fresh(backend)));
     await second.url();
     expect(await second.stop()).toBe(0);
   });

@@ -4,11 +4,17 @@
 // "Control events"). Extension fields are allowed (no excess-property check: each event goes
 // through a generic parameter), wrong values of the official fields are not.
 
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
+
+/** The event types the official client defines (read from its .d.ts); others are this agent's own. */
+export function sdkEventTypes(): Set<string> {
+  const text = readFileSync(join(ROOT, 'node_modules', '@onkernel', 'sdk', 'resources', 'browsers', 'telemetry.d.ts'), 'utf8');
+  return new Set([...text.matchAll(/type: '([a-z_]+)'/g)].map((m) => m[1]!));
+}
 
 /** The compiler's messages; empty when every event validates. */
 export function compileAgainstSdk(events: readonly object[]): string[] {
