@@ -18,10 +18,13 @@ export interface HarRead {
   lastSeq: number;
 }
 
-/** Events per history page. */
-const PAGE_EVENTS = 1000;
-/** A piece is handed over once it is this long (UTF-16 units). */
-const PIECE_CHARS = 1 << 20;
+/**
+ * Events per history page. Small, because an event of a request with large headers is tens of
+ * kilobytes and a page is held as text and as parsed objects at once (docs/export.md "HAR").
+ */
+const PAGE_EVENTS = 100;
+/** A piece is handed over once it is this long (UTF-16 units): one socket write's worth. */
+const PIECE_CHARS = 1 << 16;
 
 /** The document in pieces, in order; each is at most about PIECE_CHARS plus one entry. */
 export function* harPieces(history: HistoryReader, read: HarRead, options: HarOptions): Generator<string, void, undefined> {

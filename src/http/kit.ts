@@ -16,3 +16,5 @@ export type { Action } from '../computer/batch-schema.ts';
 export * from './viewer-auth.ts';
 export { SECURITY_HEADERS, sendAsset, sendViewerLink, type Asset } from './viewer-routes.ts';
 export { VIEWER_ASSETS } from '../generated/viewer-assets.ts';
+// Integer query parameters are decimal digits only, on the agent's and the gateway's routes.
+export { requireDecimalIntegers } from './query-rules.ts';

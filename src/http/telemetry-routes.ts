@@ -12,6 +12,7 @@ import { resolveStart } from '../stream/start-position.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
 import { browserUnavailable, invalidInput } from './errors.ts';
+import { requireDecimalIntegers } from './query-rules.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
 
@@ -184,23 +185,6 @@ export function registerTelemetryRoutes(
         .send(`[${page.items.join(',')}]`);
     },
   );
-}
-
-const DECIMAL_DIGITS = /^[0-9]+$/;
-
-/**
- * Integer query parameters are decimal digits only (docs/events.md "Query parameters"): the
- * schema's coercion would also take `1e3`, `0x10` or ` 1`, and turn `1e400` into Infinity. Runs on
- * the raw values, before the schema bounds them.
- */
-export function requireDecimalIntegers(query: Record<string, unknown>, names: readonly string[]): void {
-  for (const name of names) {
-    const value = query[name];
-    if (value === undefined || (typeof value === 'string' && DECIMAL_DIGITS.test(value))) continue;
-    throw invalidInput(`${name}: expected a non-negative decimal integer (digits only)`, [
-      { code: 'invalid_input', message: 'expected a non-negative decimal integer (digits only)', field: name },
-    ]);
-  }
 }
 
 /** Node joins repeated unknown headers with ", "; an array is treated the same way. */

@@ -100,9 +100,11 @@ const INITIAL_CAPACITY = 1024;
 /**
  * Runs read from the store kept for other readers at the same cursor (readers replaying history
  * together mostly read the same runs in turn); dropped by dropArchiveCache() when the last
- * catch-up reader leaves, so the memory is at most this many runs of MAX_RUN_BYTES.
+ * catch-up reader leaves, so the memory is at most this many runs of MAX_RUN_BYTES (16 MiB).
+ * Enough for the readers replaying at once to stay within reach of each other as they drift
+ * apart (docs/events.md "Catching up from disk").
  */
-export const ARCHIVE_RUNS_CACHED = 32;
+export const ARCHIVE_RUNS_CACHED = 256;
 
 /** Size of the slabs frames are written into. */
 export const SLAB_BYTES = 128 * 1024;

@@ -1,7 +1,7 @@
 // The HAR of an ended session, from the archive (docs/gateway.md "Reading"; the document is the
 // agent's, docs/export.md "HAR"): the archived network and page events, read a page at a time in
 // seq order, through the agent's own builder (src/export/har.ts), handed out in pieces of about
-// 1 MiB so that a session of any size is streamed without one giant string.
+// 64 KiB so that a session of any size is streamed with bounded memory (docs/export.md "HAR").
 
 import { HAR_EVENT_TYPES, HarBuilder } from 'browser-telemetry-agent/events';
 import { parseFilter } from 'browser-telemetry-agent/events';
@@ -17,8 +17,9 @@ export interface ArchiveHarRead {
   untilTs?: number;
 }
 
-const PAGE_EVENTS = 1000;
-const PIECE_CHARS = 1 << 20;
+/** Small: an event of a request with large headers is tens of kilobytes, held as text and parsed. */
+const PAGE_EVENTS = 100;
+const PIECE_CHARS = 1 << 16;
 
 export async function* archiveHarPieces(
   store: ArchiveStore,

@@ -15,7 +15,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { invalidInput, notFound } from 'browser-telemetry-agent/http-kit';
+import { invalidInput, notFound, requireDecimalIntegers } from 'browser-telemetry-agent/http-kit';
 import { parseFilter, type FilterQuery } from 'browser-telemetry-agent/events';
 import { parseTimeBound } from 'browser-telemetry-agent/events';
 import { VERSION } from 'browser-telemetry-agent/program';
@@ -122,7 +122,10 @@ export function registerArchiveRoutes(app: FastifyInstance, archive: Archive, pr
     return session;
   };
 
-  app.get('/browsers', { schema: { querystring: listQuery } }, async (request, reply) => {
+  // offset and limit: decimal digits only, as on the agent (docs/events.md "Query parameters").
+  const decimalPaging = async (request: FastifyRequest): Promise<void> => requireDecimalIntegers(request.query as Record<string, unknown>, ['offset', 'limit']);
+
+  app.get('/browsers', { schema: { querystring: listQuery }, preValidation: decimalPaging }, async (request, reply) => {
     const query = request.query as ListQuery;
     const principal = principalOf(request);
     if (query.project_id !== undefined) requireProjectAccess(principal, query.project_id, 'project');
@@ -138,7 +141,7 @@ export function registerArchiveRoutes(app: FastifyInstance, archive: Archive, pr
     return sendPage(reply, query, page, browserSessionView);
   });
 
-  app.get('/browsers/:id/telemetry/events', { schema: { params, querystring: historyQuery } }, async (request, reply) => {
+  app.get('/browsers/:id/telemetry/events', { schema: { params, querystring: historyQuery }, preValidation: decimalPaging }, async (request, reply) => {
     const query = request.query as HistoryQuery;
     const filter = parseFilter(query);
     if (query.order === 'desc' && query.since !== undefined) {

@@ -154,6 +154,18 @@ describe.each(BACKENDS)('archive routes on %s', (backend) => {
       ['/browsers/{id}/har?since=garbage', 'since'],
       ['/browsers/{id}/har?nav_seq=x', 'nav_seq'],
       ['/browsers/{id}/har?category=console', 'category'],
+      // One rule with the agent (docs/events.md "Query parameters"): digits only, unknown is 400.
+      ...['1e400', '18446744073709551616', '9007199254740992', '1.5', '0x10', '+1', '%201'].flatMap((v) => [
+        [`/browsers/{id}/telemetry/events?offset=${v}`, 'offset'],
+        [`/browsers?offset=${v}`, 'offset'],
+      ]),
+      ...['1e3', '1.0', '0x10', '+1'].flatMap((v) => [
+        [`/browsers/{id}/telemetry/events?limit=${v}`, 'limit'],
+        [`/browsers?limit=${v}`, 'limit'],
+      ]),
+      ['/browsers/{id}/telemetry/events?bogus=1', 'bogus'],
+      ['/browsers/{id}/telemetry/stream?bogus=1', 'bogus'],
+      ['/browsers/{id}/telemetry?replay=all&colour=red', 'colour'],
     ])('%s is 400 invalid_input naming %s', async (path, field) => {
       expect(await codeAndField(await rig.fetch(path.replace('{id}', endedA)))).toEqual([400, 'invalid_input', field]);
     });
