@@ -33,6 +33,7 @@ import type {
   StackTrace,
   TelemetryEvent,
 } from '../injected/schema.ts';
+import { activityMark, type ActivityKind } from './activity-lane.ts';
 
 /** Categories as the viewer filters them (the event's wire category). */
 export const VIEW_CATEGORIES = ['console', 'network', 'page', 'interaction', 'screenshot', 'monitor', 'system', 'connection'] as const;
@@ -142,7 +143,9 @@ export type MarkKind =
   | 'responsive'
   /** `value`: the task's duration (ms), ending at `ts`. */
   | 'long_task'
-  | 'live_view';
+  | 'live_view'
+  // Dialogs, downloads, sockets, Web Vitals: the timeline's Activity lane (viewer/activity-lane.ts).
+  | ActivityKind;
 
 /** Marks that tell of lost or interrupted telemetry, listed above the panels. */
 export const NOTICE_KINDS: ReadonlySet<MarkKind> = new Set([
@@ -388,9 +391,12 @@ export class SessionModel {
         this.mark(base, 'live_view', `viewer ${d.session_id} left after ${formatMs(d.duration_ms)}`, 'info');
         break;
       }
-      default:
-        // A type of a newer agent: held (and downloadable), not shown.
+      default: {
+        const activity = activityMark(event.type, data);
+        if (activity) this.mark(base, activity.kind, activity.label, activity.severity, activity.value);
+        // Else a type of a newer agent: held (and downloadable), not shown.
         break;
+      }
     }
   }
 

@@ -8,6 +8,7 @@
 
 import { h } from './dom.ts';
 import { clock, duration, shortId, shortUrl } from './format.ts';
+import { ACTIVITY_KINDS, activitySummary, drawActivityLane } from './activity-lane.ts';
 import { drawHealthLane, HEALTH_KINDS } from './health-lane.ts';
 import { NOTICE_KINDS, type ConsoleLevel, type Mark, type MarkKind, type SessionModel, type ViewCategory } from './model.ts';
 import { axisStep, coversHeld, heldRange, panRange, tsAt, visibleRange, xOf, zoomRange, type Range } from './timeline-range.ts';
@@ -31,7 +32,7 @@ const MAX_TAB_LANES = 6;
 
 interface Lane {
   label: string;
-  kind: 'tab' | 'console' | 'network' | 'interaction' | 'page' | 'settled' | 'screenshot' | 'health';
+  kind: 'tab' | 'console' | 'network' | 'interaction' | 'page' | 'settled' | 'screenshot' | 'health' | 'activity';
   targetId?: string;
 }
 
@@ -207,6 +208,7 @@ export class Timeline {
     if (categories.has('page')) lanes.push({ label: 'Shifts · LCP', kind: 'page' }, { label: 'Settled', kind: 'settled' });
     if (categories.has('screenshot')) lanes.push({ label: 'Screenshots', kind: 'screenshot' });
     if (categories.has('page') || categories.has('system') || categories.has('connection')) lanes.push({ label: 'Health', kind: 'health' });
+    if (categories.has('page') || categories.has('network')) lanes.push({ label: 'Activity', kind: 'activity' });
     return lanes;
   }
 
@@ -348,6 +350,9 @@ export class Timeline {
         case 'health':
           drawHealthLane(ctx, this.model.marks, (ts) => this.x(ts, range), { top, height: LANE, ...range }, p, inTarget);
           break;
+        case 'activity':
+          drawActivityLane(ctx, this.model.marks, (ts) => this.x(ts, range), { top, height: LANE, ...range }, p, inTarget);
+          break;
         case 'screenshot':
           ctx.fillStyle = p.screenshot;
           for (const shot of this.model.screenshots) {
@@ -442,6 +447,16 @@ export class Timeline {
         );
         return mark && `${clock(mark.ts)} ${mark.label}`;
       }
+      case 'activity': {
+        // Sockets can be dense: name up to six marks under the pointer.
+        const marks = this.model.marks.filter((m) => near(m.ts) && ACTIVITY_KINDS.has(m.kind));
+        if (marks.length === 0) return undefined;
+        const more = marks.length > 6 ? ` (+${marks.length - 6} more)` : '';
+        return `${clock(marks[0]!.ts)} ${marks
+          .slice(0, 6)
+          .map((m) => m.label)
+          .join(' · ')}${more}`;
+      }
       case 'console': {
         const rows = this.model.console.filter((r) => near(r.ts));
         if (rows.length === 0) return undefined;
@@ -467,7 +482,8 @@ export class Timeline {
   private summary(): string {
     const { start, end } = this.range;
     const m = this.model;
-    return `Timeline from ${clock(start)} to ${clock(end)}: ${m.console.length} console messages, ${m.network.length} requests, ${m.interactions.length} interactions, ${m.screenshots.length} screenshots, ${m.marks.filter(isNotice).length} notices`;
+    const activity = activitySummary(m.marks);
+    return `Timeline from ${clock(start)} to ${clock(end)}: ${m.console.length} console messages, ${m.network.length} requests, ${m.interactions.length} interactions, ${m.screenshots.length} screenshots, ${m.marks.filter(isNotice).length} notices${activity ? `, ${activity}` : ''}`;
   }
 
   private setFollowing(following: boolean): void {
@@ -638,6 +654,7 @@ function isNotice(mark: Mark): boolean {
 
 function laneOfMark(kind: MarkKind): Lane['kind'] | undefined {
   if (HEALTH_KINDS.has(kind)) return 'health';
+  if (ACTIVITY_KINDS.has(kind)) return 'activity';
   switch (kind) {
     case 'navigation':
     case 'load':

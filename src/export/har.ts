@@ -41,6 +41,11 @@ export interface HarOptions {
    * under the previous nav_seq and page_navigation carries none (see pageOf).
    */
   navSeqs?: ReadonlySet<number>;
+  /**
+   * Receives each entry as an object instead of its JSON in the returned text (the trace export
+   * reshapes entries: no JSON written only to be parsed again). The pages are still returned by end().
+   */
+  onEntry?: (entry: HarEntry) => void;
 }
 
 // ---- HAR 1.2 shapes (the parts written) ------------------------------------------------------
@@ -386,6 +391,10 @@ export class HarBuilder {
     if (page !== undefined) {
       page.referenced = true;
       entry.pageref = page.id;
+    }
+    if (this.options.onEntry !== undefined) {
+      this.options.onEntry(entry);
+      return '';
     }
     return (this.entries++ === 0 ? '' : ',') + JSON.stringify(entry);
   }

@@ -193,30 +193,28 @@ async function* traceLines(
 }
 
 async function* networkLines(source: TraceEventSource, request: TraceRequest, bodies: ReadonlySet<number>): AsyncGenerator<string> {
-  const har = new HarBuilder({ creator: request.creator, navSeqs: request.navSeqs });
+  // The entries as objects (HarOptions.onEntry), not JSON text parsed again.
+  const ended: HarEntry[] = [];
+  const har = new HarBuilder({ creator: request.creator, navSeqs: request.navSeqs, onEntry: (entry) => ended.push(entry) });
   har.begin();
   const filter = narrow([...HAR_EVENT_TYPES], request, false);
-  let wroteEntry = false;
   for await (const rows of source.pages(filter, PAGE_EVENTS)) {
     let out = '';
     for (const row of rows) {
       const event = source.event(row);
-      const text = har.add(event);
-      if (text === '') continue;
-      // One entry: the request this event ended (its response, failure, or redirect hop).
-      const entry = JSON.parse(wroteEntry ? text.slice(1) : text) as HarEntry;
-      wroteEntry = true;
+      har.add(event);
+      if (ended.length === 0) continue;
+      // The request this event ended (its response, failure, redirect hop, or a socket's close).
       const data = event.data as { target_id?: string; body?: string } | undefined;
       const withBody = event.type === 'network_response' && data?.body !== undefined && bodies.has(row.seq);
-      out += resourceLine(entry, data?.target_id, withBody ? bodyName(row.seq) : undefined);
+      for (const entry of ended) out += resourceLine(entry, data?.target_id, withBody ? bodyName(row.seq) : undefined);
+      ended.length = 0;
     }
     yield out;
   }
-  // The requests that never ended, then the pages (not part of a trace).
-  let tail = har.end();
-  if (wroteEntry && tail.startsWith(',')) tail = tail.slice(1);
-  const rest = (JSON.parse(`{"log":{"entries":[${tail}`) as { log: { entries: HarEntry[] } }).log.entries;
-  yield rest.map((entry) => resourceLine(entry, undefined)).join('');
+  // The requests that never ended (the pages are not part of a trace).
+  har.end();
+  yield ended.map((entry) => resourceLine(entry, undefined)).join('');
 }
 
 // ---- helpers -------------------------------------------------------------------------------------

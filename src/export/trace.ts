@@ -149,6 +149,14 @@ export class TraceBuilder {
   private readonly actionCalls = new Map<string, string>();
   /** api_call request_id → its call id (a computer batch's actions are grouped under their call). */
   private readonly requestCalls = new Map<string, string>();
+  /**
+   * Call ids given to actions named by an effect's caused_by before their own event came (a control
+   * event is admitted when the action ended, after its first effects): the effect's action is
+   * nested under that id, which the action then takes. Playwright builds the action tree once the
+   * whole trace is read, so a parent declared later is found; one never declared leaves the
+   * child at the top level.
+   */
+  private readonly reservedCalls = new Map<string, string>();
   /** Effects seen before their action, by action_id. */
   private readonly pendingLog = new Map<string, Array<{ time: number; message: string }>>();
   private readonly pages = new Set<string>();
@@ -297,7 +305,11 @@ export class TraceBuilder {
   // ---- actions ----------------------------------------------------------------------------------
 
   private onControl(type: string, ts: number, data: ControlFields, pageId: string | undefined): string {
-    const callId = this.nextCall();
+    // An api_call is admitted after its batch's computer actions, which name it by request id.
+    const key = type === 'api_call' && data.request_id !== undefined ? `request:${data.request_id}` : data.action_id;
+    const reserved = key === undefined ? undefined : this.reservedCalls.get(key);
+    if (reserved !== undefined) this.reservedCalls.delete(key!);
+    const callId = reserved ?? this.nextCall();
     const startTime = traceTime(ts);
     const endTime = startTime + Math.max(0, typeof data.duration_ms === 'number' ? data.duration_ms : 0);
     const params: Record<string, unknown> = {};
@@ -322,7 +334,7 @@ export class TraceBuilder {
       method = str(data.action) || 'action';
       title = `${method}${describeInput(data)}`;
       params.index = data.index;
-      if (data.request_id !== undefined) parentId = this.requestCalls.get(data.request_id);
+      if (data.request_id !== undefined) parentId = this.requestCalls.get(data.request_id) ?? this.callOf(`request:${data.request_id}`);
     }
     if (data.action_id !== undefined) this.remember(data.action_id, callId);
     let out = this.before(callId, startTime, klass, method, title, params, pageId, parentId === undefined ? data.caused_by : undefined, parentId);
@@ -387,7 +399,7 @@ export class TraceBuilder {
     causedBy: unknown,
     parentId?: string,
   ): string {
-    const parent = parentId ?? (typeof causedBy === 'string' ? this.actionCalls.get(causedBy) : undefined);
+    const parent = parentId ?? (typeof causedBy === 'string' ? this.callOf(causedBy) : undefined);
     const before: TraceLine = {
       type: 'before',
       callId,
@@ -478,6 +490,17 @@ export class TraceBuilder {
     if (waiting === undefined) return '';
     this.pendingLog.delete(actionId);
     return waiting.map((entry) => line({ type: 'log', callId, time: entry.time, message: entry.message })).join('');
+  }
+
+  /** The call id of an action, reserved for it when its event has not come yet. */
+  private callOf(actionId: string): string {
+    let callId = this.actionCalls.get(actionId) ?? this.reservedCalls.get(actionId);
+    if (callId === undefined) {
+      callId = this.nextCall();
+      if (this.reservedCalls.size >= PENDING_ACTIONS) this.reservedCalls.delete(this.reservedCalls.keys().next().value!);
+      this.reservedCalls.set(actionId, callId);
+    }
+    return callId;
   }
 
   private remember(actionId: string, callId: string): void {

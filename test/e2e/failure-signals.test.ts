@@ -1,12 +1,16 @@
 // Failure signals on real Chromium (docs/events.md "Failure signals"): a tab whose renderer
 // crashes and is reloaded, a tab hung by an infinite loop for 8 s, a long task with its script,
-// the embedded browser killed with SIGKILL, a viewer opened and closed in a real page, and a
+// the embedded browser killed with SIGKILL, a browser whose relaunches exit during start-up until
+// the agent gives up, a viewer opened and closed in a real page, and a
 // process OOM-killed in a memory-limited cgroup.
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { locateChromium } from '../../src/browser/chromium-launcher.ts';
+import { ATTEMPTS_BEFORE_EXHAUSTED } from '../../src/browser/reconnector.ts';
 import { startRig, TOKEN, until, type Tab, type TestRig } from './support/harness.ts';
 
 describe('failure signals', () => {
@@ -128,6 +132,55 @@ describe('failure signals', () => {
     await rig.stream.waitForEvent('monitor_reconnected');
     expect(rig.stream.ofType('service_crashed')).toHaveLength(1);
   }, 30_000);
+});
+
+describe('an embedded browser that cannot be relaunched', () => {
+  let rig: TestRig;
+  let dir: string;
+
+  beforeAll(async () => {
+    // A Chromium path that starts the real browser once, then exits at once with code 3.
+    dir = mkdtempSync(join(tmpdir(), 'bta-relaunch-'));
+    const real = await locateChromium();
+    const wrapper = join(dir, 'chromium');
+    const env = Object.entries(real.env ?? {})
+      .map(([name, value]) => `export ${name}=${JSON.stringify(value)}\n`)
+      .join('');
+    writeFileSync(
+      wrapper,
+      `#!/bin/sh\n${env}if [ -e ${JSON.stringify(join(dir, 'started'))} ]; then exit 3; fi\n: > ${JSON.stringify(join(dir, 'started'))}\nexec ${JSON.stringify(real.path)} "$@"\n`,
+    );
+    chmodSync(wrapper, 0o755);
+    rig = await startRig({ chromePath: wrapper, timing: { backoffInitialMs: 10, backoffMaxMs: 40 } });
+  });
+  afterAll(async () => {
+    await rig?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reports each relaunch that exits during start-up, then gave_up after the attempts run out', async () => {
+    const pid = rig.agent.browserPid!;
+    process.kill(pid, 'SIGKILL');
+    await rig.stream.waitForEvent('service_crashed', (e) => e.data?.phase === 'running' && e.data.pid === pid);
+    const gaveUp = await rig.stream.waitForEvent('service_crashed', (e) => e.data?.phase === 'gave_up', 30_000);
+    expect(gaveUp.category).toBe('system');
+    expect(gaveUp.data).toEqual({ service_name: 'chromium', phase: 'gave_up', attempts: ATTEMPTS_BEFORE_EXHAUSTED });
+    const crashes = rig.stream.ofType('service_crashed');
+    const startups = crashes.slice(0, crashes.indexOf(gaveUp)).filter((e) => e.data!.phase === 'startup');
+    // Every failed attempt was a relaunch that exited during start-up.
+    expect(startups).toHaveLength(ATTEMPTS_BEFORE_EXHAUSTED);
+    for (const startup of startups) {
+      expect(startup.data).toEqual({ service_name: 'chromium', phase: 'startup', pid: expect.any(Number), exit_code: 3 });
+      expect(startup.data!.pid).not.toBe(pid);
+    }
+    // Attempts go on at the capped backoff after giving up; gave_up is reported once per loss.
+    await until(
+      () => rig.stream.ofType('service_crashed').filter((e) => e.data!.phase === 'startup').length > ATTEMPTS_BEFORE_EXHAUSTED + 2,
+      'attempts after giving up',
+    );
+    expect(rig.stream.ofType('service_crashed').filter((e) => e.data!.phase === 'gave_up')).toHaveLength(1);
+    expect(rig.stream.ofType('monitor_reconnect_failed')).toHaveLength(1);
+  }, 60_000);
 });
 
 /** This process's memory cgroup, where a child cgroup may be made: cgroup v2 when it has the memory controller, else v1. */

@@ -5,9 +5,9 @@
 // `console`, `errors`), which must list exactly what the session did, and opened in Playwright's
 // own viewer (`show-trace`), whose action list, network tab and console tab are read off its DOM.
 //
-// Control events (cdp_command, api_call, computer_action) are read when the agent records them:
-// until then the batch's clicks and keys are listed as the page's own input actions. A test for
-// a CDP client's commands is added with them.
+// Then a CDP client (Playwright's connectOverCDP through the agent's CDP endpoint) drives the same
+// tab: its commands (cdp_command) are actions, as the batch (api_call) and its actions
+// (computer_action) are, with what each caused (caused_by) nested under it.
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -80,6 +80,24 @@ describe('GET /browsers/{id}/trace', () => {
     const followed = await postBatch(rig, [{ type: 'click_mouse', click_mouse: link }]);
     expect(followed.status).toBe(204);
     await rig.stream.waitForEvent('page_load', (e) => e.data!.target_id === tab.targetId && e.data!.url === nextUrl);
+    // A CDP client through the agent's CDP endpoint drives the same tab: back to the form, a
+    // text filled in, the button clicked (cdp_command actions, their effects caused_by them).
+    const client = await chromium.connectOverCDP(rig.agent.url, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    try {
+      const page = client
+        .contexts()
+        .flatMap((c) => c.pages())
+        .find((p) => p.url() === nextUrl)!;
+      expect(page).toBeDefined();
+      await page.goto(formUrl);
+      await page.fill('#name', 'Bo');
+      await page.click('#send');
+      await page.waitForFunction(() => document.getElementById('sent')!.textContent === 'sent: Bo');
+    } finally {
+      await client.close();
+    }
+    await rig.stream.waitForEvent('cdp_command', (e) => e.data!.method === 'Input.dispatchMouseEvent');
+    await rig.stream.waitForEvent('cdp_disconnect');
     // A document's response event (its loading finished) may come after its load event.
     for (const url of [formUrl, nextUrl]) await rig.stream.waitForEvent('network_response', (e) => e.data!.url === url);
 
@@ -107,19 +125,34 @@ describe('GET /browsers/{id}/trace', () => {
     expect(cli.open).toMatch(/Network:\s+[1-9]\d* requests/);
   });
 
-  it('lists the actions: the clicks and keys of the batch, the navigations, in order', () => {
-    const titles = actionTitles(cli.actions!);
+  it("lists the actions: the batches with their clicks and keys, the CDP client's commands, each with what it caused", () => {
+    // Indented: nested under the action that caused it (caused_by). A client library's own
+    // emulation of the page it attaches to is left out here.
+    const titles = actionTitles(cli.actions!)
+      .filter((t) => !t.startsWith('Emulation.'))
+      .map((t) => t.replace(/ at [\d.]+,[\d.]+$/, ' at x,y'));
     expect(titles).toEqual([
       `navigate to ${formUrl}`,
-      'click #name',
-      'press A',
-      'press d',
-      'press a',
-      'press Enter',
+      'computerBatch → 204',
+      '  click_mouse at x,y',
+      '    click #name',
+      '  type_text 3 chars',
+      '    press A',
+      '    press d',
+      '    press a',
+      '  press_key Return',
+      '    press Enter',
       // Enter in a form clicks its submit button: the page saw that click too.
-      'click #send',
-      'click #next',
-      `navigate to ${nextUrl}`,
+      '    click #send',
+      'computerBatch → 204',
+      '  click_mouse at x,y',
+      '    click #next',
+      `    navigate to ${nextUrl}`,
+      'Page.navigate',
+      `  navigate to ${formUrl}`,
+      'Input.insertText 2 chars',
+      'Input.dispatchMouseEvent mousePressed at x,y',
+      '  click #send',
     ]);
   });
 
@@ -185,9 +218,14 @@ describe('GET /browsers/{id}/trace', () => {
       await page.goto(url);
       // The viewer's own class names: the action tree, and one `tab-content tab-<name>` per tab.
       const actionList = page.locator('.actions-tree-view');
-      await actionList.locator('.action-title-method', { hasText: `navigate to ${nextUrl}` }).waitFor({ timeout: 20_000 });
-      const actions = await actionList.innerText();
+      await actionList.locator('.action-title-method', { hasText: 'Input.dispatchMouseEvent' }).waitFor({ timeout: 20_000 });
+      // Nested actions show once their parent is expanded (the arrow key on the chosen action).
+      await actionList.locator('.action-title-method', { hasText: 'computerBatch' }).first().click();
+      await page.keyboard.press('ArrowRight');
+      await actionList.locator('.action-title-method', { hasText: 'click_mouse' }).first().click();
+      await page.keyboard.press('ArrowRight');
       await actionList.locator('.action-title-method', { hasText: 'click #name' }).click();
+      const actions = await actionList.innerText();
       await page.locator('.tabbed-pane-tab-label', { hasText: 'Network' }).click();
       const networkTab = page.locator('.tab-content.tab-network');
       await networkTab.getByText('trace-unreachable').first().waitFor();
@@ -207,7 +245,8 @@ describe('GET /browsers/{id}/trace', () => {
     });
 
     it('shows the action list', () => {
-      for (const title of ['click #name', 'press Enter', 'click #next', `navigate to ${nextUrl}`]) expect(texts.actions).toContain(title);
+      for (const title of ['computerBatch → 204', 'click_mouse', 'click #name', 'Page.navigate', 'Input.insertText', 'Input.dispatchMouseEvent'])
+        expect(texts.actions).toContain(title);
     });
 
     it('shows the network tab with the documents and the failed fetch', () => {
@@ -223,10 +262,10 @@ describe('GET /browsers/{id}/trace', () => {
   });
 });
 
-/** The action titles of `playwright trace actions`, in order (the columns: #, time, title, duration). */
+/** The action titles of `playwright trace actions`, in order, indented as nested (the columns: #, time, title, duration). */
 function actionTitles(text: string): string[] {
   return text
     .split('\n')
-    .map((l) => /^\s+\d+\.\s+\d+:\d+\.\d+\s+(.*?)\s{2,}\S+\s*✗?$/.exec(l)?.[1]?.trim())
+    .map((l) => /^\s+\d+\.\s+\d+:\d+\.\d+ {2}(.*?)\s{2,}\S+\s*✗?$/.exec(l)?.[1]?.trimEnd())
     .filter((t): t is string => t !== undefined);
 }

@@ -3,7 +3,9 @@
 // go to .tmp/viewer/ as test artifacts.
 
 import CDP from 'chrome-remote-interface';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -302,6 +304,82 @@ describe('the live viewer', () => {
     expect(await viewer.evaluate(`document.activeElement.id`)).toBe('tab-network');
     expect(await viewer.evaluate(`document.getElementById('panel-network').hidden`)).toBe(false);
     await viewer.evaluate(`document.getElementById('tab-console').click()`);
+  });
+
+  it('draws dialogs, downloads, EventSource messages and Web Vitals in the Activity lane', async () => {
+    // A dialog, answered by the test's own CDP client (the agent never answers one).
+    await tab.send('Page.enable');
+    const confirming = tab.evaluate('confirm("proceed?")');
+    await rig.stream.waitForEvent('page_dialog_opened', (e) => e.data!.message === 'proceed?');
+    await tab.send('Page.handleJavaScriptDialog', { accept: true });
+    await confirming;
+    await rig.stream.waitForEvent('page_dialog_closed', (e) => e.data!.dialog_type === 'confirm');
+    // An EventSource message.
+    const sse = rig.server.handle('/activity-sse', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+      res.end('event: tick\ndata: hello-activity\n\n');
+    });
+    await tab.evaluate(
+      `new Promise((resolve) => { const es = new EventSource(${JSON.stringify(sse)}); es.addEventListener('tick', (e) => { es.close(); resolve(e.data); }); })`,
+    );
+    await rig.stream.waitForEvent('network_eventsource_message', (e) => e.data!.event_name === 'tick');
+    // A download, let through as an automation client does.
+    const downloadDir = mkdtempSync(join(tmpdir(), 'bta-viewer-downloads-'));
+    try {
+      await rig.driver.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloadDir, eventsEnabled: true });
+      const file = rig.server.handle('/activity.bin', (_req, res) => {
+        res.writeHead(200, {
+          'content-type': 'application/octet-stream',
+          'content-disposition': 'attachment; filename="activity.bin"',
+          'content-length': '5000',
+        });
+        res.end(Buffer.alloc(5000, 1));
+      });
+      await tab.evaluate(
+        `(() => { const a = document.createElement('a'); a.href = ${JSON.stringify(file)}; document.body.append(a); a.click(); a.remove(); })()`,
+      );
+      await rig.stream.waitForEvent('network_download_finished', (e) => e.data!.suggested_filename === 'activity.bin');
+    } finally {
+      await rig.driver.send('Browser.setDownloadBehavior', { behavior: 'default', eventsEnabled: true }).catch(() => undefined);
+      rmSync(downloadDir, { recursive: true, force: true });
+    }
+    // Web Vitals of the watched document: reported when the tab commits another document.
+    const watched = rig.server.route('/watched.html', PAGE);
+    await tab.navigate(watched);
+    await rig.stream.waitForEvent('page_web_vitals', (e) => e.data!.reason === 'navigated');
+
+    const summary = await viewer.waitFor<string>(
+      `(() => { const l = document.querySelector('.timeline-canvas').getAttribute('aria-label'); return /Web Vitals reports/.test(l) && /download events/.test(l) && l; })()`,
+      'the activity in the timeline summary',
+    );
+    expect(summary).toMatch(/2 dialog events/);
+    expect(summary).toMatch(/[2-9] socket events/);
+    const lanes = (await viewer.evaluate<string>(`document.querySelector('.timeline-canvas').dataset.lanes`)).split(',');
+    expect(lanes).toContain('Activity');
+    // Sweep the pointer along the Activity lane (the whole session in view): the tooltips name each mark.
+    await viewer.evaluate(`[...document.querySelectorAll('.timeline-bar button')].find((b) => b.textContent === 'Fit').click()`);
+    const tips = await viewer.evaluate<string[]>(`(async () => {
+      await new Promise((r) => requestAnimationFrame(() => r()));
+      const canvas = document.querySelector('.timeline-canvas');
+      const tooltip = document.querySelector('.timeline-tooltip');
+      const rect = canvas.getBoundingClientRect();
+      const y = rect.top + 20 + ${lanes.indexOf('Activity')} * 22 + 11;
+      const seen = new Set();
+      for (let x = rect.left + 97; x < rect.right; x += 2) {
+        canvas.dispatchEvent(new PointerEvent('pointermove', { clientX: x, clientY: y, bubbles: true }));
+        if (!tooltip.hidden) seen.add(tooltip.textContent);
+      }
+      canvas.dispatchEvent(new PointerEvent('pointerleave', { bubbles: true }));
+      return [...seen];
+    })()`);
+    const all = tips.join('\n');
+    expect(all).toContain('confirm opened “proceed?”');
+    expect(all).toMatch(/confirm accepted after \d+ ms \(cdp_client\)/);
+    expect(all).toMatch(/EventSource tick \d+ B/);
+    expect(all).toMatch(/download completed: activity\.bin \(4\.9 KiB\)/);
+    expect(all).toMatch(/Web Vitals \(navigated\): TTFB \d+ ms/);
+    await viewer.screenshot('activity');
+    expect(viewer.errors).toEqual([]);
   });
 
   it('asks the agent to filter the stream when a category is hidden, and fills it in when shown again', async () => {
