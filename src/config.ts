@@ -17,7 +17,7 @@ import {
   type OtlpOptions,
 } from './export/otlp-config.ts';
 import { DEFAULT_UPLOAD_IDLE_MS } from './fs/write-file.ts';
-import { hostListKind } from './http/host-policy.ts';
+import { hostListKind } from './host-names.ts';
 import { DEFAULT_LIMITS, type Limits } from './limits.ts';
 import {
   BadValue,
