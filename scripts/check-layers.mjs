@@ -45,7 +45,7 @@ export const LAYERS = [
   { name: 'control, cdp proxy', paths: ['src/control/', 'src/cdp-proxy/'] },
   { name: 'metrics', paths: ['src/metrics/'] },
   // The agent's settings: what the HTTP layer's auth reads (scopes, tokens).
-  { name: 'config', paths: ['src/config.ts'] },
+  { name: 'config', paths: ['src/config.ts', 'src/config/'] },
   { name: 'http', paths: ['src/http/'] },
   { name: 'agent', paths: ['src/agent.ts', 'src/index.ts', 'src/events.ts', 'src/program.ts'] },
   { name: 'agent program', paths: ['src/main.ts'] },
