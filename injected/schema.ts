@@ -548,7 +548,7 @@ export interface EventDataByType extends SessionTroubleEventData {
   monitor_reconnected: MonitorData;
   monitor_reconnect_failed: MonitorData;
   monitor_init_failed: MonitorData;
-  // ---- failure signals and live view (issue 41 items 1-3, 8): see the block below ----
+  // ---- failure signals and live view (docs/events.md "Failure signals"): see the block below ----
   service_crashed: ServiceCrashedData;
   system_oom_kill: SystemOomKillData;
   page_crashed: PageCrashedData;
@@ -592,7 +592,7 @@ export const EVENT_CATEGORY: Record<EventType, Category | OperationalCategory | 
   monitor_reconnect_failed: null,
   monitor_init_failed: null,
   ...SESSION_TROUBLE_CATEGORY,
-  // failure signals and live view (issue 41)
+  // failure signals and live view (docs/events.md "Failure signals")
   service_crashed: 'system',
   system_oom_kill: 'system',
   page_crashed: 'page',
@@ -643,7 +643,7 @@ export interface TelemetryEvent<T extends EventType = EventType> {
   truncated?: true;
 }
 
-// ---- failure signals and live view (issue 41 items 1-3, 8; docs/events.md "Failure signals") --------
+// ---- failure signals and live view (docs/events.md "Failure signals") --------
 // `service_crashed`, `system_oom_kill`, `live_view_connect` and `live_view_disconnect` have the
 // official client's shapes (`@onkernel/sdk` BrowserServiceCrashedEvent, ...); fields marked
 // "extension" are this agent's additions.
@@ -857,7 +857,7 @@ export interface LcpReport {
   truncated?: true;
 }
 
-/** A long task (issue 41, docs/page-script.md "Long tasks"). */
+/** A long task (docs/page-script.md "Long tasks"). */
 export interface LongTaskReport {
   type: 'page_long_task';
   time: number;

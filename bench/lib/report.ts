@@ -272,7 +272,7 @@ export function evaluateBudget(results: Results): BudgetLine[] {
     ['p90', 1.06],
   ]);
   pageLines('(d)/(b), network only,', load?.ratios['(d)/(b)'], [['p50', 1.02]]);
-  // Against the unmonitored browser, and beside a user's Playwright (issue 43's lines).
+  // Against the unmonitored browser, and beside a user's Playwright (docs/performance.md "Budget").
   pageLines('(c)/(a), agent against no client,', load?.ratios['(c)/(a)'], [['p50', 1.2]]);
   pageLines('(c+p)/(p), agent beside Playwright,', load?.ratios['(c+p)/(p)'], [['p50', 1.05]]);
   const ten = latency?.configs.find((c) => c.config.readers === 10 && c.config.stalled === 0 && !c.config.noStore && !c.config.otlp);

@@ -2,18 +2,13 @@
 // response, its frames in `_webSocketMessages` as Playwright's HAR writes them (`type` send or
 // receive, `time` in epoch seconds, `opcode`, `data`: text, or base64 for binary frames).
 
-import type { HarEntry } from './har.ts';
+import type { HarEntry, HarWebSocketMessage } from './har-types.ts';
 import type { NetworkWebSocketFrameData, NetworkWebSocketOpenedData, TelemetryEvent } from '../../injected/schema.ts';
 
 /** Frames kept per socket while it is open; beyond that the entry says how many were left out. */
-export const MAX_HAR_WEBSOCKET_MESSAGES = 10_000;
+export type { HarWebSocketMessage } from './har-types.ts';
 
-export interface HarWebSocketMessage {
-  type: 'send' | 'receive';
-  time: number;
-  opcode: number;
-  data: string;
-}
+export const MAX_HAR_WEBSOCKET_MESSAGES = 10_000;
 
 /** A socket between its opening and its close, as the HAR builder holds it. */
 export class HarWebSocket {

@@ -5,7 +5,8 @@
 // order their requests ended; pages, which are few, are kept and written last.
 
 import { assertNever, isOneOf } from '../assert-never.ts';
-import { HarWebSocket, type HarWebSocketMessage } from './har-websocket.ts';
+import type { HarCookie, HarEntry, HarHeader, HarPage, HarTimings } from './har-types.ts';
+import { HarWebSocket } from './har-websocket.ts';
 import type {
   EventContext,
   HeaderMap,
@@ -48,80 +49,7 @@ export interface HarOptions {
   onEntry?: (entry: HarEntry) => void;
 }
 
-// ---- HAR 1.2 shapes (the parts written) ------------------------------------------------------
-
-export interface HarHeader {
-  name: string;
-  value: string;
-}
-
-export interface HarCookie {
-  name: string;
-  value: string;
-  path?: string;
-  domain?: string;
-  expires?: string;
-  httpOnly?: boolean;
-  secure?: boolean;
-  sameSite?: string;
-}
-
-export interface HarTimings {
-  blocked: number;
-  dns: number;
-  connect: number;
-  send: number;
-  wait: number;
-  receive: number;
-  ssl: number;
-}
-
-export interface HarEntry {
-  pageref?: string;
-  startedDateTime: string;
-  time: number;
-  request: {
-    method: string;
-    url: string;
-    httpVersion: string;
-    cookies: HarCookie[];
-    headers: HarHeader[];
-    queryString: HarHeader[];
-    postData?: { mimeType: string; text: string };
-    headersSize: number;
-    bodySize: number;
-  };
-  response: {
-    status: number;
-    statusText: string;
-    httpVersion: string;
-    cookies: HarCookie[];
-    headers: HarHeader[];
-    content: { size: number; mimeType: string; text?: string; encoding?: string; comment?: string };
-    redirectURL: string;
-    headersSize: number;
-    bodySize: number;
-    _transferSize?: number;
-    _error?: string;
-  };
-  cache: Record<string, never>;
-  timings: HarTimings;
-  serverIPAddress?: string;
-  connection?: string;
-  comment?: string;
-  _resourceType?: string;
-  _fromCache?: 'disk';
-  _fetchedViaServiceWorker?: true;
-  /** A WebSocket's frames (Playwright's HAR extension). */
-  _webSocketMessages?: HarWebSocketMessage[];
-}
-
-export interface HarPage {
-  startedDateTime: string;
-  id: string;
-  title: string;
-  pageTimings: { onContentLoad: number; onLoad: number };
-}
+export type { HarCookie, HarEntry, HarHeader, HarPage, HarTimings, HarWebSocketMessage } from './har-types.ts';
 
 // ---- the builder ------------------------------------------------------------------------------
 

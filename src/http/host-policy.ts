@@ -15,7 +15,9 @@
 // decimal, IPv6 compressed (WHATWG URL parsing), without a trailing dot; the port is ignored.
 
 import { BlockList, isIP } from 'node:net';
-import type { ValueKind } from '../settings.ts';
+import { canonicalHostname, hostOfHeader } from '../host-names.ts';
+
+export { canonicalHostname, hostListKind, hostOfHeader } from '../host-names.ts';
 
 const LOCALHOST = 'localhost';
 const WILDCARDS = new Set(['0.0.0.0', '::']);
@@ -25,43 +27,6 @@ loopback.addSubnet('127.0.0.0', 8, 'ipv4');
 loopback.addAddress('::1', 'ipv6');
 // IPv4-mapped loopback (::ffff:127.x.y.z).
 loopback.addSubnet('::ffff:7f00:0', 104, 'ipv6');
-
-/**
- * A host name or IP literal (an IPv6 one with or without brackets) in canonical form; undefined
- * when it is not one (a port, a path, credentials, spaces).
- */
-export function canonicalHostname(text: string): string | undefined {
-  const bare = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
-  if (isIP(bare) === 6) return new URL(`http://[${bare}]/`).hostname.slice(1, -1);
-  // Only what a host name or IPv4 literal can hold: URL parsing would also accept (and strip)
-  // credentials, ports and paths.
-  if (!/^[\p{L}\p{N}._-]+$/u.test(text)) return undefined;
-  let url: URL;
-  try {
-    url = new URL(`http://${text}/`);
-  } catch {
-    return undefined;
-  }
-  const name = url.hostname.replace(/\.$/, '');
-  return name === '' ? undefined : name;
-}
-
-/** The canonical host of a Host header (`name`, `name:port`, `[v6]:port`); undefined if malformed. */
-export function hostOfHeader(header: string): string | undefined {
-  let host = header;
-  if (header.startsWith('[')) {
-    const close = header.indexOf(']');
-    if (close === -1 || !/^(:\d{1,5})?$/.test(header.slice(close + 1))) return undefined;
-    host = header.slice(0, close + 1);
-  } else {
-    const colon = header.indexOf(':');
-    if (colon !== -1) {
-      if (!/^\d{1,5}$/.test(header.slice(colon + 1))) return undefined;
-      host = header.slice(0, colon);
-    }
-  }
-  return canonicalHostname(host);
-}
 
 function isLoopback(host: string): boolean {
   const family = isIP(host);
@@ -93,18 +58,4 @@ export class HostPolicy {
     if (this.anyIpLiteral) return isIP(host) !== 0;
     return this.anyLoopback && isLoopback(host);
   }
-}
-
-/** Host names and IP literals, comma-separated in text, canonical in the result. */
-export function hostListKind(): ValueKind<string[]> {
-  const canonical = (names: readonly unknown[]): string[] | undefined => {
-    const hosts = names.map((name) => (typeof name === 'string' ? canonicalHostname(name.trim()) : undefined));
-    return hosts.length > 0 && hosts.every((h) => h !== undefined) ? [...new Set(hosts)] : undefined;
-  };
-  return {
-    expected: 'a comma-separated list of host names or IP addresses, without ports',
-    fromText: (text) => canonical(text.split(',')),
-    // An empty list (a resolved config passed back in) is no extra names.
-    fromValue: (value) => (Array.isArray(value) ? (value.length === 0 ? [] : canonical(value)) : undefined),
-  };
 }

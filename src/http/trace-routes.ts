@@ -3,7 +3,7 @@
 // before the first byte goes out, so a bad query or a window too large gets the JSON error body.
 
 import type { FastifyInstance } from 'fastify';
-import { checkTraceSize, traceArchive, TraceTooLargeError, type TraceEventSource, type TraceRow } from '../export/trace-archive.ts';
+import { checkTraceSize, traceArchive, type TraceEventSource, type TraceRow } from '../export/trace-archive.ts';
 import { parseFilter, type EventFilter } from '../stream/event-filter.ts';
 import { HistoryReader } from '../stream/history.ts';
 import { VERSION } from '../version.ts';

@@ -18,7 +18,9 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { filterSql, type EventFilter, type EventMeta } from './event-query.ts';
+import { filterSql, type EventFilter, type EventMeta } from '../stream/event-query.ts';
+import type { LogArchive } from '../stream/event-log.ts';
+import type { HistoryQuery, HistoryStore, StoredEnvelope } from '../stream/history.ts';
 import { EVENT_TYPE_CATEGORY } from '../../injected/schema.ts';
 import { openSqlite, sqliteErrorCode, type Sqlite, type SqliteStatement, type SqlParam } from '../sqlite.ts';
 
@@ -48,23 +50,6 @@ export interface EventStoreOptions {
   now?: () => number;
   /** SQLite's max_page_count: a database that may not grow further fails writes with SQLITE_FULL, as a full disk does. */
   maxPageCount?: number;
-}
-
-/** A stored event: its seq and the envelope JSON exactly as the stream sends it. */
-export interface StoredEnvelope {
-  seq: number;
-  json: string;
-}
-
-export interface HistoryQuery {
-  filter: EventFilter | undefined;
-  order: 'asc' | 'desc';
-  /** asc: seq ≥ fromSeq; desc: seq ≤ fromSeq. */
-  fromSeq?: number;
-  /** Event ts (Unix µs) window: sinceTs inclusive, untilTs exclusive. */
-  sinceTs?: number;
-  untilTs?: number;
-  limit: number;
 }
 
 interface Pending {
@@ -114,7 +99,9 @@ function setRow(args: unknown[], offset: number, { seq, meta, envelope }: Pendin
   args[offset + 6] = envelope.toString('utf8');
 }
 
-export class EventStore {
+export type { HistoryQuery, StoredEnvelope } from '../stream/history.ts';
+
+export class EventStore implements LogArchive, HistoryStore {
   readonly path: string;
   /** Identifies this session's log on this data directory; new when the directory is new. */
   readonly logId: string;

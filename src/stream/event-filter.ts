@@ -3,12 +3,10 @@
 // metadata the log keeps (no JSON parsing), and translated to SQL by the durable store.
 
 import { EVENT_CATEGORY, EVENT_TYPE_CATEGORY, type EventCategory, type EventType, type TelemetryEvent } from '../../injected/schema.ts';
-import type { EventFilter, EventMeta } from '../store/event-query.ts';
+import type { EventFilter, EventMeta } from './event-query.ts';
 
-// The filter's shape and its SQL form live with the store (the layer below), which needs them
-// without knowing the stream; readers of the filter import them from here.
-export type { EventFilter, EventMeta } from '../store/event-query.ts';
-export { filterSql } from '../store/event-query.ts';
+export type { EventFilter, EventMeta } from './event-query.ts';
+export { filterSql } from './event-query.ts';
 
 /** EventMeta.causedBy of an event. */
 export function causeOf(event: TelemetryEvent): string | undefined {

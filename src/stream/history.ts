@@ -6,7 +6,32 @@
 import { matches, type EventFilter } from './event-filter.ts';
 import type { EventLog } from './event-log.ts';
 import { envelopeJsonOf } from './sse-frame.ts';
-import type { EventStore } from '../store/event-store.ts';
+
+/** A stored event: its seq and the envelope JSON exactly as the stream sends it. */
+export interface StoredEnvelope {
+  seq: number;
+  json: string;
+}
+
+/** One page of the durable store's history read. */
+export interface HistoryQuery {
+  filter: EventFilter | undefined;
+  order: 'asc' | 'desc';
+  /** asc: seq ≥ fromSeq; desc: seq ≤ fromSeq. */
+  fromSeq?: number;
+  /** Event ts (Unix µs) window: sinceTs inclusive, untilTs exclusive. */
+  sinceTs?: number;
+  untilTs?: number;
+  limit: number;
+}
+
+/** What the history read needs of the durable store (src/store/event-store.ts implements it). */
+export interface HistoryStore {
+  /** False while the store cannot write (a failed disk): reads come from the RAM ring. */
+  readonly isPersisting: boolean;
+  stats(): { bytes: number };
+  query(query: HistoryQuery): StoredEnvelope[];
+}
 
 export interface HistoryRequest {
   filter: EventFilter | undefined;
@@ -30,7 +55,7 @@ export interface HistoryPage {
 export class HistoryReader {
   constructor(
     private readonly log: EventLog,
-    private readonly store: EventStore | undefined,
+    private readonly store: HistoryStore | undefined,
   ) {}
 
   /**

@@ -1,5 +1,5 @@
-// The operator's artefacts: the systemd unit and the container entrypoint (issue: sidecar
-// operations). `systemd-analyze verify` and shellcheck run in `npm run lint`
+// The operator's artefacts: the systemd unit and the container entrypoint (docs/operations.md).
+// `systemd-analyze verify` and shellcheck run in `npm run lint`
 // (scripts/lint-deploy.mjs), so this suite needs no system tools. No Docker engine here, so the entrypoint runs directly against this machine's
 // Chromium, with the agent bundled into a world-readable directory so the unprivileged user it
 // drops to can read it wherever the repository was cloned.

@@ -1,7 +1,7 @@
-// What a stored event is filtered by (docs/events.md "Filters"): the small per-event metadata kept
-// beside each envelope, the parsed filter, and its SQL form over the store's columns. The stream
-// parses and matches filters (src/stream/event-filter.ts); the store and the gateway's archive
-// turn them into SQL here.
+// What an event is filtered by (docs/events.md "Filters"): the small per-event metadata kept
+// beside each envelope, the parsed filter, and its SQL form over the store's columns. event-filter.ts
+// parses and matches filters; the durable store (the layer above) and the gateway's archive turn
+// them into SQL with filterSql.
 
 import type { EventType } from '../../injected/schema.ts';
 
