@@ -442,10 +442,10 @@ export function evaluateBudget(results: Results): BudgetLine[] {
     lines.push({
       line: 'CDP proxy: Runtime.evaluate round trip, through the agent − direct, p50',
       limit: '≤ +0.3 ms',
-      measured: `+${f(d50, 3)} ms`,
+      measured: `${d50 >= 0 ? '+' : ''}${f(d50, 3)} ms`,
       pass: d50 <= 0.3,
     });
-    lines.push({ line: 'CDP proxy: round trip, p99', limit: '≤ +2 ms', measured: `+${f(d99, 3)} ms`, pass: d99 <= 2 });
+    lines.push({ line: 'CDP proxy: round trip, p99', limit: '≤ +2 ms', measured: `${d99 >= 0 ? '+' : ''}${f(d99, 3)} ms`, pass: d99 <= 2 });
     lines.push({
       line: `CDP proxy: Playwright, ${cdp.options.steps} navigations + clicks, agent/direct (interleaved)`,
       limit: '≤ 1.03',
