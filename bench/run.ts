@@ -3,7 +3,7 @@
 // tables and the budget lines, and writes bench/results.json. Every process it starts is stopped
 // at the end, also on failure and on Ctrl-C.
 //
-// Flags: --quick, --only=load,throughput,latency,reconnect,soak,idle,store, --idle-seconds=N, --profile (agent
+// Flags: --quick, --only=load,throughput,latency,reconnect,soak,idle,store,cdp, --idle-seconds=N, --profile (agent
 // hosts under node --cpu-prof; prints hot spots), --diagnose (adds page-load modes and throughput
 // arms that remove or multiply one agent cost each: screenshots, body fetches, the page script,
 // subscribers), --experiment=<name> (a proposed
@@ -32,9 +32,10 @@ import { evaluateBudget, renderBudget, renderReport, type Results } from './lib/
 import { runSoak } from './sections/soak.ts';
 import { OtlpSink } from './lib/otlp-sink.ts';
 import { runStore } from './sections/store.ts';
+import { runCdpProxy } from './sections/cdp-proxy.ts';
 import { runThroughput } from './sections/throughput.ts';
 
-const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak', 'idle', 'store'] as const;
+const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak', 'idle', 'store', 'cdp'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Flags {
@@ -207,6 +208,9 @@ async function main(): Promise<void> {
     },
     store: async () => {
       results.store = await runStore(ctx, { events: q ? 30_000 : 100_000, reads: q ? 10 : 50 });
+    },
+    cdp: async () => {
+      results.cdp = await runCdpProxy(ctx, { roundTrips: q ? 300 : 3000, scripts: flags.reps ?? (q ? 2 : 8), steps: q ? 10 : 50 });
     },
     idle: async () => {
       results.idle = await runIdle(ctx, { warmupS: 30, durationS: flags.idleSeconds ?? (q ? 20 : 60), reps: flags.reps ?? 1 });

@@ -46,6 +46,7 @@ export class ViewerApp {
   private readonly filmstrip: Filmstrip;
   private readonly panels: Panel[];
   private readonly network: NetworkPanel;
+  private readonly console: ConsolePanel;
   private readonly targets: TargetsPanel;
   private active: Panel;
   private readonly tabs = new Map<Panel, HTMLButtonElement>();
@@ -96,20 +97,22 @@ export class ViewerApp {
         this.network.rangeChanged();
         this.schedule();
       },
+      effects: (_actionId, effects) => {
+        this.model.effectSeqs.clear();
+        for (const e of effects) this.model.effectSeqs.add(e.seq);
+        this.console.effectsChanged();
+        this.network.effectsChanged();
+      },
     });
     this.filmstrip = new Filmstrip(this.model, (shot) => this.timeline.highlight(shot.ts));
     this.network = new NetworkPanel(this.model, filter, () => this.timeline.range);
+    this.console = new ConsolePanel(this.model, filter);
     this.targets = new TargetsPanel(
       this.model,
       () => this.targetId,
       (id) => this.setTarget(id),
     );
-    this.panels = [
-      new ConsolePanel(this.model, filter),
-      this.network,
-      new InteractionsPanel(this.model, filter, (row) => this.timeline.highlight(row.ts)),
-      this.targets,
-    ];
+    this.panels = [this.console, this.network, new InteractionsPanel(this.model, filter, (row) => this.timeline.highlight(row.ts)), this.targets];
     this.active = this.panels[0]!;
     this.status = h('p', { class: 'conn-status', role: 'status' }, 'Connecting…');
     this.banner = h('div', { class: 'banner', role: 'alert', hidden: true });

@@ -4,6 +4,7 @@
 // targets, and timeline marks. Bounded: beyond MAX_HELD_EVENTS the oldest are dropped
 // (docs/viewer.md "Limits").
 
+import { actionOf, type ActionRow } from './action-lane.ts';
 import type {
   ConsoleErrorData,
   ConsoleLogData,
@@ -190,6 +191,10 @@ export class SessionModel {
   readonly interactions: InteractionRow[] = [];
   readonly screenshots: ScreenshotRow[] = [];
   readonly marks: Mark[] = [];
+  /** Control events (the timeline's Actions lane, viewer/action-lane.ts). */
+  readonly actions: ActionRow[] = [];
+  /** Seqs of the effects of the action selected in the timeline: the lists highlight their rows. */
+  readonly effectSeqs = new Set<number>();
   readonly targets = new Map<string, TargetRow>();
   /** Page targets in the order they were first seen (the timeline's tab lanes). */
   readonly tabs: string[] = [];
@@ -210,7 +215,8 @@ export class SessionModel {
 
   /** Forget everything (another agent process: its seqs mean other events). */
   reset(): void {
-    for (const rows of [this.envelopes, this.console, this.network, this.interactions, this.screenshots, this.marks, this.tabs] as unknown[][]) rows.length = 0;
+    for (const rows of [this.envelopes, this.console, this.network, this.interactions, this.screenshots, this.marks, this.actions, this.tabs] as unknown[][])
+      rows.length = 0;
     this.targets.clear();
     this.seqs.clear();
     this.openRequests.clear();
@@ -389,6 +395,16 @@ export class SessionModel {
       case 'live_view_disconnect': {
         const d = data as unknown as LiveViewDisconnectData;
         this.mark(base, 'live_view', `viewer ${d.session_id} left after ${formatMs(d.duration_ms)}`, 'info');
+        break;
+      }
+      case 'cdp_command':
+      case 'api_call':
+      case 'computer_action': {
+        const action = actionOf(seq, event);
+        if (action) {
+          this.pushRow(this.actions, action);
+          this.changes.marks = true;
+        }
         break;
       }
       default: {
@@ -597,6 +613,7 @@ export class SessionModel {
     keep(this.console);
     keep(this.network);
     keep(this.interactions);
+    this.actions.splice(0, indexAfter(this.actions, cutoff - 1));
     const droppedShots = this.screenshots.splice(0, indexAfter(this.screenshots, cutoff - 1));
     this.imagesHeld -= droppedShots.filter((s) => s.image !== undefined).length;
     // Notices stay: they are few and say what happened to the telemetry.

@@ -10,6 +10,8 @@ import { h } from './dom.ts';
 import { clock, duration, shortId, shortUrl } from './format.ts';
 import { ACTIVITY_KINDS, activitySummary, drawActivityLane } from './activity-lane.ts';
 import { drawHealthLane, HEALTH_KINDS } from './health-lane.ts';
+import { drawActionLane, effectsOf } from './action-lane.ts';
+import type { Envelope } from '../injected/schema.ts';
 import { NOTICE_KINDS, type ConsoleLevel, type Mark, type MarkKind, type SessionModel, type ViewCategory } from './model.ts';
 import { axisStep, coversHeld, heldRange, panRange, tsAt, visibleRange, xOf, zoomRange, type Range } from './timeline-range.ts';
 
@@ -23,6 +25,8 @@ export interface TimelineHandlers {
   cursor(ts: number | undefined): void;
   /** The visible range changed (the network waterfall follows it). */
   rangeChanged(): void;
+  /** An action was selected in the Actions lane (undefined: none) with the events it caused. */
+  effects?(actionId: string | undefined, effects: readonly Envelope[]): void;
 }
 
 const GUTTER = 96;
@@ -32,7 +36,7 @@ const MAX_TAB_LANES = 6;
 
 interface Lane {
   label: string;
-  kind: 'tab' | 'console' | 'network' | 'interaction' | 'page' | 'settled' | 'screenshot' | 'health' | 'activity';
+  kind: 'tab' | 'console' | 'network' | 'interaction' | 'page' | 'settled' | 'screenshot' | 'health' | 'activity' | 'actions';
   targetId?: string;
 }
 
@@ -73,6 +77,10 @@ export class Timeline {
   private hoverX: number | undefined;
   private pinnedTs: number | undefined;
   private highlightTs: number | undefined;
+  private selectedAction: string | undefined;
+  private effects: Envelope[] = [];
+  /** The held events (epoch and count) the effects were looked up in. */
+  private effectsOfHeld = '';
   private baseDirty = true;
   private overlayDirty = true;
   private drag: { x: number; start: number; end: number; moved: boolean } | undefined;
@@ -111,7 +119,11 @@ export class Timeline {
         button('+', 'Zoom in (+)', () => this.zoom(0.5)),
         button('Fit', 'Show the whole session (0)', () => this.fit()),
         this.liveButton,
-        h('span', { id: 'timeline-help', class: 'hint' }, 'Wheel zooms, drag pans, click pins the cursor; keys ←/→ +/− 0 L'),
+        h(
+          'span',
+          { id: 'timeline-help', class: 'hint' },
+          'Wheel zooms, drag pans, click pins the cursor (or selects an action); keys ←/→ +/− 0 L, [/] actions',
+        ),
       ),
       h('div', { class: 'timeline-stage' }, this.canvas, this.tooltip),
     );
@@ -139,6 +151,32 @@ export class Timeline {
     this.overlayDirty = true;
   }
 
+  /**
+   * Select an action (its action_id; undefined: none): its effects, the held events whose
+   * data.caused_by is its id, are drawn in the Actions lane and handed to `handlers.effects`.
+   */
+  selectAction(actionId: string | undefined): void {
+    this.selectedAction = actionId;
+    this.effectsOfHeld = `${this.model.epoch}:${this.model.envelopes.length}`;
+    this.effects = actionId === undefined ? [] : effectsOf(this.model.envelopes, actionId);
+    if (actionId === undefined) delete this.canvas.dataset.selectedAction;
+    else this.canvas.dataset.selectedAction = actionId;
+    this.canvas.dataset.effects = this.effects.map((e) => e.event.type).join(',');
+    this.handlers.effects?.(actionId, this.effects);
+    this.invalidate();
+  }
+
+  /** Selects the next (1) or previous (-1) action; from none, the first or the newest. */
+  private stepAction(step: 1 | -1): void {
+    const actions = this.model.actions;
+    if (actions.length === 0) return;
+    const at = actions.findIndex((a) => a.actionId === this.selectedAction);
+    const next = at === -1 ? (step === 1 ? 0 : actions.length - 1) : Math.min(actions.length - 1, Math.max(0, at + step));
+    const action = actions[next]!;
+    this.selectAction(action.actionId);
+    this.highlight(action.ts);
+  }
+
   /** Mark the moment `ts` (an interaction chosen in its list) and bring it into view. */
   highlight(ts: number): void {
     this.highlightTs = ts;
@@ -158,6 +196,9 @@ export class Timeline {
   /** Draws what changed; called once per animation frame by the app. */
   draw(): void {
     if (!this.baseDirty && !this.overlayDirty) return;
+    // Effects keep arriving after their action: the selection follows the held events.
+    if (this.selectedAction !== undefined && this.effectsOfHeld !== `${this.model.epoch}:${this.model.envelopes.length}`)
+      this.selectAction(this.selectedAction);
     const rect = { width: this.cssWidth };
     if (rect.width === 0) return;
     this.lanes = this.computeLanes();
@@ -209,6 +250,7 @@ export class Timeline {
     if (categories.has('screenshot')) lanes.push({ label: 'Screenshots', kind: 'screenshot' });
     if (categories.has('page') || categories.has('system') || categories.has('connection')) lanes.push({ label: 'Health', kind: 'health' });
     if (categories.has('page') || categories.has('network')) lanes.push({ label: 'Activity', kind: 'activity' });
+    if (this.model.actions.length > 0) lanes.push({ label: 'Actions', kind: 'actions' });
     return lanes;
   }
 
@@ -353,6 +395,20 @@ export class Timeline {
         case 'activity':
           drawActivityLane(ctx, this.model.marks, (ts) => this.x(ts, range), { top, height: LANE, ...range }, p, inTarget);
           break;
+        case 'actions':
+          drawActionLane(
+            ctx,
+            this.model.actions,
+            this.effects,
+            this.selectedAction,
+            (ts) => this.x(ts, range),
+            { top, height: LANE, ...range },
+            {
+              action: p.interaction,
+              selected: p.accent,
+            },
+          );
+          break;
         case 'screenshot':
           ctx.fillStyle = p.screenshot;
           for (const shot of this.model.screenshots) {
@@ -472,6 +528,10 @@ export class Timeline {
         const row = this.model.interactions.find((r) => near(r.ts));
         return row && `${clock(row.ts)} ${row.kind} ${row.selector} ${row.detail}`;
       }
+      case 'actions': {
+        const action = this.model.actions.find((a) => near(a.ts));
+        return action && `${clock(action.ts)} ${action.label}`;
+      }
       case 'screenshot': {
         const shot = this.model.screenshots.find((s) => near(s.ts));
         return shot && `${clock(shot.ts)} screenshot`;
@@ -573,6 +633,12 @@ export class Timeline {
       this.drag = undefined;
       canvas.releasePointerCapture(event.pointerId);
       if (drag && !drag.moved && this.hoverX !== undefined && this.hoverX >= GUTTER) {
+        const lane = this.lanes[Math.floor((event.clientY - canvas.getBoundingClientRect().top - AXIS) / LANE)];
+        if (lane?.kind === 'actions') {
+          const range = this.range;
+          const hit = this.model.actions.find((a) => Math.abs(this.x(a.ts, range) - this.hoverX!) <= 5);
+          this.selectAction(hit?.actionId);
+        }
         this.pinnedTs = this.tsAt(this.hoverX);
         this.overlayDirty = true;
         this.handlers.cursor(this.pinnedTs);
@@ -611,7 +677,12 @@ export class Timeline {
         case 'End':
           this.setFollowing(true);
           break;
+        case '[':
+        case ']':
+          this.stepAction(event.key === ']' ? 1 : -1);
+          break;
         case 'Escape':
+          this.selectAction(undefined);
           this.pinnedTs = undefined;
           this.highlightTs = undefined;
           this.overlayDirty = true;

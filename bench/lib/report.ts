@@ -7,8 +7,9 @@ import { labelLetter, totalCpu, type PageLoadResult, type RatioResult } from '..
 import type { ReconnectResult } from '../sections/reconnect.ts';
 import type { SoakResult } from '../sections/soak.ts';
 import type { StoreResult } from '../sections/store.ts';
+import type { CdpProxyResult } from '../sections/cdp-proxy.ts';
 import type { ThroughputResult } from '../sections/throughput.ts';
-import { bootstrapDifference, bootstrapQuantile } from './stats.ts';
+import { bootstrapDifference, bootstrapQuantile, median } from './stats.ts';
 
 export interface Results {
   load?: PageLoadResult;
@@ -18,6 +19,7 @@ export interface Results {
   soak?: SoakResult;
   idle?: IdleResult;
   store?: StoreResult;
+  cdp?: CdpProxyResult;
 }
 
 export interface BudgetLine {
@@ -247,6 +249,26 @@ export function renderReport(results: Results): string {
       ),
     );
   }
+  const cdp = results.cdp;
+  if (cdp) {
+    const rt = cdp.roundTrip;
+    out.push(`### 8. The CDP proxy (bench/sections/cdp-proxy.ts)`);
+    out.push(
+      table(
+        ['line', 'direct', 'through the agent'],
+        [
+          ['`Runtime.evaluate` of `1`, round trip p50', `${f(rt.directP50Ms, 3)} ms`, `${f(rt.agentP50Ms, 3)} ms`],
+          ['round trip p99', `${f(rt.directP99Ms, 3)} ms`, `${f(rt.agentP99Ms, 3)} ms`],
+          [
+            `Playwright, ${cdp.options.steps} navigations + clicks, median of ${cdp.options.scripts}`,
+            `${f(median(cdp.playwright.directMs), 0)} ms`,
+            `${f(median(cdp.playwright.agentMs), 0)} ms (×${f(cdp.playwright.ratio, 3)})`,
+          ],
+          ['agent CPU per relayed message', '', `${f(cdp.cpuPerMessageUs)} µs`],
+        ],
+      ),
+    );
+  }
   return out.join('\n');
 }
 
@@ -410,6 +432,25 @@ export function evaluateBudget(results: Results): BudgetLine[] {
       limit: '≥ 20k events/s',
       measured: `${Math.round(store.resume.eventsPerS).toLocaleString('en')} events/s`,
       pass: store.resume.eventsPerS >= 20_000,
+    });
+  }
+  const cdp = results.cdp;
+  if (cdp) {
+    const rt = cdp.roundTrip;
+    const d50 = rt.agentP50Ms - rt.directP50Ms;
+    const d99 = rt.agentP99Ms - rt.directP99Ms;
+    lines.push({
+      line: 'CDP proxy: Runtime.evaluate round trip, through the agent − direct, p50',
+      limit: '≤ +0.3 ms',
+      measured: `${d50 >= 0 ? '+' : ''}${f(d50, 3)} ms`,
+      pass: d50 <= 0.3,
+    });
+    lines.push({ line: 'CDP proxy: round trip, p99', limit: '≤ +2 ms', measured: `${d99 >= 0 ? '+' : ''}${f(d99, 3)} ms`, pass: d99 <= 2 });
+    lines.push({
+      line: `CDP proxy: Playwright, ${cdp.options.steps} navigations + clicks, agent/direct (interleaved)`,
+      limit: '≤ 1.03',
+      measured: f(cdp.playwright.ratio, 3),
+      pass: cdp.playwright.ratio <= 1.03,
     });
   }
   return lines;

@@ -37,7 +37,7 @@ export interface Gateway {
   readonly store: GatewayStore;
   /** The telemetry archive (docs/gateway.md). */
   readonly archive: Archive;
-  /** Number of forwarded exchanges still piping (streams, mostly). */
+  /** Number of forwarded exchanges still piping (streams, mostly, and relayed CDP connections). */
   readonly openExchanges: number;
   /** Stops serving (forwarded streams are cut; clients resume elsewhere) and closes the storage. */
   close(): Promise<void>;
@@ -82,7 +82,7 @@ export async function startGatewayWithConfig(config: GatewayConfig, extras: Gate
     retentionIntervalMs: extras.archiveRetentionIntervalMs,
     onCommitted: extras.onArchiveCommitted,
   });
-  const { app, proxy } = createGatewayServer({
+  const { app, proxy, cdp } = createGatewayServer({
     store,
     logger,
     hosts: new HostPolicy(config.host, config.allowedHosts),
@@ -117,7 +117,7 @@ export async function startGatewayWithConfig(config: GatewayConfig, extras: Gate
     store,
     archive,
     get openExchanges() {
-      return proxy.openExchanges;
+      return proxy.openExchanges + cdp.openRelays;
     },
     close() {
       // Streams first (they read the archive), then the archive (its queue is committed and its

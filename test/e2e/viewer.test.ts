@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../src/agent.ts';
 import { ChromiumProcess } from '../../src/browser/chromium-launcher.ts';
@@ -240,6 +241,54 @@ describe('the live viewer', () => {
     );
     const highlighted = await viewer.waitFor<string>(`document.querySelector('.timeline-canvas').dataset.highlight`, 'the highlight');
     expect(Number(highlighted)).toBe(click.ts);
+  });
+
+  it("draws a CDP client's commands as the Actions lane, and highlights a selected action's effects", async () => {
+    const effectPage = rig.server.route('/watched-action.html', PAGE.replace('</script>', "console.error('effect of the action');</script>"));
+    // A raw CDP client on the agent's endpoint (docs/operations.md "CDP endpoint") navigates the tab.
+    const list = (await (await fetch(`${rig.agent.url}/json/list`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as Array<{
+      type: string;
+      webSocketDebuggerUrl: string;
+    }>;
+    const ws = new WebSocket(list.find((t) => t.type === 'page')!.webSocketDebuggerUrl, { headers: { authorization: `Bearer ${TOKEN}` } });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const answered = new Promise((resolve) => ws.once('message', resolve));
+    ws.send(JSON.stringify({ id: 1, method: 'Page.navigate', params: { url: effectPage } }));
+    await answered;
+    ws.close();
+    const command = await rig.stream.waitForEvent('cdp_command', (e) => e.data!.method === 'Page.navigate');
+    const actionId = command.data!.action_id;
+    await rig.stream.waitForEvent('console_error', (e) => e.data!.caused_by === actionId);
+
+    await viewer.waitFor(`document.querySelector('.timeline-canvas').dataset.lanes.split(',').includes('Actions')`, 'the Actions lane');
+    await viewer.evaluate(`document.getElementById('tab-console').click()`);
+    // '[' steps back from the newest action until the navigation is selected.
+    const selected = await viewer.waitFor<string>(
+      `(() => { const c = document.querySelector('.timeline-canvas'); if (c.dataset.selectedAction !== ${JSON.stringify(actionId)}) c.dispatchEvent(new KeyboardEvent('keydown', { key: '[' })); return c.dataset.selectedAction === ${JSON.stringify(actionId)} && c.dataset.effects; })()`,
+      'the navigation selected',
+    );
+    expect(selected.split(',')).toContain('network_request');
+    // Effects that arrive after the selection join it.
+    const effects = await viewer.waitFor<string>(
+      `(() => { const e = document.querySelector('.timeline-canvas').dataset.effects.split(','); return e.includes('page_navigation') && e.includes('console_error') && e.join(','); })()`,
+      'the navigation and the console error among the effects',
+    );
+    expect(effects.split(',')).toEqual(expect.arrayContaining(['page_navigation', 'console_error', 'network_request']));
+    const marked = await viewer.waitFor<string[]>(
+      `(() => { const t = [...document.querySelectorAll('#panel-console .vrow.effect:not([hidden]) .text')].map((e) => e.textContent); return t.length > 0 && t; })()`,
+      'the console error marked as an effect',
+    );
+    expect(marked.some((text) => text.includes('effect of the action'))).toBe(true);
+    // Rows the action did not cause are not marked.
+    const unmarked = await viewer.evaluate<string[]>(
+      `[...document.querySelectorAll('#panel-console .vrow:not(.effect):not([hidden]) .text')].map((e) => e.textContent)`,
+    );
+    expect(unmarked.some((text) => text.includes('watched page ready'))).toBe(true);
+    await viewer.screenshot('actions');
+    // Escape clears the selection and the marks.
+    await viewer.evaluate(`document.querySelector('.timeline-canvas').dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' }))`);
+    await viewer.waitFor(`document.querySelectorAll('#panel-console .vrow.effect').length === 0`, 'the marks cleared');
+    expect(viewer.errors).toEqual([]);
   });
 
   it('shows a 404 fetch in the network panel, with its headers and body on demand', async () => {

@@ -38,7 +38,11 @@ export class ConsolePanel implements Panel {
       label: 'Console messages',
       rowHeight: ROW_HEIGHT,
       order: (row) => row.seq,
-      render: (row, element) => this.renderRow(row, element),
+      render: (row, element) => {
+        this.renderRow(row, element);
+        // An effect of the action selected in the timeline's Actions lane (docs/viewer.md "Actions").
+        element.classList.toggle('effect', this.model.effectSeqs.has(row.seq));
+      },
       extraHeight: (row) => stackLines(row.stack).length * STACK_LINE + 6,
       activate: (row) => this.toggle(row),
     });
@@ -89,6 +93,11 @@ export class ConsolePanel implements Panel {
     if (!changes.console && !rebuild) return;
     this.rows.sync(rebuild);
     this.list.setItems(this.rows.items, [...this.expanded], rebuild);
+  }
+
+  /** The selected action changed: its effects' rows are marked. */
+  effectsChanged(): void {
+    this.list.refresh();
   }
 
   shown(): void {

@@ -49,7 +49,11 @@ export class NetworkPanel implements Panel {
       label: 'Network requests',
       rowHeight: ROW_HEIGHT,
       order: (entry) => entry.seq,
-      render: (entry, element) => this.renderRow(entry, element),
+      render: (entry, element) => {
+        this.renderRow(entry, element);
+        // An effect of the action selected in the timeline's Actions lane (docs/viewer.md "Actions").
+        element.classList.toggle('effect', this.model.effectSeqs.has(entry.seq));
+      },
       activate: (entry) => this.open(entry),
     });
     const search = h('input', { type: 'search', placeholder: 'Filter URL', 'aria-label': 'Filter request URLs', class: 'search' });
@@ -106,6 +110,11 @@ export class NetworkPanel implements Panel {
 
   /** The timeline moved: the waterfall bars follow. */
   rangeChanged(): void {
+    this.list.refresh();
+  }
+
+  /** The selected action changed: its effects' rows are marked. */
+  effectsChanged(): void {
     this.list.refresh();
   }
 

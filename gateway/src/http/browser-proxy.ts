@@ -27,6 +27,7 @@ import type { BrowserRecord, GatewayStore } from '../storage/store.ts';
 import { AgentConnections } from '../agent-link/agent-connections.ts';
 import { AgentTimeout, SilenceWatch, streamSilenceLimitMs, type AgentTimeouts } from '../agent-link/agent-silence.ts';
 import { principalOf, requireProjectAccess, type Principal } from './auth.ts';
+import { gatewayCdpWsUrl } from './cdp-forward.ts';
 import { browserTimedOut, browserUnreachable, type GatewayError } from './errors.ts';
 import type { KeyWatch } from './key-watch.ts';
 
@@ -216,6 +217,19 @@ export class BrowserProxy {
       } catch (err) {
         request.log.warn({ session_id: id, err }, 'archive: waiting for the tail after DELETE failed');
       }
+    }
+    if (status === 200 && request.method === 'GET' && request.routeOptions.url === '/browsers/:id') {
+      // The browser object carries the gateway's CDP endpoint (the agent left its own out).
+      const body = await readSmallBody(upstreamResponse, this.options.timeouts.idleMs);
+      let view: unknown;
+      try {
+        view = JSON.parse(body);
+      } catch {
+        throw failure(request, browserUnreachable("the browser's agent answered with something other than JSON"));
+      }
+      const host = request.headers.host ?? 'localhost';
+      reply.code(200).send({ ...(view as object), cdp_ws_url: gatewayCdpWsUrl(host, browser.sessionId) });
+      return;
     }
     const prelude = status === 200 ? options.prelude : undefined;
     this.pipeResponse(request, reply, upstream, upstreamResponse, principal, stream, prelude);

@@ -16,6 +16,7 @@ import { registerArchiveRoutes, type ArchiveRoutes } from './archive-routes.ts';
 import { registerTraceRoutes } from './trace-routes.ts';
 import { KeyAuth } from './auth.ts';
 import { BrowserProxy } from './browser-proxy.ts';
+import { CdpForward } from './cdp-forward.ts';
 import { registerBrowserRegistryRoutes } from './browser-registry-routes.ts';
 import { fromStoreError } from './errors.ts';
 import { KeyWatch } from './key-watch.ts';
@@ -38,6 +39,7 @@ export interface GatewayServerDeps {
 export interface GatewayServer {
   app: FastifyInstance;
   proxy: BrowserProxy;
+  cdp: CdpForward;
 }
 
 export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
@@ -57,6 +59,9 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
   const keys = new KeyWatch(deps.store, deps.keyRecheckMs, app.log);
   const proxy = new BrowserProxy({ store: deps.store, timeouts: deps.timeouts, keys, sessionEnds: deps.archive });
   const auth = new KeyAuth(deps.store);
+  // The CDP endpoint per session (docs/gateway.md "CDP endpoint"): discovery below, the upgrade here.
+  const cdp = new CdpForward({ store: deps.store, auth, hosts: deps.hosts, timeouts: deps.timeouts, keys });
+  cdp.registerUpgrade(app);
   const viewer = new GatewayViewer({ db: deps.store.db, store: deps.store, sessions: deps.archive.store, secret: deps.viewerSecret });
   viewer.register(app, auth.hook());
   let archiveRoutes: ArchiveRoutes | undefined;
@@ -79,13 +84,15 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
     archiveRoutes = registerArchiveRoutes(authenticated, deps.archive, proxy, keys);
     registerTraceRoutes(authenticated, deps.archive, proxy);
     proxy.register(authenticated);
+    cdp.registerDiscovery(authenticated);
   });
 
   // Forwarded streams would keep server.close() waiting forever.
   app.addHook('preClose', async () => {
     proxy.close();
+    cdp.close();
     archiveRoutes?.close();
     keys.close();
   });
-  return { app, proxy };
+  return { app, proxy, cdp };
 }
