@@ -200,7 +200,7 @@ export class BrowserProxy {
     const status = upstreamResponse.statusCode ?? 502;
     if (status === 401 || status === 403) {
       // The caller's key was fine; the registration's agent token is not. Not the caller's fault.
-      const body = await readSmallBody(upstreamResponse, this.options.timeouts.idleMs);
+      const { text: body } = await readSmallBody(upstreamResponse, this.options.timeouts.idleMs);
       request.log.warn({ session_id: id, status, body }, 'the agent rejected the registered token');
       throw failure(request, browserUnreachable(`the browser's agent rejected the gateway's credentials (HTTP ${status})`));
     }
@@ -220,7 +220,9 @@ export class BrowserProxy {
     }
     if (status === 200 && request.method === 'GET' && request.routeOptions.url === '/browsers/:id') {
       // The browser object carries the gateway's CDP endpoint (the agent left its own out).
-      const body = await readSmallBody(upstreamResponse, this.options.timeouts.idleMs);
+      const { text: body, cut } = await readSmallBody(upstreamResponse, this.options.timeouts.idleMs);
+      // A body the agent stopped sending is a timeout, as for any other route (docs/gateway.md "Timeouts").
+      if (cut) throw failure(request, browserTimedOut('rest of the browser object', this.options.timeouts.idleMs));
       let view: unknown;
       try {
         view = JSON.parse(body);
@@ -446,12 +448,17 @@ function failure(request: FastifyRequest, error: GatewayError): GatewayError {
 }
 
 /** The agent's (error) body, up to MAX_INNER_BODY; given up after `idleMs` without a byte. */
-async function readSmallBody(response: IncomingMessage, idleMs: number): Promise<string> {
+/** A small body, read until its end or `idleMs` without a byte (then `cut`). */
+async function readSmallBody(response: IncomingMessage, idleMs: number): Promise<{ text: string; cut: boolean }> {
   let text = '';
+  let cut = false;
   const watch = new SilenceWatch(
     idleMs,
     () => true,
-    () => response.destroy(),
+    () => {
+      cut = true;
+      response.destroy();
+    },
   );
   try {
     for await (const chunk of response) {
@@ -463,5 +470,5 @@ async function readSmallBody(response: IncomingMessage, idleMs: number): Promise
   } finally {
     watch.stop();
   }
-  return text.slice(0, MAX_INNER_BODY);
+  return { text: text.slice(0, MAX_INNER_BODY), cut };
 }
