@@ -18,7 +18,7 @@ const PAGE = `<!doctype html><html><head><title>interaction</title><style>
 <input id="pw" type="password" value="hunter2">
 <input id="otp" type="text" autocomplete="one-time-code">
 <input id="card" type="text" autocomplete="section-pay billing cc-number">
-<label for="agree">I agree</label><input id="agree" type="checkbox">
+<div><label for="agree">I agree</label><input id="agree" type="checkbox"></div>
 <div id="scroller"><div class="inner">scroll me</div></div>
 <div class="spacer"></div>
 </body></html>`;
