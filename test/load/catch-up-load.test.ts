@@ -1,8 +1,8 @@
 // Catch-up readers under load (docs/events.md "Catching up from disk", docs/operations.md
 // "Catch-up readers under load"): the built agent, as a child process so its RSS can be read, with
-// 100,000 events on disk; 100 streams replay them all at once while a page logs a marker every
-// second. (The acceptance load is 500 streams: measured in docs/operations.md "Catch-up readers
-// under load", where the return of memory after they leave does not yet hold.) The live reader, /healthz and the browser's side must not wait behind the replays,
+// 100,000 events on disk; 500 streams replay them all at once while a page logs a marker every
+// second. Run by `npm run test:load` on an idle machine: the load does not hold yet
+// (docs/operations.md "Catch-up readers under load"). The live reader, /healthz and the browser's side must not wait behind the replays,
 // nobody gets 408 or loses an event, and memory is bounded and returned.
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { consoleText, Driver, FixtureServer, SseClient, TOKEN } from '../e2e/sup
 import { AgentProcess, cleanEnv, embeddedChromium } from '../e2e/support/agent-process.ts';
 
 const STORED = 100_000;
-const READERS = 100;
+const READERS = 500;
 const SESSION = 'catch-up-load';
 const MiB = 1024 * 1024;
 
@@ -111,7 +111,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('100 readers replaying 100,000 stored events', () => {
+describe('500 readers replaying 100,000 stored events', () => {
   it('keeps the live path, /healthz and memory within bounds, and every reader gets every event', { timeout: 300_000 }, async () => {
     agent = AgentProcess.start(['--port', '0', '--token', TOKEN, '--session-id', SESSION, '--screenshots', 'off'], cleanEnv({ DATA_DIR: dataDir }));
     // 100,000 events to open, on a machine the other tests share: more than the usual 20 s.
@@ -198,10 +198,7 @@ describe('100 readers replaying 100,000 stored events', () => {
     expect(healthzFailures).toBe(0);
     expect(healthzWorst).toBeLessThan(1000);
     expect(peakRss).toBeLessThanOrEqual(300 * MiB);
-    // The budget is memory back within 50 MiB; measured +69 MiB at 100 readers and +104 MiB at 500
-    // (docs/operations.md "Catch-up readers under load"): this bound holds today's figure so that a
-    // regression shows, and the budget stays open there.
-    expect(after).toBeLessThanOrEqual(baseline + 100 * MiB);
+    expect(after).toBeLessThanOrEqual(baseline + 50 * MiB);
     live.close();
   });
 });
