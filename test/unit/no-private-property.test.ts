@@ -6,7 +6,6 @@ import plugin from '../../scripts/eslint-no-private-property.mjs';
 
 RuleTester.describe = describe;
 RuleTester.it = it;
-RuleTester.itOnly = it.only;
 
 new RuleTester({ languageOptions: { ecmaVersion: 2022, sourceType: 'module' } }).run('no-private-property', plugin.rules['no-private-property'], {
   valid: [
