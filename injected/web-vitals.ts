@@ -5,8 +5,9 @@
 // leaves the document (what a document does while it unloads never reaches CDP: measured, a
 // `pagehide` listener's binding call and console output are lost). Buffered PerformanceObservers:
 // the browser calls back only with new entries; INP observes only events of 40 ms or more (the
-// library's threshold), so a fast click costs nothing here. Selectors are computed per snapshot,
-// for at most three elements.
+// library's threshold), so a fast click costs nothing here. Selectors are computed per snapshot for
+// the LCP and CLS elements, and once per slow interaction for its target (as the library does: an
+// entry's target can read null later).
 
 import type { Report } from './report.ts';
 import { PAGE_SCRIPT_LIMITS, type WebVitalsElement, type WebVitalsReport } from './schema.ts';
@@ -33,6 +34,8 @@ interface Interaction {
   id: number;
   latency: number;
   entries: EventEntry[];
+  /** Its element, described when an entry first names one: an entry's target can be null later. */
+  target?: WebVitalsElement;
 }
 
 /** The library's INP rules: the 10 longest interactions kept, p98 by interaction count / 50. */
@@ -134,6 +137,7 @@ export function installWebVitals(report: Report, win: Window): WebVitalsReportin
         byId.set(id, interaction);
         longest.push(interaction);
       }
+      if (!interaction.target) interaction.target = describe(entry.target);
       longest.sort((a, b) => b.latency - a.latency);
       for (const dropped of longest.splice(MAX_INTERACTIONS)) byId.delete(dropped.id);
       changed();
@@ -196,7 +200,7 @@ export function installWebVitals(report: Report, win: Window): WebVitalsReportin
       const entry = candidate.entries[0]!;
       const processingStart = Math.min(...candidate.entries.map((e) => e.processingStart));
       const processingEnd = Math.max(...candidate.entries.map((e) => e.processingEnd));
-      const target = describe(candidate.entries.find((e) => e.target)?.target ?? null);
+      const target = candidate.target ?? describe(candidate.entries.find((e) => e.target)?.target ?? null);
       vitals.inp = {
         value: candidate.latency,
         event_type: cut(entry.name, PAGE_SCRIPT_LIMITS.keyChars),

@@ -10,7 +10,7 @@
 // nobody handles (the `*ExtraInfo` events, a third of a page load's messages with their raw
 // header blocks) is never parsed at all (docs/performance.md "CDP messages").
 //
-// While a tab loads, the connection can rest between reads (setReadRest): the websocket is paused,
+// While a tab loads, the connection can rest between reads (setReadRest): the socket stops reading,
 // so what Chromium sends meanwhile waits in the kernel's buffer and comes in one read, where it
 // would otherwise wake the process once per message or two (docs/decisions.md "Chromium's
 // messages read in batches while a tab loads").
@@ -79,20 +79,21 @@ export class CdpConnection {
   skippedEvents = 0;
   /** Messages received, and the socket reads they came in (/metrics: how batched the reads are). */
   messages = 0;
-  reads = 0;
+  private readCount: () => number = () => 0;
+  get reads(): number {
+    return this.readCount();
+  }
   /** setReadRest: after a read, the socket is not read again for this many ms (0: never rests). */
   private restMs = 0;
   private restTimer: NodeJS.Timeout | undefined;
-  /** True from the end of a rest until what was read during it has been delivered. */
-  private flushing = false;
   private readonly closed: Promise<void>;
 
   private constructor(
     /** The browser's websocket URL: a CDP relay can open its own connection to it. */
     readonly url: string,
     private readonly ws: WebSocket,
-    /** Whether a pause really stops the socket's reads (readRestSocket). */
-    private readonly canRest: boolean,
+    /** The TCP socket under the websocket (readRestSocket); undefined: it cannot rest. */
+    private readonly socket: Socket | undefined,
   ) {
     ws.on('message', (data: Buffer) => this.onMessage(data));
     this.closed = new Promise((resolve) => ws.once('close', () => resolve()));
@@ -104,13 +105,14 @@ export class CdpConnection {
   static async connect(wsUrl: string): Promise<CdpConnection> {
     // In flatten mode the URL must be the browser's own websocket URL (not a page's).
     let socket: Socket | undefined;
+    let reads = 0;
     const ws = new WebSocket(wsUrl, {
       perMessageDeflate: false,
       maxPayload: MAX_MESSAGE_BYTES,
       skipUTF8Validation: true,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
       // Typed as net.createConnection's overloads; `ws` calls it like http.request does.
-      createConnection: ((options: ClientRequestArgs) => (socket = readRestSocket(options))) as typeof netConnect,
+      createConnection: ((options: ClientRequestArgs) => (socket = readRestSocket(options, () => reads++))) as typeof netConnect,
     });
     await new Promise<void>((resolve, reject) => {
       const failed = (err: Error) => {
@@ -124,8 +126,10 @@ export class CdpConnection {
       ws.once('open', opened);
       ws.once('error', failed);
     });
-    const connection = new CdpConnection(wsUrl, ws, socket?.readableHighWaterMark === 1);
-    socket?.on('data', connection.countRead);
+    const connection = new CdpConnection(wsUrl, ws, socket);
+    // The handshake's reads are not the connection's.
+    reads = 0;
+    connection.readCount = () => reads;
     return connection;
   }
 
@@ -167,12 +171,12 @@ export class CdpConnection {
    * ends the rest, so answers are never held back. 0: read as data arrives.
    */
   setReadRest(ms: number): void {
-    this.restMs = this.canRest ? ms : 0;
+    this.restMs = this.socket === undefined ? 0 : ms;
     if (ms === 0) this.endRest();
   }
 
   private startRest(): void {
-    this.ws.pause();
+    this.socket?.pause();
     this.restTimer = setTimeout(this.endRest, this.restMs);
   }
 
@@ -180,19 +184,7 @@ export class CdpConnection {
     if (this.restTimer === undefined) return;
     clearTimeout(this.restTimer);
     this.restTimer = undefined;
-    // The chunk the socket read during the rest is delivered now (in the tick resume() schedules):
-    // it starts no rest of its own, the next read does.
-    this.flushing = true;
-    this.ws.resume();
-    process.nextTick(this.flushed);
-  };
-
-  private readonly flushed = (): void => {
-    this.flushing = false;
-  };
-
-  private readonly countRead = (): void => {
-    this.reads++;
+    this.socket?.resume();
   };
 
   /** Called once when the connection is lost (not when we close it). */
@@ -218,7 +210,7 @@ export class CdpConnection {
   private onMessage(data: Buffer): void {
     this.messages++;
     // The rest of this read's messages are still delivered; the next read waits.
-    if (this.restMs > 0 && this.restTimer === undefined && this.pending.size === 0 && !this.flushing) this.startRest();
+    if (this.restMs > 0 && this.restTimer === undefined && this.pending.size === 0) this.startRest();
     const method = eventMethodOf(data);
     if (method !== undefined && !this.handlers.has(method)) {
       this.skippedEvents++;
@@ -255,17 +247,33 @@ export class CdpConnection {
   }
 }
 
+/** Bytes of one socket read: Chromium's messages are mostly small; a big one takes several reads. */
+const READ_BUFFER_BYTES = 64 * 1024;
+
 /**
- * The TCP socket under the websocket, opened like `ws` opens it, with a readable high-water mark
- * of one byte: a paused Node stream goes on reading into its buffer up to that mark before it
- * stops reading the file descriptor, so with the default (16 KiB) a paused websocket keeps waking
- * the process for every message or two (measured, docs/decisions.md); with one byte it stops after
- * one read. While the stream flows the mark changes nothing (each read is handed on at once).
+ * The TCP socket under the websocket, opened like `ws` opens it, with Node's `onread` option: each
+ * read lands in one buffer and goes to a callback instead of the socket's stream, and pause() then
+ * stops reading the file descriptor at once (Node's net docs, `socket.connect` `onread`). Without
+ * it a paused stream reads once more into its buffer, which woke the process once per rest on top
+ * of the rest's own read (measured, docs/decisions.md). The callback hands a copy of each read on
+ * as a `data` event, which is how the HTTP client and `ws` read a socket; `onRead` counts reads.
  */
-function readRestSocket(options: ClientRequestArgs): Socket {
-  // As `ws` opens it (`path` is a unix socket's), plus the mark, which net.Socket hands to its stream.
-  // (The option is net.Socket's stream options, missing from its typings.)
-  return netConnect({ ...options, path: options.socketPath, readableHighWaterMark: 1 } as unknown as NetConnectOpts);
+function readRestSocket(options: ClientRequestArgs, onRead: () => void): Socket {
+  // `path` is a unix socket's, as `ws` passes it to http.request.
+  const socket: Socket = netConnect({
+    ...(options as NetConnectOpts),
+    path: options.socketPath,
+    onread: {
+      buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+      callback: (bytes: number, buffer: Uint8Array): boolean => {
+        onRead();
+        // The buffer is read into again; the websocket may keep a chunk until its frame is whole.
+        socket.emit('data', Buffer.from(buffer.subarray(0, bytes)));
+        return true;
+      },
+    },
+  } as NetConnectOpts);
+  return socket;
 }
 
 /**
