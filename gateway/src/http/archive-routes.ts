@@ -138,7 +138,7 @@ export function registerArchiveRoutes(app: FastifyInstance, archive: Archive, pr
       projectId: query.project_id ?? principal.projectId ?? undefined,
       query: query.query,
     });
-    return sendPage(reply, query, page, browserSessionView);
+    return sendPage(reply, query, page, (session) => browserSessionView(session, request.headers.host ?? 'localhost'));
   });
 
   app.get('/browsers/:id/telemetry/events', { schema: { params, querystring: historyQuery }, preValidation: decimalPaging }, async (request, reply) => {

@@ -27,7 +27,7 @@ import type { BrowserRecord, GatewayStore } from '../storage/store.ts';
 import { AgentConnections } from '../agent-link/agent-connections.ts';
 import { AgentTimeout, SilenceWatch, streamSilenceLimitMs, type AgentTimeouts } from '../agent-link/agent-silence.ts';
 import { principalOf, requireProjectAccess, type Principal } from './auth.ts';
-import { gatewayCdpWsUrl } from './cdp-forward.ts';
+import { gatewayCdpWsUrl } from './views.ts';
 import { browserTimedOut, browserUnreachable, type GatewayError } from './errors.ts';
 import type { KeyWatch } from './key-watch.ts';
 

@@ -58,6 +58,6 @@ export function registerBrowserRegistryRoutes(app: FastifyInstance, store: Gatew
       agentToken: body.agent_token,
     });
     onRegistered();
-    return reply.code(201).send(browserRegistrationView(browser));
+    return reply.code(201).send(browserRegistrationView(browser, request.headers.host ?? 'localhost'));
   });
 }

@@ -21,6 +21,7 @@ import type { BrowserRecord, GatewayStore } from '../storage/store.ts';
 import { principalOf, requireProjectAccess, type KeyAuth, type Principal } from './auth.ts';
 import { browserTimedOut, browserUnreachable } from './errors.ts';
 import type { KeyWatch } from './key-watch.ts';
+import { gatewayCdpWsUrl } from './views.ts';
 
 const DISCOVERY = ['json/version', 'json/list', 'json'] as const;
 const UPGRADE_PATH = /^\/browsers\/([^/]+)\/cdp(\/.*)?$/;
@@ -28,11 +29,6 @@ const UPGRADE_PATH = /^\/browsers\/([^/]+)\/cdp(\/.*)?$/;
 const UPGRADE_HEADERS = ['sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol'] as const;
 /** Largest discovery answer read from an agent (a list of targets). */
 const MAX_DISCOVERY_BODY = 4 * 1024 * 1024;
-
-/** `ws://<gateway host>/browsers/<id>/cdp`: the gateway's session objects' `cdp_ws_url`. */
-export function gatewayCdpWsUrl(host: string, sessionId: string): string {
-  return `ws://${host}/browsers/${encodeURIComponent(sessionId)}/cdp`;
-}
 
 export interface CdpForwardOptions {
   store: GatewayStore;

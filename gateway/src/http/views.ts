@@ -28,6 +28,8 @@ export interface BrowserRegistrationView {
   session_id: string;
   project_id: string | null;
   created_at: string;
+  /** The gateway's CDP endpoint of the session (docs/gateway.md "CDP"). */
+  cdp_ws_url: string;
 }
 
 /** A session in GET /browsers (docs/gateway.md "Listing"): never the agent's address or token. */
@@ -44,6 +46,8 @@ export interface BrowserSessionView {
   failed_request_count: number;
   first_event_at: string | null;
   last_event_at: string | null;
+  /** The gateway's CDP endpoint while the session is active (docs/gateway.md "CDP"). */
+  cdp_ws_url?: string;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -70,11 +74,23 @@ export function apiKeyView(key: ApiKeyRecord): ApiKeyView {
   };
 }
 
-export function browserRegistrationView(browser: BrowserRecord): BrowserRegistrationView {
-  return { session_id: browser.sessionId, project_id: browser.projectId, created_at: iso(browser.createdAt) };
+/** `ws://<gateway host>/browsers/<id>/cdp`: the gateway's session objects' `cdp_ws_url`. */
+export function gatewayCdpWsUrl(host: string, sessionId: string): string {
+  return `ws://${host}/browsers/${encodeURIComponent(sessionId)}/cdp`;
 }
 
-export function browserSessionView(session: SessionRecord): BrowserSessionView {
+/** `host`: the request's Host header, for the CDP endpoint's URL. */
+export function browserRegistrationView(browser: BrowserRecord, host: string): BrowserRegistrationView {
+  return {
+    session_id: browser.sessionId,
+    project_id: browser.projectId,
+    created_at: iso(browser.createdAt),
+    cdp_ws_url: gatewayCdpWsUrl(host, browser.sessionId),
+  };
+}
+
+/** `host`: the request's Host header, for the CDP endpoint's URL (active sessions only). */
+export function browserSessionView(session: SessionRecord, host: string): BrowserSessionView {
   return {
     session_id: session.sessionId,
     project_id: session.projectId,
@@ -87,5 +103,6 @@ export function browserSessionView(session: SessionRecord): BrowserSessionView {
     failed_request_count: session.failedRequestCount,
     first_event_at: nullableTime(session.firstEventTs, isoMicros),
     last_event_at: nullableTime(session.lastEventTs, isoMicros),
+    ...(session.endedAt === null && { cdp_ws_url: gatewayCdpWsUrl(host, session.sessionId) }),
   };
 }

@@ -1,18 +1,24 @@
 // The CDP endpoint through the gateway (docs/gateway.md "CDP endpoint"), with a real agent program
 // on real headless Chromium: Playwright connects to `/browsers/{id}/cdp` with an API key, drives a
 // page, and the agent's stream shows the connection and one cdp_command per gesture; a key of
-// another project, no key, or an unknown session is refused before any byte reaches the agent.
+// another project, no key, or an unknown session is refused before any byte reaches the agent; a
+// registration whose agent token lacks the `cdp` scope answers 502. On SQLite and PostgreSQL.
 
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { digestApiKey } from '../../src/api-key.ts';
-import { GatewayRig, uniqueName } from './support/gateway-harness.ts';
+import { BACKENDS, GatewayRig, uniqueName } from './support/gateway-harness.ts';
 import { AgentProgram } from './support/gateway-processes.ts';
 import { gatewaySuite } from './support/gateway-suite.ts';
 import { SseClient } from '../../../test/e2e/support/harness.ts';
 
 const AGENT_TOKEN = 'agent-token-of-the-cdp-tests';
+/** An agent token with every scope but `cdp`. */
+const NO_CDP_TOKEN = 'agent-token-without-cdp-scope';
 const TYPED = 'gateway-typed-secret';
 const PAGE = `<!doctype html><title>gateway cdp</title>
 <form action="/done" method="get"><input id="q" autofocus><button type="button" id="b" onclick="document.title='clicked'">b</button></form>`;
@@ -36,7 +42,7 @@ function refusedStatus(url: string, headers: Record<string, string>): Promise<nu
   });
 }
 
-describe('the CDP endpoint through the gateway', () => {
+describe.each(BACKENDS)('the CDP endpoint through the gateway on %s', (backend) => {
   let rig: GatewayRig;
   let agent: AgentProgram;
   let stream: SseClient;
@@ -44,17 +50,23 @@ describe('the CDP endpoint through the gateway', () => {
   let projectKey: string;
   let otherKey: string;
   let host: string;
+  let registration: Record<string, unknown>;
 
   beforeAll(async () => {
+    const tokensFile = join(tmpdir(), `gateway-cdp-tokens-${process.pid}-${backend.replace(/\W/g, '-')}.json`);
+    const scopes = ['telemetry:read', 'telemetry:write', 'computer', 'fs', 'browser:delete', 'metrics:read'];
+    writeFileSync(tokensFile, JSON.stringify([{ token: NO_CDP_TOKEN, scopes }]));
     [rig, agent] = await Promise.all([
-      suite.storages.fresh('sqlite').then((storage) => GatewayRig.start(storage)),
-      AgentProgram.start(suite.bundles, AGENT_TOKEN),
+      suite.storages.fresh(backend).then((storage) => GatewayRig.start(storage)),
+      AgentProgram.start(suite.bundles, AGENT_TOKEN, ['--tokens-file', tokensFile]),
     ]);
     id = agent.sessionId;
     suite.fixtures.route('/done', '<!doctype html><title>done</title>');
     host = new URL(rig.url).host;
     const [mine, other] = await Promise.all([rig.gateway.store.createProject(uniqueName('cdp')), rig.gateway.store.createProject(uniqueName('cdp-other'))]);
-    expect((await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN, project_id: mine.id })).status).toBe(201);
+    const registered = await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN, project_id: mine.id });
+    expect(registered.status).toBe(201);
+    registration = (await registered.json()) as Record<string, unknown>;
     [projectKey, otherKey] = await Promise.all([rig.createKey({ projectId: mine.id }), rig.createKey({ projectId: other.id })]);
     stream = await SseClient.open(`${agent.url}/browsers/${id}/telemetry`, AGENT_TOKEN);
   }, 120_000);
@@ -73,6 +85,10 @@ describe('the CDP endpoint through the gateway', () => {
     const body = (await response.json()) as { session_id: string; cdp_ws_url?: string };
     expect(body.session_id).toBe(id);
     expect(body.cdp_ws_url).toBe(`ws://${host}/browsers/${id}/cdp`);
+    // The registration's answer and the listing carry it too (an ended session's does not).
+    expect(registration).toMatchObject({ session_id: id, cdp_ws_url: `ws://${host}/browsers/${id}/cdp` });
+    const list = (await (await rig.fetch('/browsers', { key: projectKey })).json()) as Array<{ session_id: string; cdp_ws_url?: string }>;
+    expect(list.find((s) => s.session_id === id)?.cdp_ws_url).toBe(`ws://${host}/browsers/${id}/cdp`);
   });
 
   it('answers the discovery paths with URLs at the gateway', async () => {
@@ -159,5 +175,25 @@ describe('the CDP endpoint through the gateway', () => {
     const keyId = (await rig.gateway.store.findKeyCredential(digestApiKey(key)))!.id;
     expect((await rig.fetch(`/org/api_keys/${keyId}`, { method: 'DELETE' })).status).toBeLessThan(300);
     await closed;
+  });
+
+  it('answers 502 when the registered agent token lacks the cdp scope, and the agent sees no connection', async () => {
+    // A second gateway, on a fresh database, registers the same session with the narrower token.
+    const narrow = await GatewayRig.start(await suite.storages.fresh(backend));
+    try {
+      const from = stream.events.length;
+      expect((await narrow.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: NO_CDP_TOKEN })).status).toBe(201);
+      const key = await narrow.createKey({});
+      const narrowHost = new URL(narrow.url).host;
+      expect(await refusedStatus(`ws://${narrowHost}/browsers/${id}/cdp`, { Authorization: `Bearer ${key}` })).toBe(502);
+      const discovery = await narrow.fetch(`/browsers/${id}/cdp/json/version`, { key });
+      expect(discovery.status).toBe(502);
+      expect(((await discovery.json()) as { code: string }).code).toBe('browser_unavailable');
+      // The same token still reads the telemetry through that gateway: only the scope is missing.
+      expect((await narrow.fetch(`/browsers/${id}/telemetry/events?limit=1`, { key })).status).toBe(200);
+      expect(events(from).filter((e) => e.type === 'cdp_connect')).toHaveLength(0);
+    } finally {
+      await narrow.close();
+    }
   });
 });
