@@ -17,8 +17,8 @@ export default defineConfig({
   test: {
     // One command tests both packages of the workspace: the agent's test/ and the gateway's.
     include: ['test/**/*.test.ts', 'gateway/test/**/*.test.ts'],
-    // test/load/: the acceptance loads that do not hold yet, run by `npm run test:load`
-    // (docs/operations.md "Catch-up readers under load").
+    // test/load/: the acceptance loads, run alone after the rest by `npm test`
+    // (vitest.load.config.ts; docs/operations.md "Catch-up readers under load").
     exclude: ['test/load/**', '**/node_modules/**'],
     // e2e files each drive a real Chromium; the machine has 2 cores.
     maxWorkers: 2,

@@ -30,4 +30,7 @@ export FS_ALLOW="${FS_ALLOW:-/tmp:$HOME}"
 # One malloc arena and a 4 MiB young generation keep peak RSS ~10 and ~25 MB lower under event
 # floods at no measurable CPU cost (npm run bench, README "Performance").
 export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-1}"
+# Blocks of 64 KiB or more mapped on their own, so a burst's memory goes back to the system
+# (docs/operations.md "Catch-up readers under load").
+export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-65536}"
 exec node --max-semi-space-size=4 "$app_dir/dist/main.js" "$@"

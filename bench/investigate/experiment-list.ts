@@ -26,7 +26,7 @@ export const EXPERIMENTS: Record<string, Experiment> = {
   },
   'mmap-threshold-128k': {
     about:
-      'glibc malloc with a fixed 128 KiB mmap threshold (MALLOC_MMAP_THRESHOLD_): large buffers (screenshots, bodies, joined runs) are mapped and unmapped, never left in the heap by the dynamic threshold',
+      'glibc malloc with a fixed 128 KiB mmap threshold (MALLOC_MMAP_THRESHOLD_) instead of the deployed 64 KiB',
     nodeFlags: [],
     env: { MALLOC_MMAP_THRESHOLD_: '131072' },
   },
@@ -69,7 +69,7 @@ export function agentNodeFlags(): string[] {
  * experiments named in BENCH_EXPERIMENTS.
  */
 export function agentEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, MALLOC_ARENA_MAX: '1' };
+  const env: NodeJS.ProcessEnv = { ...process.env, MALLOC_ARENA_MAX: '1', MALLOC_MMAP_THRESHOLD_: '65536' };
   // Agents run as deployed: with the durable store (docs/storage.md), in the bench's own directory.
   if (process.env.BENCH_DATA_DIR) env.DATA_DIR = process.env.BENCH_DATA_DIR;
   for (const experiment of chosen()) Object.assign(env, experiment.env);

@@ -27,6 +27,7 @@ describe('systemd unit', () => {
       'MemoryMax=',
       'ExecStartPost=/opt/browser-telemetry-agent/deploy/wait-healthy.sh',
       'Environment=MALLOC_ARENA_MAX=1',
+      'Environment=MALLOC_MMAP_THRESHOLD_=65536',
       'StandardOutput=journal',
     ]) {
       expect(unit).toContain(line);
@@ -93,7 +94,9 @@ describe('container entrypoint', () => {
     for (const pid of [agentPid, ...chromium]) expect(uidOf(pid)).not.toBe(0);
     // Node runs with the memory settings the benchmark measured (README "Performance").
     expect(commandOf(agentPid)).toContain('--max-semi-space-size=4');
-    expect(readFileSync(`/proc/${agentPid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=1');
+    const environ = readFileSync(`/proc/${agentPid}/environ`, 'utf8').split('\0');
+    expect(environ).toContain('MALLOC_ARENA_MAX=1');
+    expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=65536');
 
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const started = Date.now();

@@ -1,9 +1,10 @@
 // Catch-up readers under load (docs/events.md "Catching up from disk", docs/operations.md
 // "Catch-up readers under load"): the built agent, as a child process so its RSS can be read, with
 // 100,000 events on disk; 500 streams replay them all at once while a page logs a marker every
-// second. Run by `npm run test:load` on an idle machine: the load does not hold yet
-// (docs/operations.md "Catch-up readers under load"). The live reader, /healthz and the browser's side must not wait behind the replays,
-// nobody gets 408 or loses an event, and memory is bounded and returned.
+// second. `npm test` runs it after the rest of the suite, alone (vitest.load.config.ts). The live
+// reader, /healthz and the browser's side must not wait behind the replays, nobody gets 408 or
+// loses an event, and memory is bounded and returned (docs/operations.md "Catch-up readers under
+// load").
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

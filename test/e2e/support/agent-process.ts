@@ -57,12 +57,12 @@ export class AgentProcess {
 
   /**
    * The built agent as `npm start` and the deploy files run it: `--max-semi-space-size=4` and
-   * `MALLOC_ARENA_MAX=1` (docs/operations.md "Running it"), so memory bounds are measured as deployed.
+   * `MALLOC_ARENA_MAX=1`, `MALLOC_MMAP_THRESHOLD_=65536` (docs/operations.md "Running it"), so memory bounds are measured as deployed.
    */
   static start(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): AgentProcess {
     const child = spawn(process.execPath, ['--max-semi-space-size=4', MAIN, ...args], {
       cwd: ROOT,
-      env: { MALLOC_ARENA_MAX: '1', ...env },
+      env: { MALLOC_ARENA_MAX: '1', MALLOC_MMAP_THRESHOLD_: '65536', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new AgentProcess(child);
