@@ -284,7 +284,10 @@ class Relay {
 
 function dial(url: string): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: 512 * 1024 * 1024, handshakeTimeout: 5000 });
+    // Chromium's text frames are not checked for UTF-8 (most of what is relayed, screenshots and
+    // bodies included; the JavaScript check costs per byte): the client reads them anyway, as the
+    // agent's own connection does. What clients send is checked (the server's default).
+    const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: 512 * 1024 * 1024, handshakeTimeout: 5000, skipUTF8Validation: true });
     ws.once('open', () => {
       ws.removeAllListeners('error');
       resolve(ws);
