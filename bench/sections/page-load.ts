@@ -45,6 +45,7 @@ export const LOAD_MODES = {
   loadpace0: '(c-loadpace0) agent, all, --stream-load-pace-ms 0',
   cdpread0: '(c-cdpread0) agent, all, --load-cdp-read-ms 0',
   warm: '(c-warm) agent, all, one process for every block',
+  nofailure: '(c-failure) agent, all, no hang probe and no long tasks (--hang-threshold-ms 0 --long-task-ms 0)',
   // The automation-driven browser: Playwright following every page (bench/clients/playwright-client.ts).
   pw: '(p) Playwright connected over CDP, following every page',
   pwagent: '(c+p) agent, all, beside Playwright',
@@ -140,6 +141,7 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   idle: [],
   loadpace0: ['--stream-load-pace-ms', '0'],
   cdpread0: ['--load-cdp-read-ms', '0'],
+  nofailure: ['--hang-threshold-ms', '0', '--long-task-ms', '0'],
   // Not a CLI: an agent host process kept for the whole section (start() below).
   warm: [],
   pwagent: [],
