@@ -89,14 +89,19 @@ export function traceArchive(source: TraceEventSource, request: TraceRequest, on
   const output = new PassThrough();
   pipeline(zip.outputStream, output, () => undefined);
   let gone = false;
-  output.once('close', () => (gone = true));
+  /** Settles the entry being written when the client goes away (one listener, not one per entry). */
+  let abandon: (() => void) | undefined;
+  output.once('close', () => {
+    gone = true;
+    abandon?.();
+  });
 
   const add = (name: string, body: Readable, compress: boolean): Promise<void> =>
     new Promise((resolve, reject) => {
+      abandon = resolve;
       body.once('end', resolve);
       body.once('error', reject);
-      output.once('close', () => resolve());
-      zip.addReadStreamLazy(name, { compress }, (cb) => cb(null, body));
+      zip.addReadStreamLazy(name, { compress }, handOver(body));
     });
 
   const drive = async (): Promise<void> => {
@@ -227,6 +232,20 @@ function narrow(types: readonly string[] | undefined, request: TraceRequest, wit
   const filter = parseFilter({ type: types ? [...types] : undefined, target_id: request.targetIds ? [...request.targetIds] : undefined });
   if (!withNavSeq || request.navSeqs === undefined) return filter;
   return { ...filter, navSeqs: request.navSeqs };
+}
+
+/**
+ * The read-stream function of a zip entry. The zip keeps it (with its entry) until the archive
+ * ends, so it lets go of the stream once handed over: a kept stream would keep its bytes (every
+ * picture and body of the archive) until then.
+ */
+function handOver(body: Readable): (cb: (err: Error | null, stream: Readable) => void) => void {
+  let pending: Readable | undefined = body;
+  return (cb) => {
+    const stream = pending!;
+    pending = undefined;
+    cb(null, stream);
+  };
 }
 
 function bodyName(seq: number): string {
