@@ -20,7 +20,11 @@ export interface TraceRow {
 
 /** Where the events come from: the agent's history, or the gateway's archive. */
 export interface TraceEventSource {
-  /** Rows matching `filter` in the export's window and seq bound, oldest first, `pageSize` at a time. */
+  /**
+   * Rows matching `filter` in the export's window and seq bound, oldest first, `pageSize` at a
+   * time. A page's array is the caller's: the source keeps no other hold on its texts while the
+   * caller works on it, so a pass that empties the array lets go of them.
+   */
   pages(filter: EventFilter | undefined, pageSize: number): AsyncIterable<TraceRow[]>;
   /** An upper bound of the bytes of every event the source holds, when it knows one cheaply. */
   storedBytes?(): number | undefined;
@@ -50,9 +54,13 @@ export class TraceTooLargeError extends Error {
   }
 }
 
-/** Events per history page; screenshots (up to 1 MiB of base64 each) a few at a time. */
-const PAGE_EVENTS = 500;
-const PAGE_SCREENSHOTS = 4;
+/**
+ * Events per history page; screenshots (up to 1 MiB of base64 each) one at a time. What a pass holds
+ * while the zip takes its output outlives the young generation's collections and waits for a full
+ * one, so the pages are small (docs/export.md "Playwright trace").
+ */
+const PAGE_EVENTS = 100;
+const PAGE_SCREENSHOTS = 1;
 
 /** Characters per piece handed to the zip. */
 const PIECE_CHARS = 1 << 16;
@@ -138,16 +146,20 @@ export function traceArchive(source: TraceEventSource, request: TraceRequest, on
 async function* screenshots(source: TraceEventSource): AsyncGenerator<{ frame: TraceFrame; png: Buffer }> {
   // Screenshots are of the active tab and carry no target: every one in the window is kept.
   for await (const rows of source.pages(parseFilter({ type: SCREENSHOT_TYPES }), PAGE_SCREENSHOTS)) {
-    for (const row of rows) {
-      const event = source.event(row);
-      const base64 = (event.data as { png?: string } | undefined)?.png;
-      if (base64 === undefined) continue;
-      const png = Buffer.from(base64, 'base64');
-      const size = pngSize(png);
-      if (size === undefined) continue;
-      yield { frame: { name: `screenshot-${row.seq}.png`, ts: event.ts, ...size }, png };
-    }
+    // Decoded, then the texts let go before the pictures go out (the zip takes a while).
+    const shots = rows.map((row) => decodeScreenshot(source, row));
+    rows.length = 0;
+    for (const shot of shots) if (shot !== undefined) yield shot;
   }
+}
+
+function decodeScreenshot(source: TraceEventSource, row: TraceRow): { frame: TraceFrame; png: Buffer } | undefined {
+  const event = source.event(row);
+  const base64 = (event.data as { png?: string } | undefined)?.png;
+  if (base64 === undefined) return undefined;
+  const png = Buffer.from(base64, 'base64');
+  const size = pngSize(png);
+  return size === undefined ? undefined : { frame: { name: `screenshot-${row.seq}.png`, ts: event.ts, ...size }, png };
 }
 
 async function* responseBodies(source: TraceEventSource, request: TraceRequest): AsyncGenerator<{ seq: number; bytes: Buffer }> {
