@@ -64,6 +64,9 @@ const PAGE_SCREENSHOTS = 1;
 
 /** Characters per piece handed to the zip. */
 const PIECE_CHARS = 1 << 16;
+/** Base64 characters decoded at a time (a multiple of 4: each piece decodes alone). */
+const DECODE_CHARS = 1 << 14;
+const PLAIN_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 const SCREENSHOT_TYPES: EventType[] = ['monitor_screenshot'];
 /** The HAR's request events: the network pass reads them, the trace pass need not. */
@@ -117,7 +120,7 @@ export function traceArchive(source: TraceEventSource, request: TraceRequest, on
     for await (const shot of screenshots(source)) {
       if (gone) return;
       frames.push(shot.frame);
-      await add(`resources/${shot.frame.name}`, Readable.from([shot.png]), false);
+      await add(`resources/${shot.frame.name}`, Readable.from(base64Pieces(shot.png)), false);
     }
     const bodies = new Set<number>();
     for await (const body of responseBodies(source, request)) {
@@ -143,23 +146,46 @@ export function traceArchive(source: TraceEventSource, request: TraceRequest, on
 
 // ---- the passes ----------------------------------------------------------------------------------
 
-async function* screenshots(source: TraceEventSource): AsyncGenerator<{ frame: TraceFrame; png: Buffer }> {
+async function* screenshots(source: TraceEventSource): AsyncGenerator<{ frame: TraceFrame; png: string }> {
   // Screenshots are of the active tab and carry no target: every one in the window is kept.
   for await (const rows of source.pages(parseFilter({ type: SCREENSHOT_TYPES }), PAGE_SCREENSHOTS)) {
-    // Decoded, then the texts let go before the pictures go out (the zip takes a while).
+    // The pictures taken out, then the envelopes let go before the pictures go out (the zip takes a while).
     const shots = rows.map((row) => decodeScreenshot(source, row));
     rows.length = 0;
-    for (const shot of shots) if (shot !== undefined) yield shot;
+    for (let i = 0; i < shots.length; i++) {
+      const shot = shots[i];
+      shots[i] = undefined;
+      if (shot !== undefined) yield shot;
+    }
   }
 }
 
-function decodeScreenshot(source: TraceEventSource, row: TraceRow): { frame: TraceFrame; png: Buffer } | undefined {
+function decodeScreenshot(source: TraceEventSource, row: TraceRow): { frame: TraceFrame; png: string } | undefined {
   const event = source.event(row);
-  const base64 = (event.data as { png?: string } | undefined)?.png;
-  if (base64 === undefined) return undefined;
-  const png = Buffer.from(base64, 'base64');
-  const size = pngSize(png);
+  const png = (event.data as { png?: string } | undefined)?.png;
+  if (png === undefined) return undefined;
+  const size = pngSize(Buffer.from(png.slice(0, 32), 'base64'));
   return size === undefined ? undefined : { frame: { name: `screenshot-${row.seq}.png`, ts: event.ts, ...size }, png };
+}
+
+/**
+ * Base64 text as bytes, a piece at a time. A whole picture decoded at once is a buffer outside the
+ * heap that, still in the zip's hands at a young collection, waits for a full one (its memory is
+ * not given back to the system in between); pieces are let go of as they are written. Text that
+ * is not plain base64 (line breaks, padding inside) is decoded whole, as the pieces would differ.
+ */
+function* base64Pieces(text: string): Generator<Buffer> {
+  if (!PLAIN_BASE64.test(text)) {
+    yield Buffer.from(text, 'base64');
+    return;
+  }
+  const length = text.length;
+  for (let at = 0; at < length; at += DECODE_CHARS) {
+    const piece = Buffer.from(text.slice(at, at + DECODE_CHARS), 'base64');
+    // Let go of the text with the last piece: the stream keeps this generator a while.
+    if (at + DECODE_CHARS >= length) text = '';
+    yield piece;
+  }
 }
 
 async function* responseBodies(source: TraceEventSource, request: TraceRequest): AsyncGenerator<{ seq: number; bytes: Buffer }> {
