@@ -22,8 +22,8 @@ export interface TraceRow {
 export interface TraceEventSource {
   /**
    * Rows matching `filter` in the export's window and seq bound, oldest first, `pageSize` at a
-   * time. A page's array is the caller's: the source keeps no other hold on its texts while the
-   * caller works on it, so a pass that empties the array lets go of them.
+   * time. A page's array is the caller's, and a pass may empty it: a source that keeps no other
+   * hold on the texts while the pass works on them (the agent's history does not) lets them go.
    */
   pages(filter: EventFilter | undefined, pageSize: number): AsyncIterable<TraceRow[]>;
   /** An upper bound of the bytes of every event the source holds, when it knows one cheaply. */
