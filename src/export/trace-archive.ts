@@ -20,7 +20,11 @@ export interface TraceRow {
 
 /** Where the events come from: the agent's history, or the gateway's archive. */
 export interface TraceEventSource {
-  /** Rows matching `filter` in the export's window and seq bound, oldest first, `pageSize` at a time. */
+  /**
+   * Rows matching `filter` in the export's window and seq bound, oldest first, `pageSize` at a
+   * time. A page's array is the caller's, and a pass may empty it: a source that keeps no other
+   * hold on the texts while the pass works on them (the agent's history does not) lets them go.
+   */
   pages(filter: EventFilter | undefined, pageSize: number): AsyncIterable<TraceRow[]>;
   /** An upper bound of the bytes of every event the source holds, when it knows one cheaply. */
   storedBytes?(): number | undefined;
@@ -50,12 +54,19 @@ export class TraceTooLargeError extends Error {
   }
 }
 
-/** Events per history page; screenshots (up to 1 MiB of base64 each) a few at a time. */
-const PAGE_EVENTS = 500;
-const PAGE_SCREENSHOTS = 4;
+/**
+ * Events per history page; screenshots (up to 1 MiB of base64 each) one at a time. What a pass holds
+ * while the zip takes its output outlives the young generation's collections and waits for a full
+ * one, so the pages are small (docs/export.md "Playwright trace").
+ */
+const PAGE_EVENTS = 100;
+const PAGE_SCREENSHOTS = 1;
 
 /** Characters per piece handed to the zip. */
 const PIECE_CHARS = 1 << 16;
+/** Base64 characters decoded at a time (a multiple of 4: each piece decodes alone). */
+const DECODE_CHARS = 1 << 14;
+const PLAIN_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 const SCREENSHOT_TYPES: EventType[] = ['monitor_screenshot'];
 /** The HAR's request events: the network pass reads them, the trace pass need not. */
@@ -89,14 +100,19 @@ export function traceArchive(source: TraceEventSource, request: TraceRequest, on
   const output = new PassThrough();
   pipeline(zip.outputStream, output, () => undefined);
   let gone = false;
-  output.once('close', () => (gone = true));
+  /** Settles the entry being written when the client goes away (one listener, not one per entry). */
+  let abandon: (() => void) | undefined;
+  output.once('close', () => {
+    gone = true;
+    abandon?.();
+  });
 
   const add = (name: string, body: Readable, compress: boolean): Promise<void> =>
     new Promise((resolve, reject) => {
+      abandon = resolve;
       body.once('end', resolve);
       body.once('error', reject);
-      output.once('close', () => resolve());
-      zip.addReadStreamLazy(name, { compress }, (cb) => cb(null, body));
+      zip.addReadStreamLazy(name, { compress }, handOver(body));
     });
 
   const drive = async (): Promise<void> => {
@@ -104,7 +120,7 @@ export function traceArchive(source: TraceEventSource, request: TraceRequest, on
     for await (const shot of screenshots(source)) {
       if (gone) return;
       frames.push(shot.frame);
-      await add(`resources/${shot.frame.name}`, Readable.from([shot.png]), false);
+      await add(`resources/${shot.frame.name}`, Readable.from(base64Pieces(shot.png)), false);
     }
     const bodies = new Set<number>();
     for await (const body of responseBodies(source, request)) {
@@ -130,18 +146,45 @@ export function traceArchive(source: TraceEventSource, request: TraceRequest, on
 
 // ---- the passes ----------------------------------------------------------------------------------
 
-async function* screenshots(source: TraceEventSource): AsyncGenerator<{ frame: TraceFrame; png: Buffer }> {
+async function* screenshots(source: TraceEventSource): AsyncGenerator<{ frame: TraceFrame; png: string }> {
   // Screenshots are of the active tab and carry no target: every one in the window is kept.
   for await (const rows of source.pages(parseFilter({ type: SCREENSHOT_TYPES }), PAGE_SCREENSHOTS)) {
-    for (const row of rows) {
-      const event = source.event(row);
-      const base64 = (event.data as { png?: string } | undefined)?.png;
-      if (base64 === undefined) continue;
-      const png = Buffer.from(base64, 'base64');
-      const size = pngSize(png);
-      if (size === undefined) continue;
-      yield { frame: { name: `screenshot-${row.seq}.png`, ts: event.ts, ...size }, png };
+    // The pictures taken out, then the envelopes let go before the pictures go out (the zip takes a while).
+    const shots = rows.map((row) => decodeScreenshot(source, row));
+    rows.length = 0;
+    for (let i = 0; i < shots.length; i++) {
+      const shot = shots[i];
+      shots[i] = undefined;
+      if (shot !== undefined) yield shot;
     }
+  }
+}
+
+function decodeScreenshot(source: TraceEventSource, row: TraceRow): { frame: TraceFrame; png: string } | undefined {
+  const event = source.event(row);
+  const png = (event.data as { png?: string } | undefined)?.png;
+  if (png === undefined) return undefined;
+  const size = pngSize(Buffer.from(png.slice(0, 32), 'base64'));
+  return size === undefined ? undefined : { frame: { name: `screenshot-${row.seq}.png`, ts: event.ts, ...size }, png };
+}
+
+/**
+ * Base64 text as bytes, a piece at a time. A whole picture decoded at once is a buffer outside the
+ * heap that, still in the zip's hands at a young collection, waits for a full one (its memory is
+ * not given back to the system in between); pieces are let go of as they are written. Text that
+ * is not plain base64 (line breaks, padding inside) is decoded whole, as the pieces would differ.
+ */
+function* base64Pieces(text: string): Generator<Buffer> {
+  if (!PLAIN_BASE64.test(text)) {
+    yield Buffer.from(text, 'base64');
+    return;
+  }
+  const length = text.length;
+  for (let at = 0; at < length; at += DECODE_CHARS) {
+    const piece = Buffer.from(text.slice(at, at + DECODE_CHARS), 'base64');
+    // Let go of the text with the last piece: the stream keeps this generator a while.
+    if (at + DECODE_CHARS >= length) text = '';
+    yield piece;
   }
 }
 
@@ -227,6 +270,20 @@ function narrow(types: readonly string[] | undefined, request: TraceRequest, wit
   const filter = parseFilter({ type: types ? [...types] : undefined, target_id: request.targetIds ? [...request.targetIds] : undefined });
   if (!withNavSeq || request.navSeqs === undefined) return filter;
   return { ...filter, navSeqs: request.navSeqs };
+}
+
+/**
+ * The read-stream function of a zip entry. The zip keeps it (with its entry) until the archive
+ * ends, so it lets go of the stream once handed over: a kept stream would keep its bytes (every
+ * picture and body of the archive) until then.
+ */
+function handOver(body: Readable): (cb: (err: Error | null, stream: Readable) => void) => void {
+  let pending: Readable | undefined = body;
+  return (cb) => {
+    const stream = pending!;
+    pending = undefined;
+    cb(null, stream);
+  };
 }
 
 function bodyName(seq: number): string {

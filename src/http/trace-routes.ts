@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { checkTraceSize, traceArchive, type TraceEventSource, type TraceRow } from '../export/trace-archive.ts';
 import { parseFilter, type EventFilter } from '../stream/event-filter.ts';
-import { HistoryReader } from '../stream/history.ts';
+import { HistoryReader, type HistoryRequest } from '../stream/history.ts';
 import { VERSION } from '../version.ts';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import type { BearerAuth } from './auth.ts';
@@ -88,20 +88,9 @@ export function historySource(history: HistoryReader, sinceTs: number | undefine
     async *pages(filter: EventFilter | undefined, pageSize: number): AsyncGenerator<TraceRow[]> {
       let offset: number | undefined;
       for (;;) {
-        const page = history.read({ filter, order: 'asc', offset, sinceTs, untilTs, limit: pageSize });
-        const rows: TraceRow[] = [];
-        let done = !page.hasMore;
-        for (const text of page.items) {
-          // The envelope begins `{"seq":<seq>,` (sse-frame.ts).
-          const seq = Number.parseInt(text.slice(7, text.indexOf(',', 7)), 10);
-          if (seq > lastSeq) {
-            done = true;
-            break;
-          }
-          rows.push({ seq, text });
-        }
-        if (rows.length > 0) yield rows;
-        if (done) return;
+        const page = readRows(history, { filter, order: 'asc', offset, sinceTs, untilTs, limit: pageSize }, lastSeq);
+        if (page.rows.length > 0) yield page.rows;
+        if (page.done) return;
         offset = page.nextOffset;
         // Let other requests run between pages: the reads are synchronous.
         await new Promise<void>((resolve) => setImmediate(resolve));
@@ -112,4 +101,20 @@ export function historySource(history: HistoryReader, sinceTs: number | undefine
       return (JSON.parse(row.text) as { event: TelemetryEvent }).event;
     },
   };
+}
+
+/**
+ * One page of rows up to `lastSeq`. The page's texts are held by the rows alone, so a pass that
+ * empties the array it was given lets go of them.
+ */
+function readRows(history: HistoryReader, request: HistoryRequest, lastSeq: number): { rows: TraceRow[]; done: boolean; nextOffset: number } {
+  const page = history.read(request);
+  const rows: TraceRow[] = [];
+  for (const text of page.items) {
+    // The envelope begins `{"seq":<seq>,` (sse-frame.ts).
+    const seq = Number.parseInt(text.slice(7, text.indexOf(',', 7)), 10);
+    if (seq > lastSeq) return { rows, done: true, nextOffset: page.nextOffset };
+    rows.push({ seq, text });
+  }
+  return { rows, done: !page.hasMore, nextOffset: page.nextOffset };
 }
