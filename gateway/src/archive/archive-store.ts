@@ -215,11 +215,30 @@ export class ArchiveStore {
     return Number(rows[0]?.seq ?? 0);
   }
 
-  /** Every archived event of a session from `fromSeq` on, in pages of `pageSize`, oldest first. */
-  async *events(sessionKey: number, fromSeq: number, toSeq: number, filter: EventFilter | undefined, pageSize = 1000): AsyncGenerator<StoredEvent[]> {
+  /**
+   * Every archived event of a session from `fromSeq` to `toSeq`, in pages of `pageSize`, oldest
+   * first; with `window`, only those in its time bounds (Unix µs, until exclusive).
+   */
+  async *events(
+    sessionKey: number,
+    fromSeq: number,
+    toSeq: number,
+    filter: EventFilter | undefined,
+    pageSize = 1000,
+    window: { sinceTs?: number; untilTs?: number } = {},
+  ): AsyncGenerator<StoredEvent[]> {
     let next = fromSeq;
     while (next <= toSeq) {
-      const rows = await this.page({ sessionKey, filter, order: 'asc', minSeq: next, maxSeq: toSeq, limit: pageSize });
+      const rows = await this.page({
+        sessionKey,
+        filter,
+        order: 'asc',
+        minSeq: next,
+        maxSeq: toSeq,
+        sinceTs: window.sinceTs,
+        untilTs: window.untilTs,
+        limit: pageSize,
+      });
       if (rows.length === 0) return;
       yield rows;
       if (rows.length < pageSize) return;
