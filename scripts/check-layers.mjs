@@ -36,7 +36,7 @@ export const LAYERS = [
   { name: 'browser', paths: ['src/browser/'] },
   { name: 'telemetry', paths: ['src/telemetry/'] },
   { name: 'stream', paths: ['src/stream/'] },
-  { name: 'store, export', paths: ['src/store/', 'src/export/', 'src/metrics/store-metrics.ts'] },
+  { name: 'store, export', paths: ['src/store/', 'src/export/', 'src/metrics/store-metrics.ts', 'src/metrics/mirrored-counter.ts'] },
   { name: 'computer, fs', paths: ['src/computer/', 'src/fs/'] },
   // Control events (docs/events.md "Control events"), produced beside telemetry from what clients
   // make the browser do: the CDP proxy's commands and the computer API's actions. The proxy

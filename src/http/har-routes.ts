@@ -2,24 +2,16 @@
 // "HAR"), streamed while the history is read page by page. The query is checked before the first
 // byte goes out, so a bad one gets the JSON error body.
 
-import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { harPieces } from '../export/har-stream.ts';
-import { parseFilter } from '../stream/event-filter.ts';
 import { HistoryReader } from '../stream/history.ts';
 import { VERSION } from '../version.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
-import { timeBound } from './telemetry-routes.ts';
+import { EXPORT_TIME_BOUNDS, exportWindow, type ExportQuery } from './export-query.ts';
+import { sendHar } from './export-reply.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
-
-interface HarQuery {
-  target_id?: string[];
-  nav_seq?: string[];
-  since?: string;
-  until?: string;
-}
 
 const harQuerySchema = {
   type: 'object',
@@ -30,8 +22,7 @@ const harQuerySchema = {
       items: { type: 'string' },
       description: "Only these navigations of their tab: the pages with this nav_seq and their requests, the navigation's own document request included",
     },
-    since: { type: 'string', description: 'RFC 3339 time or a duration like 5m (that long ago); default: the oldest retained event' },
-    until: { type: 'string', description: 'RFC 3339 time or a duration like 5m (that long ago); exclusive' },
+    ...EXPORT_TIME_BOUNDS,
   },
 } as const;
 
@@ -80,20 +71,13 @@ export function registerHarRoutes(app: FastifyInstance, deps: HttpDeps, auth: Be
       },
     },
     async (request, reply) => {
-      const query = request.query as HarQuery;
-      // Validated as the history read validates them (400 naming the field).
-      const filter = parseFilter({ target_id: query.target_id, nav_seq: query.nav_seq });
-      const now = Date.now();
-      const sinceTs = timeBound('since', query.since, now);
-      const untilTs = timeBound('until', query.until, now);
+      const { filter, sinceTs, untilTs } = exportWindow(request.query as ExportQuery);
       const pieces = harPieces(
         history,
         { targetIds: filter?.targetIds ? [...filter.targetIds] : undefined, sinceTs, untilTs, lastSeq: deps.log.latestSeq },
         { creator: { name: 'browser-telemetry-agent', version: VERSION }, navSeqs: filter?.navSeqs },
       );
-      const body = Readable.from(pieces, { objectMode: false });
-      body.on('error', (err) => request.log.warn({ err: err.message }, 'har export failed while streaming'));
-      return reply.type('application/json; charset=utf-8').header('Content-Disposition', `attachment; filename="${deps.sessionId}.har"`).send(body);
+      return sendHar(request, reply, pieces, deps.sessionId, 'har export');
     },
   );
 }

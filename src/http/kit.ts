@@ -9,7 +9,9 @@ export { sendError, toApiError } from './error-handler.ts';
 export * from './host-policy.ts';
 export { listenUrl } from './listen.ts';
 export { VIA_GATEWAY_HEADER } from './via-gateway.ts';
-export { TRACE_MAX_EVENT_BYTES, tooLarge } from './trace-errors.ts';
+// The reads' query parts and the exports' replies, the same on the agent's routes and the gateway's.
+export { exportWindow, timeBound, type ExportQuery, type ExportWindow } from './export-query.ts';
+export { sendHar, sendTrace, type TraceOf } from './export-reply.ts';
 // A computer batch's declared waits: the gateway's batch timeout follows them (docs/gateway.md).
 export { requestedWaitMs } from '../computer/batch-rules.ts';
 export type { Action } from '../computer/batch-schema.ts';

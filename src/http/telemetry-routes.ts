@@ -6,12 +6,13 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EVENT_TYPES, FILTER_CATEGORIES, parseFilter, type FilterQuery } from '../stream/event-filter.ts';
-import { HistoryReader, parseTimeBound } from '../stream/history.ts';
+import { HistoryReader } from '../stream/history.ts';
 import { delimitByConnection, socketSink } from '../stream/socket-sink.ts';
 import { resolveStart } from '../stream/start-position.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
 import { browserUnavailable, invalidInput } from './errors.ts';
+import { timeBound } from './export-query.ts';
 import { requireDecimalIntegers } from './query-rules.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
@@ -190,15 +191,4 @@ export function registerTelemetryRoutes(
 /** Node joins repeated unknown headers with ", "; an array is treated the same way. */
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
-}
-
-/** `since`/`until` of the history and HAR reads in Unix µs; 400 naming the parameter when malformed. */
-export function timeBound(name: 'since' | 'until', text: string | undefined, nowMs: number): number | undefined {
-  if (text === undefined) return undefined;
-  const value = parseTimeBound(text, nowMs);
-  if (value === undefined)
-    throw invalidInput(`${name}: expected an RFC 3339 time or a duration like 5m`, [
-      { code: 'invalid_input', message: 'expected an RFC 3339 time or a duration like 5m', field: name },
-    ]);
-  return value;
 }

@@ -1,5 +1,5 @@
-// The trace's size cap and its error (docs/export.md "Playwright trace"), shared by the agent's
-// trace route and the gateway's.
+// The trace's size cap and its error (docs/export.md "Playwright trace"), applied by sendTrace
+// (export-reply.ts) for the agent's trace route and the gateway's.
 
 import { TraceTooLargeError } from '../export/trace-archive.ts';
 import { ApiError } from './errors.ts';

@@ -3,24 +3,17 @@
 // before the first byte goes out, so a bad query or a window too large gets the JSON error body.
 
 import type { FastifyInstance } from 'fastify';
-import { checkTraceSize, traceArchive, type TraceEventSource, type TraceRow } from '../export/trace-archive.ts';
-import { parseFilter, type EventFilter } from '../stream/event-filter.ts';
+import type { TraceEventSource, TraceRow } from '../export/trace-archive.ts';
+import type { EventFilter } from '../stream/event-filter.ts';
 import { HistoryReader, type HistoryRequest } from '../stream/history.ts';
 import { VERSION } from '../version.ts';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
-import { TRACE_MAX_EVENT_BYTES, tooLarge } from './trace-errors.ts';
-import { timeBound } from './telemetry-routes.ts';
+import { EXPORT_TIME_BOUNDS, exportWindow, type ExportQuery } from './export-query.ts';
+import { sendTrace } from './export-reply.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
-
-interface TraceQuery {
-  target_id?: string[];
-  nav_seq?: string[];
-  since?: string;
-  until?: string;
-}
 
 export const traceQuerySchema = {
   type: 'object',
@@ -31,8 +24,7 @@ export const traceQuerySchema = {
       items: { type: 'string' },
       description: 'Only these navigations of their tab: the events that carry this nav_seq, and the requests of these pages',
     },
-    since: { type: 'string', description: 'RFC 3339 time or a duration like 5m (that long ago); default: the oldest retained event' },
-    until: { type: 'string', description: 'RFC 3339 time or a duration like 5m (that long ago); exclusive' },
+    ...EXPORT_TIME_BOUNDS,
   },
 } as const;
 
@@ -61,23 +53,10 @@ export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: 
       },
     },
     async (request, reply) => {
-      const query = request.query as TraceQuery;
-      // Validated as the history read validates them (400 naming the field).
-      const filter = parseFilter({ target_id: query.target_id, nav_seq: query.nav_seq });
-      const now = Date.now();
-      const sinceTs = timeBound('since', query.since, now);
-      const untilTs = timeBound('until', query.until, now);
+      const { filter, sinceTs, untilTs } = exportWindow(request.query as ExportQuery);
       const source = historySource(history, sinceTs, untilTs, deps.log.latestSeq);
-      const traceRequest = {
-        sessionId: deps.sessionId,
-        targetIds: filter?.targetIds,
-        navSeqs: filter?.navSeqs,
-        creator: { name: 'browser-telemetry-agent', version: VERSION },
-        maxBytes: TRACE_MAX_EVENT_BYTES,
-      };
-      await checkTraceSize(source, traceRequest).catch(tooLarge);
-      const body = traceArchive(source, traceRequest, (err) => request.log.warn({ err: err.message }, 'trace export failed while streaming'));
-      return reply.type('application/zip').header('Content-Disposition', `attachment; filename="${deps.sessionId}.trace.zip"`).send(body);
+      const creator = { name: 'browser-telemetry-agent', version: VERSION };
+      return sendTrace(request, reply, source, { sessionId: deps.sessionId, filter, creator }, 'trace export');
     },
   );
 }

@@ -4,6 +4,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { CdpDisconnectReason } from '../../injected/schema.ts';
 import type { ProxyStats } from '../cdp-proxy/cdp-proxy.ts';
+import { mirroredCounter } from './mirrored-counter.ts';
 
 export function registerCdpProxyMetrics(registry: Registry, proxy: ProxyStats): void {
   const registers = [registry];
@@ -15,19 +16,7 @@ export function registerCdpProxyMetrics(registry: Registry, proxy: ProxyStats): 
       this.set(proxy.clients);
     },
   });
-  const mirrored = (name: string, help: string, read: () => number) => {
-    let last = 0;
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        const total = read();
-        if (total > last) this.inc(total - last);
-        last = total;
-      },
-    });
-  };
+  const mirrored = (name: string, help: string, read: () => number) => mirroredCounter(registers, name, help, read);
   mirrored('bta_cdp_proxy_connections_total', 'CDP client connections accepted.', () => proxy.connectionsTotal);
   mirrored('bta_cdp_proxy_messages_total', 'CDP messages relayed, both directions.', () => proxy.messagesTotal);
   mirrored(

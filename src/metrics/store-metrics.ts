@@ -1,8 +1,9 @@
 // The durable store's metrics (docs/storage.md "Metrics"): what is on disk, how far behind the
 // writes are, and what failed. Read from the store when /metrics is scraped.
 
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import type { EventStore } from '../store/event-store.ts';
+import { mirroredCounter } from './mirrored-counter.ts';
 
 export function registerStoreMetrics(registry: Registry, store: EventStore): void {
   const registers = [registry];
@@ -54,19 +55,7 @@ export function registerStoreMetrics(registry: Registry, store: EventStore): voi
       this.set(store.isPersisting ? 1 : 0);
     },
   });
-  const mirrored = (name: string, help: string, read: () => number) => {
-    let last = 0;
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        const total = read();
-        if (total > last) this.inc(total - last);
-        last = total;
-      },
-    });
-  };
+  const mirrored = (name: string, help: string, read: () => number) => mirroredCounter(registers, name, help, read);
   mirrored('bta_store_persist_errors_total', 'Failed writes to the store (each stops persisting for a few seconds).', () => store.persistErrors);
   mirrored('bta_store_dropped_events_total', 'Events streamed live but never written to the store (persisting was stopped).', () => store.droppedEvents);
 }

@@ -4,20 +4,18 @@
 // of a slow client. Budget: the agent's RSS at most 50 MiB above what it was before the export,
 // whatever the document's size; the document is a valid HAR with every request.
 
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import { sessionEvents } from '../../bench/sections/har.ts';
-import { EventStore } from '../../src/store/event-store.ts';
-import { EventLog } from '../../src/stream/event-log.ts';
-import { AgentProcess, cleanEnv } from './support/agent-process.ts';
+import type { AgentProcess } from './support/agent-process.ts';
+import { measureRss, MIB, seedStore, startSeededAgent } from './support/export-memory.ts';
 
 const TOKEN = 'har-memory-token';
 const SESSION = 'harmemory000000000001';
 const REQUESTS = 5_000;
-const MIB = 2 ** 20;
 
 /** A header value of about `bytes` characters, different per request (no two entries alike). */
 function filler(i: number, bytes: number): string {
@@ -46,11 +44,6 @@ function* bigHeaderEvents(): Generator<TelemetryEvent> {
   }
 }
 
-function rssOf(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
-}
-
 describe('the HAR of 5,000 requests with large headers', () => {
   const dir = mkdtempSync(join(tmpdir(), 'bta-har-memory-'));
   let agent: AgentProcess;
@@ -58,24 +51,10 @@ describe('the HAR of 5,000 requests with large headers', () => {
   let har: { log: { entries: Array<{ request: { headers: unknown[] } }>; pages: unknown[] } } | undefined;
 
   beforeAll(async () => {
-    const store = new EventStore({ dataDir: dir, sessionId: SESSION, retainBytes: 2 ** 31, retainMs: 72 * 3_600_000 });
-    const log = new EventLog({ maxEvents: 16_384, maxBytes: 64 * MIB, archive: store });
-    let n = 0;
-    for (const event of bigHeaderEvents()) {
-      log.append(event);
-      if (++n % 500 === 0) store.flush();
-    }
-    store.flush();
-    store.close();
-
-    agent = AgentProcess.start(['--port', '0', '--token', TOKEN, '--session-id', SESSION], cleanEnv({ DATA_DIR: dir }));
-    const { url } = await agent.listening();
-    // Settled after start (the browser launched, the store opened).
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    measured.baselineMiB = rssOf(agent.pid) / MIB;
-    let peak = rssOf(agent.pid);
-    const sampler = setInterval(() => (peak = Math.max(peak, rssOf(agent.pid))), 20);
-    try {
+    seedStore(dir, SESSION, bigHeaderEvents());
+    let url: string;
+    ({ agent, url } = await startSeededAgent(dir, SESSION, TOKEN));
+    const rss = await measureRss(agent.pid, async () => {
       const started = performance.now();
       const response = await fetch(`${url}/browsers/${SESSION}/har`, { headers: { authorization: `Bearer ${TOKEN}` } });
       expect(response.status).toBe(200);
@@ -94,10 +73,9 @@ describe('the HAR of 5,000 requests with large headers', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       measured.harMiB = text.length / MIB;
       har = JSON.parse(text) as typeof har;
-    } finally {
-      clearInterval(sampler);
-    }
-    measured.peakAboveMiB = peak / MIB - measured.baselineMiB;
+    });
+    measured.baselineMiB = rss.baselineMiB;
+    measured.peakAboveMiB = rss.peakAboveMiB;
     process.stdout.write(`har memory: ${JSON.stringify(measured)}\n`);
   }, 300_000);
 

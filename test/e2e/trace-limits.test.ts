@@ -6,7 +6,7 @@
 // the export; the archive opens in `playwright trace open` with every request.
 
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,9 +14,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import { sessionEvents } from '../../bench/sections/har.ts';
-import { EventStore } from '../../src/store/event-store.ts';
-import { EventLog } from '../../src/stream/event-log.ts';
-import { AgentProcess, cleanEnv } from './support/agent-process.ts';
+import type { AgentProcess } from './support/agent-process.ts';
+import { measureRss, MIB, seedStore, startSeededAgent } from './support/export-memory.ts';
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../../node_modules/playwright-core/cli.js', import.meta.url));
@@ -26,7 +25,6 @@ const EVENTS = 100_000;
 const REQUESTS = 5_000;
 const HOUR_US = 3_600_000_000;
 const SCREENSHOT_EVERY_US = 10_000_000;
-const MIB = 2 ** 20;
 /** The RSS budget above the baseline: 50 MB, read as 10^6 bytes (the stricter reading). */
 const RSS_BUDGET_BYTES = 50_000_000;
 
@@ -92,11 +90,6 @@ function* hourOfEvents(): Generator<TelemetryEvent> {
   while (next < requests.length) yield { ...requests[next++]!, ts: t0 + HOUR_US };
 }
 
-function rssOf(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
-}
-
 describe('the trace of a 1-hour session of 100k events and 5k requests', () => {
   const dir = mkdtempSync(join(tmpdir(), 'bta-trace-limits-'));
   let agent: AgentProcess;
@@ -105,23 +98,9 @@ describe('the trace of a 1-hour session of 100k events and 5k requests', () => {
   let open = '';
 
   beforeAll(async () => {
-    const store = new EventStore({ dataDir: dir, sessionId: SESSION, retainBytes: 2 ** 31, retainMs: 72 * 3_600_000 });
-    const log = new EventLog({ maxEvents: 16_384, maxBytes: 64 * MIB, archive: store });
-    for (const event of hourOfEvents()) {
-      log.append(event);
-      if (++measured.events % 500 === 0) store.flush();
-    }
-    store.flush();
-    store.close();
-
-    agent = AgentProcess.start(['--port', '0', '--token', TOKEN, '--session-id', SESSION], cleanEnv({ DATA_DIR: dir }));
-    url = (await agent.listening()).url;
-    // Settled after start (the browser launched, the store opened).
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    measured.baselineMiB = rssOf(agent.pid) / MIB;
-    let peak = rssOf(agent.pid);
-    const sampler = setInterval(() => (peak = Math.max(peak, rssOf(agent.pid))), 20);
-    try {
+    measured.events = seedStore(dir, SESSION, hourOfEvents());
+    ({ agent, url } = await startSeededAgent(dir, SESSION, TOKEN));
+    const rss = await measureRss(agent.pid, async () => {
       const started = performance.now();
       const response = await fetch(`${url}/browsers/${SESSION}/trace`, { headers: { authorization: `Bearer ${TOKEN}` } });
       expect(response.status).toBe(200);
@@ -134,10 +113,9 @@ describe('the trace of a 1-hour session of 100k events and 5k requests', () => {
       const zip = Buffer.concat(chunks);
       measured.zipMiB = zip.length / MIB;
       writeFileSync(join(dir, 'hour.trace.zip'), zip);
-    } finally {
-      clearInterval(sampler);
-    }
-    measured.peakAboveMiB = peak / MIB - measured.baselineMiB;
+    });
+    measured.baselineMiB = rss.baselineMiB;
+    measured.peakAboveMiB = rss.peakAboveMiB;
     process.stdout.write(`trace limits: ${JSON.stringify(measured)}\n`);
     open = (await run(process.execPath, [CLI, 'trace', 'open', join(dir, 'hour.trace.zip')], { cwd: dir, maxBuffer: 64 * MIB })).stdout;
   }, 300_000);

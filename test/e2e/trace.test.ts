@@ -9,20 +9,17 @@
 // tab: its commands (cdp_command) are actions, as the batch (api_call) and its actions
 // (computer_action) are, with what each caused (caused_by) nested under it.
 
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_FLAGS, locateChromium } from '../../src/browser/chromium-launcher.ts';
 import { centerOf, postBatch, waitUntil } from './support/computer-api.ts';
 import { consoleText, startRig, TOKEN, type Tab, type TestRig } from './support/harness.ts';
+import { openTraceViewer, readTraceListings } from './support/playwright-trace.ts';
 
-const run = promisify(execFile);
-const CLI = fileURLToPath(new URL('../../node_modules/playwright-core/cli.js', import.meta.url));
 const DOCS_SCREENSHOT = fileURLToPath(new URL('../../docs/trace-viewer.png', import.meta.url));
 
 const FORM_PAGE = `<!doctype html><html><head><title>trace form</title></head><body>
@@ -103,9 +100,7 @@ describe('GET /browsers/{id}/trace', () => {
 
     response = await get(traceUrl(`?target_id=${tab.targetId}`));
     writeFileSync(zip, Buffer.from(await response.arrayBuffer()));
-    const trace = (...args: string[]) => run(process.execPath, [CLI, 'trace', ...args], { cwd: dir }).then((r) => r.stdout);
-    cli.open = await trace('open', zip);
-    for (const name of ['actions', 'requests', 'console', 'errors']) cli[name] = await trace(name);
+    Object.assign(cli, await readTraceListings(dir, zip));
   }, 90_000);
 
   afterAll(async () => {
@@ -196,26 +191,8 @@ describe('GET /browsers/{id}/trace', () => {
     let texts: { actions: string; network: string; console: string };
 
     beforeAll(async () => {
-      viewer = spawn(process.execPath, [CLI, 'show-trace', '--port', '0', '--host', '127.0.0.1', zip], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => reject(new Error(`show-trace printed no URL: ${out}`)), 20_000);
-        viewer.stdout!.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-          const match = /https?:\/\/\S+/.exec(out);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match[0]);
-          }
-        });
-      });
-      const binary = await locateChromium();
-      // The binary's own headless flag (Playwright's `headless: true` adds plain --headless).
-      const headless = binary.headlessFlag === '--headless';
-      const args = [...CHROMIUM_FLAGS, ...(headless ? [] : [binary.headlessFlag])];
-      browser = await chromium.launch({ executablePath: binary.path, env: { ...process.env, ...binary.env }, args, headless, timeout: 30_000 });
-      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-      await page.goto(url);
+      let page: Page;
+      ({ process: viewer, browser, page } = await openTraceViewer(zip, dir));
       // The viewer's own class names: the action tree, and one `tab-content tab-<name>` per tab.
       const actionList = page.locator('.actions-tree-view');
       await actionList.locator('.action-title-method', { hasText: 'Input.dispatchMouseEvent' }).waitFor({ timeout: 20_000 });

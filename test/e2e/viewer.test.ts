@@ -431,6 +431,67 @@ describe('the live viewer', () => {
     expect(viewer.errors).toEqual([]);
   });
 
+  it('zooms with the wheel around the pointer, pans with a drag and fits with 0', async () => {
+    // Real input (CDP Input.*), so pointer capture and the wheel go through the browser as a user's would.
+    const canvas = `document.querySelector('.timeline-canvas')`;
+    const shown = async () => {
+      const label = await viewer.evaluate<string>(`${canvas}.getAttribute('aria-label')`);
+      const m = /from (\d\d):(\d\d):(\d\d)\.(\d{3}) to (\d\d):(\d\d):(\d\d)\.(\d{3})/.exec(label);
+      if (!m) throw new Error(`no range in ${JSON.stringify(label)}`);
+      const ms = (i: number) => ((Number(m[i]) * 60 + Number(m[i + 1])) * 60 + Number(m[i + 2])) * 1000 + Number(m[i + 3]);
+      const from = ms(1);
+      const to = ms(5) < from ? ms(5) + 86_400_000 : ms(5);
+      return { from, to, span: to - from, label };
+    };
+    const changed = async (before: string, what: string) =>
+      viewer.waitFor(`${canvas}.getAttribute('aria-label') !== ${JSON.stringify(before)}`, what).then(shown);
+    const mouse = async (
+      type: 'mousePressed' | 'mouseReleased' | 'mouseMoved' | 'mouseWheel',
+      x: number,
+      y: number,
+      extra: { button?: 'left'; buttons?: number; clickCount?: number; deltaX?: number; deltaY?: number } = {},
+    ): Promise<void> => {
+      await viewer.client.send('Input.dispatchMouseEvent', { type, x, y, ...extra });
+    };
+
+    await viewer.evaluate(`${canvas}.scrollIntoView({ block: 'center' })`);
+    await viewer.evaluate(`${canvas}.dispatchEvent(new KeyboardEvent('keydown', { key: '0' }))`);
+    await viewer.evaluate(`new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())))`);
+    const rect = await viewer.evaluate<{ left: number; top: number; width: number }>(
+      `(() => { const r = ${canvas}.getBoundingClientRect(); return { left: r.left, top: r.top, width: r.width }; })()`,
+    );
+    const plotLeft = rect.left + 96;
+    const plotWidth = rect.width - 96;
+    const y = rect.top + 30;
+    const fit = await shown();
+
+    // Wheel up at the middle of the plot: about twice as close (1.0015^-462 ≈ 0.5), the middle stays.
+    await mouse('mouseWheel', plotLeft + plotWidth / 2, y, { deltaX: 0, deltaY: -462 });
+    const zoomed = await changed(fit.label, 'the zoomed range');
+    expect(zoomed.span / fit.span).toBeGreaterThan(0.4);
+    expect(zoomed.span / fit.span).toBeLessThan(0.6);
+    expect(Math.abs((zoomed.from + zoomed.to) / 2 - (fit.from + fit.to) / 2)).toBeLessThan(fit.span * 0.05);
+
+    // Drag 200 px to the right: the same span, 200 px of it earlier.
+    await mouse('mousePressed', plotLeft + 100, y, { button: 'left', buttons: 1, clickCount: 1 });
+    await mouse('mouseMoved', plotLeft + 200, y, { button: 'left', buttons: 1 });
+    await mouse('mouseMoved', plotLeft + 300, y, { button: 'left', buttons: 1 });
+    await mouse('mouseReleased', plotLeft + 300, y, { button: 'left', buttons: 0, clickCount: 1 });
+    const panned = await changed(zoomed.label, 'the panned range');
+    expect(Math.abs(panned.span - zoomed.span)).toBeLessThanOrEqual(2);
+    const expected = (200 / plotWidth) * zoomed.span;
+    expect(Math.abs(zoomed.from - panned.from - expected)).toBeLessThan(expected * 0.05 + 2);
+    // A drag pins nothing (only a click does).
+    await mouse('mouseMoved', rect.left + 10, rect.top - 40);
+
+    // 0 fits the whole session again.
+    await viewer.evaluate(`${canvas}.dispatchEvent(new KeyboardEvent('keydown', { key: '0' }))`);
+    const refit = await changed(panned.label, 'the whole session');
+    expect(refit.span).toBeGreaterThanOrEqual(fit.span);
+    expect(refit.from).toBeLessThanOrEqual(fit.from);
+    expect(viewer.errors).toEqual([]);
+  });
+
   it('asks the agent to filter the stream when a category is hidden, and fills it in when shown again', async () => {
     const status = `document.querySelector('.conn-status').textContent`;
     await viewer.evaluate(`document.querySelector('.filters input[value=console]').click()`);

@@ -30,18 +30,8 @@ export async function* archiveHarPieces(
   const builder = new HarBuilder({ creator, navSeqs: read.navSeqs });
   const filter = parseFilter({ type: [...HAR_EVENT_TYPES], target_id: read.targetIds ? [...read.targetIds] : undefined });
   let piece = builder.begin();
-  let next = 1;
-  for (;;) {
-    const rows = await store.page({
-      sessionKey: session.sessionKey,
-      filter,
-      order: 'asc',
-      minSeq: next,
-      maxSeq: session.archivedSeq,
-      sinceTs: read.sinceTs,
-      untilTs: read.untilTs,
-      limit: PAGE_EVENTS,
-    });
+  const window = { sinceTs: read.sinceTs, untilTs: read.untilTs };
+  for await (const rows of store.events(session.sessionKey, 1, session.archivedSeq, filter, PAGE_EVENTS, window)) {
     for (const row of rows) {
       piece += builder.add(JSON.parse(row.eventJson) as TelemetryEvent);
       if (piece.length >= PIECE_CHARS) {
@@ -49,8 +39,6 @@ export async function* archiveHarPieces(
         piece = '';
       }
     }
-    if (rows.length < PAGE_EVENTS) break;
-    next = rows[rows.length - 1]!.seq + 1;
   }
   yield piece + builder.end();
 }

@@ -1,8 +1,10 @@
 // The archive's writes of events (docs/gateway.md "The archive"): each (session, seq) stored
-// once, and the session rows' high-water seq and counts moved with them, in one transaction.
+// once, and the session rows' high-water seq and counts moved with them (through
+// storage/browser-rows.ts, the one writer of `browsers`), in one transaction.
 // Written once for both backends; the batched insert is the one place the two differ (a prepared
 // statement per row inside one transaction on SQLite, one `unnest` on PostgreSQL).
 
+import { ADD_COUNTS_FROM_BATCH_POSTGRES, addArchivedCounts, raiseArchivedSeq, recordLogId } from '../storage/browser-rows.ts';
 import type { Database, Queryable } from '../storage/database.ts';
 import { EVENT_KIND, type ArchivedEvent } from './event-row.ts';
 
@@ -19,7 +21,8 @@ const INSERT_ROW = `INSERT INTO archive_events (session_key, seq, ts, type, targ
 
 // PostgreSQL: the whole batch in one statement, so one round trip and its own transaction: the
 // rows go in through `unnest` of PostgreSQL arrays, and the sessions' counts move by the rows
-// actually inserted (a row already there counts nothing), their high-water marks by the batch.
+// actually inserted (a row already there counts nothing), their high-water marks by the batch
+// (the sessions' rows are written by storage/browser-rows.ts, which owns that last part).
 const INSERT_BATCH_POSTGRES = `WITH inserted AS (
     INSERT INTO archive_events (session_key, seq, ts, type, target_id, nav_seq, kind, event)
     SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::smallint[], ?::json[])
@@ -32,25 +35,7 @@ const INSERT_BATCH_POSTGRES = `WITH inserted AS (
     FROM inserted GROUP BY session_key
   ),
   batch AS (SELECT * FROM unnest(?::bigint[], ?::bigint[]) AS t(session_key, max_seq))
-  UPDATE browsers b SET
-    event_count = b.event_count + COALESCE(c.n, 0),
-    error_count = b.error_count + COALESCE(c.errors, 0),
-    failed_request_count = b.failed_request_count + COALESCE(c.failed, 0),
-    archived_seq = GREATEST(b.archived_seq, batch.max_seq),
-    first_event_ts = LEAST(b.first_event_ts, c.min_ts),
-    last_event_ts = GREATEST(b.last_event_ts, c.max_ts)
-  FROM batch LEFT JOIN counted c ON c.session_key = batch.session_key
-  WHERE b.session_key = batch.session_key
-  RETURNING b.session_key, COALESCE(c.n, 0) AS n`;
-
-const UPDATE_COUNTS = `UPDATE browsers SET
-    event_count = event_count + ?, error_count = error_count + ?, failed_request_count = failed_request_count + ?,
-    archived_seq = CASE WHEN archived_seq > ? THEN archived_seq ELSE ? END,
-    first_event_ts = CASE WHEN first_event_ts IS NULL OR first_event_ts > ? THEN ? ELSE first_event_ts END,
-    last_event_ts = CASE WHEN last_event_ts IS NULL OR last_event_ts < ? THEN ? ELSE last_event_ts END
-  WHERE session_key = ?`;
-
-const UPDATE_HIGH_WATER = 'UPDATE browsers SET archived_seq = CASE WHEN archived_seq > ? THEN archived_seq ELSE ? END WHERE session_key = ?';
+  ${ADD_COUNTS_FROM_BATCH_POSTGRES}`;
 
 interface SessionTotals {
   inserted: number;
@@ -81,11 +66,18 @@ export class ArchiveInserts {
       for (const [sessionKey, seq] of maxSeq) {
         const t = totals.get(sessionKey);
         if (t === undefined || t.inserted === 0) {
-          await tx.run(UPDATE_HIGH_WATER, [seq, seq, sessionKey]);
+          await raiseArchivedSeq(tx, sessionKey, seq);
           results.push({ sessionKey, inserted: 0, maxSeq: seq });
           continue;
         }
-        await tx.run(UPDATE_COUNTS, [t.inserted, t.errors, t.failed, seq, seq, t.minTs, t.minTs, t.maxTs, t.maxTs, sessionKey]);
+        await addArchivedCounts(tx, sessionKey, {
+          inserted: t.inserted,
+          errors: t.errors,
+          failedRequests: t.failed,
+          maxSeq: seq,
+          minTs: t.minTs,
+          maxTs: t.maxTs,
+        });
         results.push({ sessionKey, inserted: t.inserted, maxSeq: seq });
       }
       return results;
@@ -148,6 +140,6 @@ export class ArchiveInserts {
   }
 
   async recordLogId(sessionKey: number, logId: string): Promise<void> {
-    await this.db.run('UPDATE browsers SET log_id = ? WHERE session_key = ? AND (log_id IS NULL OR log_id <> ?)', [logId, sessionKey, logId]);
+    await recordLogId(this.db, sessionKey, logId);
   }
 }

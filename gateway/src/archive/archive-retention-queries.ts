@@ -1,7 +1,9 @@
 // What retention removes (docs/gateway.md "Retention"), as queries: purged sessions' events in
-// chunks and then their rows, and events older than the cut-off with the sessions' counts.
-// retention.ts decides when and how much.
+// chunks and then their rows, and events older than the cut-off with the sessions' counts (the
+// session rows through storage/browser-rows.ts, in the same transaction). retention.ts decides
+// when and how much.
 
+import { deleteEnded, takeOffCounts } from '../storage/browser-rows.ts';
 import type { Database } from '../storage/database.ts';
 import { EVENT_KIND } from './event-row.ts';
 
@@ -38,10 +40,7 @@ export class ArchiveRetentionQueries {
 
   /** Removes an ended session's rows once its events are gone; its id may then be registered again. */
   async deleteSessionRow(sessionKey: number): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.run('DELETE FROM archive_follow WHERE session_key = ?', [sessionKey]);
-      await tx.run('DELETE FROM browsers WHERE session_key = ? AND deleted_at IS NOT NULL', [sessionKey]);
-    });
+    await this.db.transaction((tx) => deleteEnded(tx, sessionKey));
   }
 
   /** Sessions holding events older than `cutoffTs` (Unix µs). */
@@ -67,11 +66,7 @@ export class ArchiveRetentionQueries {
         if (Number(row.kind) === EVENT_KIND.failedRequest) failed += n;
       }
       await tx.run('DELETE FROM archive_events WHERE session_key = ? AND ts < ?', [sessionKey, cutoffTs]);
-      await tx.run(
-        `UPDATE browsers SET event_count = event_count - ?, error_count = error_count - ?, failed_request_count = failed_request_count - ?,
-           first_event_ts = (SELECT MIN(ts) FROM archive_events WHERE session_key = ?) WHERE session_key = ?`,
-        [total, errors, failed, sessionKey, sessionKey],
-      );
+      await takeOffCounts(tx, sessionKey, { events: total, errors, failedRequests: failed });
       return total;
     });
   }

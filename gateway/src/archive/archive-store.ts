@@ -2,9 +2,11 @@
 // (archived events keyed by (session_key, seq), pages for the reads), the writes of events in
 // archive-inserts.ts, the follow lease in archive-leases.ts, what retention removes in
 // archive-retention-queries.ts. Written once for both backends through the store's Database
-// (gateway/src/storage/database.ts).
+// (gateway/src/storage/database.ts). The sessions are rows of `browsers`, read here and written
+// only through storage/browser-rows.ts.
 
 import { filterSql, type EventFilter } from 'browser-telemetry-agent/events';
+import { markEnded } from '../storage/browser-rows.ts';
 import type { Database, SqlValue } from '../storage/database.ts';
 import { Conditions, readPage } from '../storage/list-query.ts';
 import { toBrowser, type BrowserRecord, type BrowserRow, type EndedReason, type Page, type PageRequest } from '../storage/store.ts';
@@ -140,12 +142,7 @@ export class ArchiveStore {
 
   /** Ends a live session; false when it had already ended. */
   async markEnded(sessionKey: number, reason: EndedReason): Promise<boolean> {
-    const changed = await this.db.run('UPDATE browsers SET deleted_at = ?, ended_reason = ? WHERE session_key = ? AND deleted_at IS NULL', [
-      this.now(),
-      reason,
-      sessionKey,
-    ]);
-    return changed > 0;
+    return markEnded(this.db, sessionKey, reason, this.now());
   }
 
   // ---- reading --------------------------------------------------------------------------------
@@ -218,11 +215,30 @@ export class ArchiveStore {
     return Number(rows[0]?.seq ?? 0);
   }
 
-  /** Every archived event of a session from `fromSeq` on, in pages of `pageSize`, oldest first. */
-  async *events(sessionKey: number, fromSeq: number, toSeq: number, filter: EventFilter | undefined, pageSize = 1000): AsyncGenerator<StoredEvent[]> {
+  /**
+   * Every archived event of a session from `fromSeq` to `toSeq`, in pages of `pageSize`, oldest
+   * first; with `window`, only those in its time bounds (Unix µs, until exclusive).
+   */
+  async *events(
+    sessionKey: number,
+    fromSeq: number,
+    toSeq: number,
+    filter: EventFilter | undefined,
+    pageSize = 1000,
+    window: { sinceTs?: number; untilTs?: number } = {},
+  ): AsyncGenerator<StoredEvent[]> {
     let next = fromSeq;
     while (next <= toSeq) {
-      const rows = await this.page({ sessionKey, filter, order: 'asc', minSeq: next, maxSeq: toSeq, limit: pageSize });
+      const rows = await this.page({
+        sessionKey,
+        filter,
+        order: 'asc',
+        minSeq: next,
+        maxSeq: toSeq,
+        sinceTs: window.sinceTs,
+        untilTs: window.untilTs,
+        limit: pageSize,
+      });
       if (rows.length === 0) return;
       yield rows;
       if (rows.length < pageSize) return;

@@ -8,21 +8,8 @@ import type { ArchiveStore, SessionRecord } from './archive-store.ts';
 export function archiveTraceSource(store: ArchiveStore, session: SessionRecord, sinceTs: number | undefined, untilTs: number | undefined): TraceEventSource {
   return {
     async *pages(filter: EventFilter | undefined, pageSize: number): AsyncGenerator<TraceRow[]> {
-      let next = 1;
-      for (;;) {
-        const rows = await store.page({
-          sessionKey: session.sessionKey,
-          filter,
-          order: 'asc',
-          minSeq: next,
-          maxSeq: session.archivedSeq,
-          sinceTs,
-          untilTs,
-          limit: pageSize,
-        });
-        if (rows.length > 0) yield rows.map((row) => ({ seq: row.seq, text: row.eventJson }));
-        if (rows.length < pageSize) return;
-        next = rows[rows.length - 1]!.seq + 1;
+      for await (const rows of store.events(session.sessionKey, 1, session.archivedSeq, filter, pageSize, { sinceTs, untilTs })) {
+        yield rows.map((row) => ({ seq: row.seq, text: row.eventJson }));
       }
     },
     event(row: TraceRow): TelemetryEvent {

@@ -13,17 +13,15 @@
 // project's sessions: another project's is 403, as everywhere (auth.ts).
 
 import type { OutgoingHttpHeaders } from 'node:http';
-import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { invalidInput, notFound, requireDecimalIntegers } from 'browser-telemetry-agent/http-kit';
+import { exportWindow, invalidInput, requireDecimalIntegers, sendHar, timeBound, type ExportQuery } from 'browser-telemetry-agent/http-kit';
 import { parseFilter, type FilterQuery } from 'browser-telemetry-agent/events';
-import { parseTimeBound } from 'browser-telemetry-agent/events';
 import { VERSION } from 'browser-telemetry-agent/program';
 import type { Archive } from '../archive/archive.ts';
 import { archiveHarPieces } from '../archive/archive-har.ts';
 import type { SessionRecord, SessionStatusFilter } from '../archive/archive-store.ts';
 import { archiveStreamHeaders, planStream, writeArchivedFrames } from '../archive/archive-stream.ts';
-import { principalOf, requireProjectAccess } from './auth.ts';
+import { accessibleSession as sessionFor, principalOf, requireProjectAccess } from './auth.ts';
 import type { BrowserProxy } from './browser-proxy.ts';
 import type { KeyWatch } from './key-watch.ts';
 import { pagingQueryProperties, sendPage } from './paging.ts';
@@ -97,13 +95,6 @@ interface StreamQuery extends FilterQuery {
   replay?: 'all';
 }
 
-interface HarQuery {
-  target_id?: string[];
-  nav_seq?: string[];
-  since?: string;
-  until?: string;
-}
-
 export interface ArchiveRoutes {
   /** Ends the streams the archive serves alone (gateway shutdown). */
   close(): void;
@@ -114,13 +105,7 @@ export function registerArchiveRoutes(app: FastifyInstance, archive: Archive, pr
   const openStreams = new Set<() => void>();
 
   /** A session the caller may read: 404 when there is none, 403 across projects. */
-  const accessibleSession = async (request: FastifyRequest): Promise<SessionRecord> => {
-    const { id } = request.params as { id: string };
-    const session = await store.findSession(id);
-    if (!session) throw notFound('browser session not found');
-    requireProjectAccess(principalOf(request), session.projectId, 'browser');
-    return session;
-  };
+  const accessibleSession = (request: FastifyRequest): Promise<SessionRecord> => sessionFor(store, request);
 
   // offset and limit: decimal digits only, as on the agent (docs/events.md "Query parameters").
   const decimalPaging = async (request: FastifyRequest): Promise<void> => requireDecimalIntegers(request.query as Record<string, unknown>, ['offset', 'limit']);
@@ -226,11 +211,7 @@ export function registerArchiveRoutes(app: FastifyInstance, archive: Archive, pr
   app.get('/browsers/:id/telemetry/stream', streamOptions, stream);
 
   app.get('/browsers/:id/har', { schema: { params, querystring: harQuery }, exposeHeadRoute: false }, async (request, reply) => {
-    const query = request.query as HarQuery;
-    const filter = parseFilter({ target_id: query.target_id, nav_seq: query.nav_seq });
-    const now = Date.now();
-    const sinceTs = timeBound('since', query.since, now);
-    const untilTs = timeBound('until', query.until, now);
+    const { filter, sinceTs, untilTs } = exportWindow(request.query as ExportQuery);
     const session = await accessibleSession(request);
     if (session.endedAt === null) return proxy.forward(request, reply, session);
     const pieces = archiveHarPieces(
@@ -239,9 +220,7 @@ export function registerArchiveRoutes(app: FastifyInstance, archive: Archive, pr
       { targetIds: filter?.targetIds, navSeqs: filter?.navSeqs, sinceTs, untilTs },
       { name: 'browser-telemetry-gateway', version: VERSION },
     );
-    const body = Readable.from(pieces, { objectMode: false });
-    body.on('error', (err) => request.log.warn({ err: err.message }, 'archived har export failed while streaming'));
-    return reply.type('application/json; charset=utf-8').header('Content-Disposition', `attachment; filename="${session.sessionId}.har"`).send(body);
+    return sendHar(request, reply, pieces, session.sessionId, 'archived har export');
   });
 
   return {
@@ -249,18 +228,6 @@ export function registerArchiveRoutes(app: FastifyInstance, archive: Archive, pr
       for (const abort of [...openStreams]) abort();
     },
   };
-}
-
-/** `since`/`until` as the agent reads them (400 naming the field). */
-function timeBound(name: 'since' | 'until', text: string | undefined, now: number): number | undefined {
-  if (text === undefined) return undefined;
-  const value = parseTimeBound(text, now);
-  if (value === undefined) {
-    throw invalidInput(`${name}: expected an RFC 3339 time or a duration like 5m`, [
-      { code: 'invalid_input', message: 'expected an RFC 3339 time or a duration like 5m', field: name },
-    ]);
-  }
-  return value;
 }
 
 /** The filter parameters, as lists (passed on to the agent for the live part). */

@@ -5,7 +5,7 @@
 // routes through the helpers below.
 
 import type { FastifyRequest } from 'fastify';
-import { unauthorized } from 'browser-telemetry-agent/http-kit';
+import { notFound, unauthorized } from 'browser-telemetry-agent/http-kit';
 import { digestApiKey, digestsEqual, looksLikeApiKey } from '../api-key.ts';
 import type { GatewayStore } from '../storage/store.ts';
 import { orgWideKeyRequired, otherProject } from './errors.ts';
@@ -73,4 +73,16 @@ export function requireOrgWide(principal: Principal): void {
 /** 403 when a project-scoped key touches something of another project (or of none). */
 export function requireProjectAccess(principal: Principal, projectId: string | null, what: string): void {
   if (principal.projectId !== null && principal.projectId !== projectId) throw otherProject(what);
+}
+
+/** The session the route's `:id` names, if the caller may read it: 404 when there is none, 403 across projects. */
+export async function accessibleSession<S extends { projectId: string | null }>(
+  sessions: { findSession(id: string): Promise<S | undefined> },
+  request: FastifyRequest,
+): Promise<S> {
+  const { id } = request.params as { id: string };
+  const session = await sessions.findSession(id);
+  if (!session) throw notFound('browser session not found');
+  requireProjectAccess(principalOf(request), session.projectId, 'browser');
+  return session;
 }

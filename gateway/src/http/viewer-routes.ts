@@ -25,7 +25,7 @@ import type { ArchiveStore } from '../archive/archive-store.ts';
 import type { Database } from '../storage/database.ts';
 import type { GatewayStore } from '../storage/store.ts';
 import { DatabaseTicketLedger } from '../storage/viewer-tickets.ts';
-import { principalOf, requireProjectAccess, type Principal } from './auth.ts';
+import { accessibleSession, principalOf, type Principal } from './auth.ts';
 
 /** The routes a viewer cookie opens: its session's telemetry reads (archive-routes.ts). */
 const VIEWER_READ_ROUTES = new Set(['/browsers/:id/telemetry', '/browsers/:id/telemetry/stream', '/browsers/:id/telemetry/events', '/browsers/:id/har']);
@@ -99,12 +99,8 @@ export class GatewayViewer {
     const { sessions } = this.options;
 
     app.post('/browsers/:id/viewer/sessions', { onRequest: [secure, authenticate], schema: { params } }, async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const principal = principalOf(request);
-      const session = await sessions.findSession(id);
-      if (!session) throw notFound('browser session not found');
-      requireProjectAccess(principal, session.projectId, 'browser');
-      return sendViewerLink(request, reply, session.sessionId, this.auth.mintTicket(session.sessionId, principal.keyId));
+      const session = await accessibleSession(sessions, request);
+      return sendViewerLink(request, reply, session.sessionId, this.auth.mintTicket(session.sessionId, principalOf(request).keyId));
     });
 
     app.get(

@@ -1,9 +1,11 @@
 // The gateway's state: projects, API keys and the browser registry, over either backend. Every
 // mutation is one transaction; decisions that depend on other rows (is the project empty, does
 // it still exist) lock the project row first, so concurrent requests on PostgreSQL cannot both
-// pass a check that only one of them may pass. Unique indexes settle concurrent creates.
+// pass a check that only one of them may pass. Unique indexes settle concurrent creates. The
+// `browsers` rows are written only through browser-rows.ts, which the archive uses too.
 
 import { randomBytes } from 'node:crypto';
+import { insertRegistered, markDeleted, replaceEnded, type BrowserRecord } from './browser-rows.ts';
 import type { Database, Queryable } from './database.ts';
 import { Conditions, readPage, type Page, type PageRequest } from './list-query.ts';
 
@@ -48,18 +50,7 @@ export interface KeyCredential {
   deletedAt: number | null;
 }
 
-export interface BrowserRecord {
-  sessionId: string;
-  /** The number standing for the session in its archived events (migrations.ts, version 2). */
-  sessionKey: number;
-  projectId: string | null;
-  agentUrl: string;
-  agentToken: string;
-  createdAt: number;
-}
-
-/** How a session ended (docs/gateway.md "Ending"). */
-export type EndedReason = 'deleted' | 'agent_ended' | 'agent_silent';
+export type { BrowserRecord, EndedReason } from './browser-rows.ts';
 
 export type { Page, PageRequest } from './list-query.ts';
 
@@ -446,18 +437,13 @@ export class GatewayStore {
         // Counted up, never down: a key is never given twice, even after its session is purged.
         const [counter] = await tx.all<{ value: number }>("UPDATE counters SET value = value + 1 WHERE name = 'session_key' RETURNING value");
         const sessionKey = Number(counter!.value);
-        const values = [browser.projectId, browser.agentUrl, browser.agentToken, createdAt, sessionKey, browser.sessionId];
+        const row = { ...browser, sessionKey, createdAt };
         if (existing[0]) {
-          await tx.run('DELETE FROM archive_follow WHERE session_key = (SELECT session_key FROM browsers WHERE session_id = ?)', [browser.sessionId]);
-          await tx.run(
-            `UPDATE browsers SET project_id = ?, agent_url = ?, agent_token = ?, created_at = ?, session_key = ?, deleted_at = NULL,
-               ended_reason = NULL, log_id = NULL, first_event_ts = NULL, last_event_ts = NULL WHERE session_id = ?`,
-            values,
-          );
+          await replaceEnded(tx, row);
         } else {
-          await tx.run('INSERT INTO browsers (project_id, agent_url, agent_token, created_at, session_key, session_id) VALUES (?, ?, ?, ?, ?, ?)', values);
+          await insertRegistered(tx, row);
         }
-        return { ...browser, sessionKey, createdAt };
+        return row;
       });
     } catch (err) {
       // Two registrations of a new id at once: the primary key lets one in.
@@ -474,17 +460,9 @@ export class GatewayStore {
     return rows[0] ? toBrowser(rows[0]) : undefined;
   }
 
-  /**
-   * Marks a registration deleted: a DELETE through the gateway ended its session. A follower may
-   * have seen the agent end it a moment before (its stream's 404 comes before the DELETE's own
-   * answer): that end was this DELETE, and says so.
-   */
+  /** Marks a registration deleted: a DELETE through the gateway ended its session (browser-rows.ts markDeleted). */
   async markBrowserDeleted(sessionId: string): Promise<void> {
-    await this.db.run(
-      `UPDATE browsers SET deleted_at = COALESCE(deleted_at, ?), ended_reason = 'deleted'
-       WHERE session_id = ? AND (deleted_at IS NULL OR ended_reason = 'agent_ended')`,
-      [this.now(), sessionId],
-    );
+    await markDeleted(this.db, sessionId, this.now());
   }
 
   // ---- helpers --------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import type { QueuedEvent } from '../../src/archive/archive-writer.ts';
 import { archivedEvent } from '../../src/archive/event-row.ts';
 import { BACKENDS, GatewayRig, uniqueName } from './support/gateway-harness.ts';
 import { AgentProgram, eventually } from './support/gateway-processes.ts';
-import { gatewaySuite } from './support/gateway-suite.ts';
+import { gatewaySuite, readyTab } from './support/gateway-suite.ts';
 import { Driver, SseClient, type Tab } from '../../../test/e2e/support/harness.ts';
 
 const AGENT_TOKEN = 'agent-token-of-the-archive-tests';
@@ -75,16 +75,6 @@ async function archivedUpToDate(rig: GatewayRig, agent: { url: string; sessionId
   return seq;
 }
 
-/** A tab of the agent's browser whose console reaches the agent's stream. */
-async function readyTab(agentUrl: string, sessionId: string, browserWsUrl: string): Promise<{ driver: Driver; tab: Tab }> {
-  const driver = await Driver.connect(browserWsUrl);
-  const tab = await driver.firstPage();
-  const watcher = await SseClient.open(`${agentUrl}/browsers/${sessionId}/telemetry`, AGENT_TOKEN);
-  await tab.ready(watcher);
-  watcher.close();
-  return { driver, tab };
-}
-
 const consoleLines = (tab: Tab, prefix: string, count: number) =>
   tab.evaluate(`for (let i = 0; i < ${count}; i++) console.log(${JSON.stringify(prefix)} + '-' + i)`);
 
@@ -104,7 +94,7 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       id = agent.sessionId;
       const registered = await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN });
       if (registered.status !== 201) throw new Error(await registered.text());
-      ({ driver, tab } = await readyTab(agent.url, id, agent.browserWsUrl));
+      ({ driver, tab } = await readyTab(agent.url, id, agent.browserWsUrl, AGENT_TOKEN));
       await tab.navigate(suite.fixtures.url('/page'));
       await consoleLines(tab, uniqueName('live'), 300);
       await tab.evaluate(`console.error('first error'); console.error('second error')`);
@@ -183,7 +173,7 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       ]);
       id = agent.sessionId;
       await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN });
-      ({ driver, tab } = await readyTab(agent.url, id, agent.browserWsUrl));
+      ({ driver, tab } = await readyTab(agent.url, id, agent.browserWsUrl, AGENT_TOKEN));
       await consoleLines(tab, uniqueName('switch'), 250);
       await eventually(async () => ((await latestSeq(agent)) >= 250 ? true : undefined), 'the lines on the agent');
       const page = (await (await agentFetch(agent.url, `/browsers/${id}/telemetry/events?offset=1&limit=${ARCHIVED}`)).json()) as unknown[];
@@ -280,7 +270,7 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       client = rig.sdk();
       projectId = (await client.projects.create({ name: uniqueName('finished') })).id;
       await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN, project_id: projectId });
-      const { driver, tab } = await readyTab(agent.url, id, agent.browserWsUrl());
+      const { driver, tab } = await readyTab(agent.url, id, agent.browserWsUrl(), AGENT_TOKEN);
       await tab.navigate(suite.fixtures.url('/page'));
       await tab.evaluate(`console.error('one'); console.error('two')`);
       await tab.evaluate(`Promise.allSettled([fetch('/missing'), fetch('http://127.0.0.1:9/refused')])`);
@@ -384,7 +374,7 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       ]);
       id = agent.sessionId;
       await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN });
-      const { driver, tab } = await readyTab(agent.url, id, agent.browserWsUrl());
+      const { driver, tab } = await readyTab(agent.url, id, agent.browserWsUrl(), AGENT_TOKEN);
       await consoleLines(tab, uniqueName('vanishing'), 50);
       await archivedUpToDate(rig, agent);
       await driver.close().catch(() => undefined);

@@ -3,22 +3,18 @@
 // agent's trace is forwarded; once it was deleted and its agent is gone the trace is built from the
 // archive, and Playwright's own command line and viewer read the same session from it.
 
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_FLAGS, locateChromium } from '../../../src/browser/chromium-launcher.ts';
 import { GatewayRig } from './support/gateway-harness.ts';
 import { AgentProgram } from './support/gateway-processes.ts';
-import { gatewaySuite } from './support/gateway-suite.ts';
-import { Driver, SseClient, type Tab } from '../../../test/e2e/support/harness.ts';
+import { gatewaySuite, readyTab } from './support/gateway-suite.ts';
+import { SseClient } from '../../../test/e2e/support/harness.ts';
+import { openTraceViewer, readTraceListings } from '../../../test/e2e/support/playwright-trace.ts';
 
-const run = promisify(execFile);
-const CLI = fileURLToPath(new URL('../../../node_modules/playwright-core/cli.js', import.meta.url));
 const AGENT_TOKEN = 'agent-token-of-the-trace-tests';
 const PAGE = `<!doctype html><title>gateway trace</title><button id="b" onclick="console.error('gateway-trace-clicked')">go</button>
 <script>fetch('http://127.0.0.1:9/gateway-trace-refused').catch(() => {}); setTimeout(function gatewayThrows() { null.gatewayBoom(); }, 0);</script>`;
@@ -30,22 +26,10 @@ async function readTrace(zipBytes: Buffer): Promise<Record<string, string>> {
   try {
     const zip = join(dir, 'session.trace.zip');
     writeFileSync(zip, zipBytes);
-    const trace = (...args: string[]) => run(process.execPath, [CLI, 'trace', ...args], { cwd: dir }).then((r) => r.stdout);
-    const out: Record<string, string> = { open: await trace('open', zip) };
-    for (const name of ['actions', 'requests', 'console', 'errors']) out[name] = await trace(name);
-    return out;
+    return await readTraceListings(dir, zip);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-async function readyTab(agentUrl: string, sessionId: string, browserWsUrl: string): Promise<{ driver: Driver; tab: Tab }> {
-  const driver = await Driver.connect(browserWsUrl);
-  const tab = await driver.firstPage();
-  const watcher = await SseClient.open(`${agentUrl}/browsers/${sessionId}/telemetry`, AGENT_TOKEN);
-  await tab.ready(watcher);
-  watcher.close();
-  return { driver, tab };
 }
 
 describe('the trace through the gateway', () => {
@@ -65,7 +49,7 @@ describe('the trace through the gateway', () => {
     ]);
     id = agent.sessionId;
     expect((await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN })).status).toBe(201);
-    const { driver, tab } = await readyTab(agent.url, id, agent.browserWsUrl());
+    const { driver, tab } = await readyTab(agent.url, id, agent.browserWsUrl(), AGENT_TOKEN);
     await tab.navigate(suite.fixtures.url('/page'));
     const watcher = await SseClient.open(`${agent.url}/browsers/${id}/telemetry?replay=all`, AGENT_TOKEN);
     await watcher.waitForEvent('page_load', (e) => e.data!.url === suite.fixtures.url('/page'));
@@ -145,25 +129,8 @@ describe('the trace through the gateway', () => {
       dir = mkdtempSync(join(tmpdir(), 'bta-gateway-trace-viewer-'));
       const zip = join(dir, 'ended.trace.zip');
       writeFileSync(zip, endedZip);
-      viewer = spawn(process.execPath, [CLI, 'show-trace', '--port', '0', '--host', '127.0.0.1', zip], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => reject(new Error(`show-trace printed no URL: ${out}`)), 20_000);
-        viewer.stdout!.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-          const match = /https?:\/\/\S+/.exec(out);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match[0]);
-          }
-        });
-      });
-      const binary = await locateChromium();
-      const headless = binary.headlessFlag === '--headless';
-      const args = [...CHROMIUM_FLAGS, ...(headless ? [] : [binary.headlessFlag])];
-      browser = await chromium.launch({ executablePath: binary.path, env: { ...process.env, ...binary.env }, args, headless, timeout: 30_000 });
-      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-      await page.goto(url);
+      let page: Page;
+      ({ process: viewer, browser, page } = await openTraceViewer(zip, dir));
       const actionList = page.locator('.actions-tree-view');
       await actionList.locator('.action-title-method', { hasText: 'click #b' }).waitFor({ timeout: 20_000 });
       const actions = await actionList.innerText();

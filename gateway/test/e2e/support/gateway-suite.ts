@@ -4,7 +4,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { TestStorages } from './gateway-harness.ts';
 import { bundlePrograms, type Bundles } from './gateway-processes.ts';
-import { FixtureServer } from '../../../../test/e2e/support/harness.ts';
+import { Driver, FixtureServer, SseClient, type Tab } from '../../../../test/e2e/support/harness.ts';
 
 export interface GatewaySuite {
   readonly storages: TestStorages;
@@ -39,4 +39,14 @@ export function gatewaySuite(name: string, page: string): GatewaySuite {
       return fixtures;
     },
   };
+}
+
+/** A tab of an agent's browser whose console reaches the agent's stream (read with `agentToken`). */
+export async function readyTab(agentUrl: string, sessionId: string, browserWsUrl: string, agentToken: string): Promise<{ driver: Driver; tab: Tab }> {
+  const driver = await Driver.connect(browserWsUrl);
+  const tab = await driver.firstPage();
+  const watcher = await SseClient.open(`${agentUrl}/browsers/${sessionId}/telemetry`, agentToken);
+  await tab.ready(watcher);
+  watcher.close();
+  return { driver, tab };
 }

@@ -1,0 +1,46 @@
+// How the agent and the gateway send an export (docs/export.md): a HAR or a Playwright trace is
+// streamed as it is built, named after the session; a failure once streaming has begun can only
+// be logged (the status is gone), a trace over the size cap is 413 before the first byte.
+
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { checkTraceSize, traceArchive, type TraceEventSource, type TraceRequest } from '../export/trace-archive.ts';
+import type { EventFilter } from '../stream/event-filter.ts';
+import { TRACE_MAX_EVENT_BYTES, tooLarge } from './trace-errors.ts';
+
+/** Streams a HAR document from its `pieces` as `<sessionId>.har`; `what` names it in the log. */
+export function sendHar(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  pieces: Iterable<string> | AsyncIterable<string>,
+  sessionId: string,
+  what: string,
+): FastifyReply {
+  const body = Readable.from(pieces, { objectMode: false });
+  body.on('error', (err) => request.log.warn({ err: err.message }, `${what} failed while streaming`));
+  return reply.type('application/json; charset=utf-8').header('Content-Disposition', `attachment; filename="${sessionId}.har"`).send(body);
+}
+
+/** Which trace to send: the session's, the export window's filter, and who made it. */
+export interface TraceOf {
+  sessionId: string;
+  filter: EventFilter | undefined;
+  creator: { name: string; version: string };
+}
+
+/**
+ * Checks the size cap (413, TRACE_MAX_EVENT_BYTES), then streams the trace archive of `source`
+ * as `<sessionId>.trace.zip`; `what` names it in the log.
+ */
+export async function sendTrace(request: FastifyRequest, reply: FastifyReply, source: TraceEventSource, trace: TraceOf, what: string): Promise<FastifyReply> {
+  const traceRequest: TraceRequest = {
+    sessionId: trace.sessionId,
+    targetIds: trace.filter?.targetIds,
+    navSeqs: trace.filter?.navSeqs,
+    creator: trace.creator,
+    maxBytes: TRACE_MAX_EVENT_BYTES,
+  };
+  await checkTraceSize(source, traceRequest).catch(tooLarge);
+  const body = traceArchive(source, traceRequest, (err) => request.log.warn({ err: err.message }, `${what} failed while streaming`));
+  return reply.type('application/zip').header('Content-Disposition', `attachment; filename="${traceRequest.sessionId}.trace.zip"`).send(body);
+}
