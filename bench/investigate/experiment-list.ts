@@ -25,8 +25,7 @@ export const EXPERIMENTS: Record<string, Experiment> = {
     env: { MALLOC_ARENA_MAX: '' },
   },
   'mmap-threshold-128k': {
-    about:
-      'glibc malloc with a fixed 128 KiB mmap threshold (MALLOC_MMAP_THRESHOLD_) instead of the deployed 64 KiB',
+    about: 'glibc malloc with a fixed 128 KiB mmap threshold (MALLOC_MMAP_THRESHOLD_) instead of the deployed 64 KiB',
     nodeFlags: [],
     env: { MALLOC_MMAP_THRESHOLD_: '131072' },
   },
