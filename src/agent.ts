@@ -164,7 +164,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     });
   }
   step('kmsg');
-  const kmsg = KmsgReader.start({ logger, onOomKill: (kill) => operational.emit('system_oom_kill', kill) });
+  const kmsg = KmsgReader.start({ logger, onOomKill: (kill, ageUs) => operational.emit('system_oom_kill', kill, clock.nowUs() - ageUs) });
   cleanup.push('kmsg', () => kmsg?.close());
   const recorder = new ControlRecorder(sink, clock, () => telemetryConfig, linker);
   let reconnects = 0;

@@ -1,7 +1,9 @@
 // Follows the kernel log (/dev/kmsg) for OOM kills (docs/events.md "Failure signals"). The device is
-// opened non-blocking and read on a 1 s timer until it has nothing more: one read() system call
-// per second while the kernel is quiet, no thread parked in a blocking read. Each read() returns
-// one record. What the kernel logged before the agent started is skipped at open.
+// opened non-blocking and read on a 5 s timer until it has nothing more: one read() system call
+// every 5 s while the kernel is quiet, no thread parked in a blocking read (an idle agent's
+// wake-ups are its cost: docs/performance.md "Idle"). Each read() returns one record, stamped by
+// the kernel, so a kill keeps the time it happened however late the poll reads it. What the
+// kernel logged before the agent started is skipped at open.
 //
 // Reading it needs root or CAP_SYSLOG (with kernel.dmesg_restrict=1); without, the agent logs one
 // line at start and system_oom_kill stays off.
@@ -9,16 +11,17 @@
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { SystemOomKillData } from '../../injected/schema.ts';
-import { kmsgMessage, OomKillParser } from './oom-kill-parser.ts';
+import { kmsgMessage, kmsgTimestampUs, OomKillParser } from './oom-kill-parser.ts';
 
 export const KMSG_PATH = '/dev/kmsg';
-export const KMSG_POLL_MS = 1000;
+export const KMSG_POLL_MS = 5000;
 /** A record is at most about 8 KiB (the kernel's CONSOLE_EXT_LOG_MAX). */
 const RECORD_BYTES = 16 * 1024;
 
 export interface KmsgReaderOptions {
   logger: Logger;
-  onOomKill(kill: SystemOomKillData): void;
+  /** `ageUs`: how long ago the kernel logged the kill's last record (its time is now − ageUs). */
+  onOomKill(kill: SystemOomKillData, ageUs: number): void;
   path?: string;
   pollMs?: number;
 }
@@ -78,10 +81,15 @@ export class KmsgReader {
       }
       if (n === 0) return;
       if (!parse) continue;
-      const message = kmsgMessage(this.buffer.toString('utf8', 0, n));
+      const record = this.buffer.toString('utf8', 0, n);
+      const message = kmsgMessage(record);
       if (message === undefined) continue;
       const kill = this.parser.push(message);
-      if (kill) this.options.onOomKill(kill);
+      if (!kill) continue;
+      const loggedUs = kmsgTimestampUs(record);
+      // The record's stamp and hrtime are both microseconds on the kernel's monotonic clock.
+      const ageUs = loggedUs === undefined ? 0 : Math.max(0, Number(process.hrtime.bigint() / 1000n) - loggedUs);
+      this.options.onOomKill(kill, ageUs);
     }
   }
 }

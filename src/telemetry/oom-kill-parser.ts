@@ -139,6 +139,12 @@ export function kmsgMessage(record: string): string | undefined {
   return unescapeKmsg(record.slice(semi + 1, end === -1 ? undefined : end));
 }
 
+/** A record's time: `prio,seq,usec,flags[,...];message`, microseconds since boot; undefined when malformed. */
+export function kmsgTimestampUs(record: string): number | undefined {
+  const match = /^\d+,\d+,(\d+),/.exec(record);
+  return match === null ? undefined : Number(match[1]);
+}
+
 /** /dev/kmsg escapes non-printable bytes as `\xNN`. */
 function unescapeKmsg(text: string): string {
   return text.includes('\\x') ? text.replace(/\\x([0-9a-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))) : text;

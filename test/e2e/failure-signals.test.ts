@@ -109,9 +109,13 @@ describe('failure signals', () => {
         stdio: 'ignore',
       });
       const exit = await new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+      const exitedAtUs = Date.now() * 1000;
       expect(exit).toBe('SIGKILL');
       const kill = await rig.stream.waitForEvent('system_oom_kill', (e) => e.data?.pid === child.pid);
       expect(kill.category).toBe('system');
+      // Stamped when the kernel logged it (the poll runs every 5 s), just before the exit was seen.
+      expect(kill.ts).toBeLessThanOrEqual(exitedAtUs + 50_000);
+      expect(kill.ts).toBeGreaterThan(exitedAtUs - 2_000_000);
       expect(kill.data).toMatchObject({ process_name: 'node', constraint: 'memcg', trigger_process_name: 'node' });
       expect(kill.data!.rss_kb).toBeGreaterThan(32 * 1024);
       expect(kill.data!.oom_memcg).toContain(`bta-oom-${process.pid}`);

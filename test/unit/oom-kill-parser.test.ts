@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { SystemOomKillData } from '../../injected/schema.ts';
-import { kmsgMessage, OomKillParser } from '../../src/telemetry/oom-kill-parser.ts';
+import { kmsgMessage, kmsgTimestampUs, OomKillParser } from '../../src/telemetry/oom-kill-parser.ts';
 
 function killsIn(fixture: string): SystemOomKillData[] {
   const parser = new OomKillParser();
@@ -107,5 +107,12 @@ describe('OomKillParser', () => {
   it('unescapes a record and drops its continuation lines', () => {
     expect(kmsgMessage('6,10,5,-;a\\x0ab\n SUBSYSTEM=x')).toBe('a\nb');
     expect(kmsgMessage('no separator')).toBeUndefined();
+  });
+
+  it("reads a record's kernel time, in microseconds since boot", () => {
+    expect(kmsgTimestampUs('3,2817,12744062154,-;Out of memory: Killed process 2817 (chrome)')).toBe(12744062154);
+    expect(kmsgTimestampUs('6,10,5,c,caller=T1;a')).toBe(5);
+    expect(kmsgTimestampUs('no separator')).toBeUndefined();
+    expect(kmsgTimestampUs('6,x,5,-;a')).toBeUndefined();
   });
 });
