@@ -6,9 +6,9 @@
 // The agent is a stand-in that writes one SSE frame every 50 ms for as long as it is asked.
 
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './support/gateway-harness.ts';
+import { listenLocally, closeWithConnections } from './support/local-server.ts';
 
 const TICK_MS = 50;
 /** The re-check period of the gateway under test (the default is 30 s). */
@@ -36,14 +36,12 @@ class TickingAgent {
   url = '';
 
   async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await listenLocally(this.server);
     return this;
   }
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  close(): Promise<void> {
+    return closeWithConnections(this.server);
   }
 }
 

@@ -8,11 +8,11 @@
 // pushing back, the producer would get all of it out, and the test would fail.
 
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../../src/agent.ts';
 import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './support/gateway-harness.ts';
 import { consoleText, Driver, SseClient, type Tab } from '../../../test/e2e/support/harness.ts';
+import { listenLocally, closeWithConnections } from './support/local-server.ts';
 
 const AGENT_TOKEN = 'agent-token-for-the-stream-tests';
 const FLOOD = 20_000;
@@ -67,8 +67,7 @@ class FloodingAgent {
   url = '';
 
   async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await listenLocally(this.server);
     return this;
   }
 
@@ -97,9 +96,8 @@ class FloodingAgent {
     if (!res.destroyed) res.end();
   }
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  close(): Promise<void> {
+    return closeWithConnections(this.server);
   }
 }
 

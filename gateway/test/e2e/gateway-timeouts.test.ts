@@ -9,9 +9,10 @@
 // The gateway runs with short limits (300 ms) so that the tests take seconds.
 
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './support/gateway-harness.ts';
+import { listenLocally, closeWithConnections } from './support/local-server.ts';
 
 const RESPONSE_TIMEOUT_MS = 300;
 const IDLE_TIMEOUT_MS = 300;
@@ -43,8 +44,7 @@ class SilentAgent {
   }
 
   async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await listenLocally(this.server);
     return this;
   }
 
@@ -87,14 +87,12 @@ class StallingAgent {
   }
 
   async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await listenLocally(this.server);
     return this;
   }
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  close(): Promise<void> {
+    return closeWithConnections(this.server);
   }
 }
 
@@ -111,8 +109,7 @@ class FloodingAgent {
   constructor(private readonly frames: number) {}
 
   async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await listenLocally(this.server);
     return this;
   }
 
@@ -130,9 +127,8 @@ class FloodingAgent {
     res.end();
   }
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  close(): Promise<void> {
+    return closeWithConnections(this.server);
   }
 }
 
@@ -381,14 +377,12 @@ class SlowBatchAgent {
   constructor(private readonly delayMs: number) {}
 
   async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await listenLocally(this.server);
     return this;
   }
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  close(): Promise<void> {
+    return closeWithConnections(this.server);
   }
 }
 
