@@ -12,6 +12,7 @@ await bundle({
     'bench-bare-client': 'bench/clients/bare-client.ts',
     'bench-playwright-client': 'bench/clients/playwright-client.ts',
     'bench-subscribers': 'bench/clients/subscribers.ts',
+    'bench-probe-floor': 'bench/clients/probe-floor.ts',
     'bench-agent-cli': 'src/main.ts',
   },
   outdir: '.tmp',

@@ -29,6 +29,7 @@ export const LAYERS = [
       'src/shutdown.ts',
       'src/cleanup-stack.ts',
       'src/host-names.ts',
+      'src/heartbeat.ts',
       'src/generated/',
     ],
   },

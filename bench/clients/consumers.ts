@@ -269,6 +269,23 @@ export class PlaywrightClient {
   }
 }
 
+/** bench/clients/probe-floor.ts: a process doing only the agent's health probe (the idle floor). */
+export class ProbeFloor {
+  private constructor(private readonly child: ChildProcess) {}
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  static start(wsUrl: string): ProbeFloor {
+    return new ProbeFloor(spawnOwned(process.execPath, [sibling('probe-floor'), wsUrl], { stdio: ['ignore', 'ignore', 'inherit'] }));
+  }
+
+  async stop(): Promise<void> {
+    await stopChild(this.child, 3000);
+  }
+}
+
 /** bench/clients/subscribers.ts: one long-lived process holding the SSE readers of a measurement. */
 export class Subscribers {
   private constructor(private readonly peer: IpcPeer) {}

@@ -397,7 +397,7 @@ export function evaluateBudget(results: Results): BudgetLine[] {
     lines.push({
       line: `idle agent CPU (${IDLE_TABS} idle tabs, ${idle.options.durationS} s)`,
       limit: '≤ 0.1% of a core',
-      measured: `${f(w.cpuPercent, 3)}% (${f(w.mainWakeupsPerSecond, 1)} wake-ups/s of the event loop, ${f(w.wakeupsPerSecond, 1)} of all threads)`,
+      measured: `${f(w.cpuPercent, 3)}% (${f(w.mainWakeupsPerSecond, 1)} wake-ups/s of the event loop, ${f(w.wakeupsPerSecond, 1)} of all threads; the probe floor ${f(w.floorCpuPercent, 3)}%)`,
       pass: w.cpuPercent <= 0.1,
     });
   }

@@ -5,10 +5,11 @@
 // idle process spends far less than `stat`'s 10 ms ticks); wake-ups are context switches, of the
 // event-loop thread and of all threads. The browser's health probe wakes the agent once a second
 // by design (1 s interval, 2 s timeout); nothing else should. Chromium's own CPU over the window
-// is reported beside it.
+// is reported beside it, and so is the floor: a process doing only that probe
+// (bench/clients/probe-floor.ts), over the same window, for what this machine charges for it.
 
 import { BenchBrowser } from '../clients/chromium.ts';
-import { AgentCli } from '../clients/consumers.ts';
+import { AgentCli, ProbeFloor } from '../clients/consumers.ts';
 import type { BenchContext } from '../lib/context.ts';
 import { sleep, statusBytes, threadActivity, treeCpuSeconds } from '../lib/processes.ts';
 
@@ -40,6 +41,9 @@ export interface IdleWindow {
   browserCpuPercent: number;
   /** Frames the subscriber received in the window (keepalives are not frames). */
   frames: number;
+  /** The probe floor's CPU over the same window, % of one core, and its wake-ups per second. */
+  floorCpuPercent: number;
+  floorWakeupsPerSecond: number;
 }
 
 export interface IdleResult {
@@ -56,15 +60,18 @@ export async function runIdle(ctx: BenchContext, options: IdleOptions): Promise<
     try {
       for (const url of urls.slice(1)) await browser.openTab(url);
       const agent = await AgentCli.start(browser.httpUrl);
+      const floor = ProbeFloor.start(browser.wsUrl);
       try {
         await ctx.subscribers.open({ url: agent.streamUrl, readers: 1, stalled: 0, countOnly: true });
         await sleep(options.warmupS * 1000);
         const frames0 = (await ctx.subscribers.stats())[0]?.frames ?? 0;
         const a0 = threadActivity(agent.pid);
+        const f0 = threadActivity(floor.pid);
         const b0 = treeCpuSeconds(browser.pid);
         const t0 = process.hrtime.bigint();
         await sleep(options.durationS * 1000);
         const a1 = threadActivity(agent.pid);
+        const f1 = threadActivity(floor.pid);
         const b1 = treeCpuSeconds(browser.pid);
         const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
         const frames1 = (await ctx.subscribers.stats())[0]?.frames ?? 0;
@@ -83,14 +90,16 @@ export async function runIdle(ctx: BenchContext, options: IdleOptions): Promise<
           externalBytes: gauge('bta_nodejs_external_memory_bytes'),
           browserCpuPercent: ((b1 - b0) / seconds) * 100,
           frames: frames1 - frames0,
+          floorCpuPercent: ((f1.cpuNs - f0.cpuNs) / 1e9 / seconds) * 100,
+          floorWakeupsPerSecond: (f1.switches - f0.switches) / seconds,
         };
         windows.push(w);
         ctx.log(
-          `[idle] ${IDLE_TABS} idle tabs, ${seconds.toFixed(0)} s: agent ${w.cpuPercent.toFixed(3)}% of a core, ${w.mainWakeupsPerSecond.toFixed(1)} wake-ups/s of its event loop (${w.wakeupsPerSecond.toFixed(1)} all threads), RSS ${(w.rssBytes / 2 ** 20).toFixed(0)} MB (heap ${(w.heapUsedBytes / 2 ** 20).toFixed(1)} of ${(w.heapTotalBytes / 2 ** 20).toFixed(1)} MB, external ${(w.externalBytes / 2 ** 20).toFixed(1)} MB), ${w.frames} frames`,
+          `[idle] ${IDLE_TABS} idle tabs, ${seconds.toFixed(0)} s: agent ${w.cpuPercent.toFixed(3)}% of a core, ${w.mainWakeupsPerSecond.toFixed(1)} wake-ups/s of its event loop (${w.wakeupsPerSecond.toFixed(1)} all threads), RSS ${(w.rssBytes / 2 ** 20).toFixed(0)} MB (heap ${(w.heapUsedBytes / 2 ** 20).toFixed(1)} of ${(w.heapTotalBytes / 2 ** 20).toFixed(1)} MB, external ${(w.externalBytes / 2 ** 20).toFixed(1)} MB), ${w.frames} frames; the probe floor ${w.floorCpuPercent.toFixed(3)}% at ${w.floorWakeupsPerSecond.toFixed(1)} wake-ups/s`,
         );
       } finally {
         await ctx.subscribers.closeAll();
-        await agent.stop();
+        await Promise.all([agent.stop(), floor.stop()]);
       }
     } finally {
       await browser.close();

@@ -8,6 +8,7 @@ import { CdpConnection, resolveBrowserWsUrl } from './cdp-connection.ts';
 import { mayFail } from './cdp-errors.ts';
 import { ChromiumProcess, ChromiumStartupExitError, locateChromium, type ChromiumBinary } from './chromium-launcher.ts';
 import { Reconnector, type Backoff } from './reconnector.ts';
+import { heartbeat } from '../heartbeat.ts';
 
 export type DisconnectReason = 'browser_closed' | 'socket_closed' | 'unresponsive';
 
@@ -62,7 +63,7 @@ const EXIT_GRACE_MS = 300;
 export class BrowserLink {
   private current: CdpConnection | undefined;
   private chromium: ChromiumProcess | undefined;
-  private probeTimer: NodeJS.Timeout | undefined;
+  private stopProbeBeat: (() => void) | undefined;
   private readonly reconnector: Reconnector;
   private closed = false;
   private wsUrl = '';
@@ -235,31 +236,33 @@ export class BrowserLink {
     this.reconnector.start();
   }
 
+  /**
+   * Probes on the process's shared beat (src/heartbeat.ts), so the kernel log's poll and the hang
+   * probe wake the agent in the same wake-up. A beat while the last probe waits for its answer
+   * sends nothing: a freeze right after an answer is seen one interval plus the timeout later.
+   */
   private startProbe(connection: CdpConnection): void {
     const interval = this.options.probeIntervalMs ?? PROBE_INTERVAL_MS;
     const timeout = this.options.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
+    let waiting = false;
     const probe = async () => {
-      this.probeTimer = undefined;
-      if (this.current !== connection) return;
+      if (this.current !== connection || waiting) return;
+      waiting = true;
       const answered = await withTimeout(connection.send('Browser.getVersion'), timeout).then(
         () => true,
         (err: unknown) => !(err instanceof ProbeTimeout),
       );
+      waiting = false;
       if (this.current !== connection) return;
-      if (!answered) {
-        this.lose(connection, 'unresponsive');
-        return;
-      }
-      this.probeTimer = setTimeout(() => void probe(), interval);
-      this.probeTimer.unref();
+      if (!answered) this.lose(connection, 'unresponsive');
     };
-    this.probeTimer = setTimeout(() => void probe(), interval);
-    this.probeTimer.unref();
+    this.stopProbe();
+    this.stopProbeBeat = heartbeat(interval).every(1, () => void probe());
   }
 
   private stopProbe(): void {
-    if (this.probeTimer) clearTimeout(this.probeTimer);
-    this.probeTimer = undefined;
+    this.stopProbeBeat?.();
+    this.stopProbeBeat = undefined;
   }
 }
 

@@ -1,6 +1,9 @@
 // Hung tabs (docs/events.md "Failure signals"): an active tab's main thread is asked a trivial
 // question (`Runtime.evaluate` of `0`, which waits for the renderer's main thread; commands such as
-// `DOM.getDocument` are answered while a script runs) once a second. An answer that does not come
+// `DOM.getDocument` are answered while a script runs) once a second. One timer serves every tab, the
+// process's shared beat (src/heartbeat.ts) that also runs the browser's health probe: each beat
+// probes all the active tabs with no probe unanswered, so active tabs cost the agent no wake-up of
+// their own (docs/performance.md "Idle"). An answer that does not come
 // within the threshold gives page_unresponsive; the same probe's late answer gives page_responsive
 // with how long the tab did not answer. No new probe is sent while one is unanswered, so a hung
 // tab costs nothing more.
@@ -15,6 +18,7 @@
 // its own). A crashed tab is not probed until its next document.
 
 import type { Protocol } from 'devtools-protocol';
+import { heartbeat } from '../heartbeat.ts';
 import { isTargetGone } from '../browser/cdp-errors.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
@@ -40,7 +44,7 @@ interface TabProbe {
   state: TargetState;
   /** performance.now() of the tab's last activity. */
   lastActivity: number;
-  /** Next probe, or the unanswered probe's threshold timer. */
+  /** The unanswered probe's threshold timer. */
   timer: NodeJS.Timeout | undefined;
   /** performance.now() when the unanswered probe was sent. */
   sentAt: number | undefined;
@@ -54,6 +58,8 @@ const PROBE = { expression: '0', silent: true, returnByValue: true } as const;
 export class HangFamily implements TelemetryFamily {
   private host!: FamilyHost;
   private readonly probes = new Map<string, TabProbe>();
+  /** Unsubscribes from the beat; set only while some tab is active. */
+  private stopBeat: (() => void) | undefined;
   private disposed = false;
 
   constructor(
@@ -75,7 +81,7 @@ export class HangFamily implements TelemetryFamily {
     const probe = this.probes.get(tab.sessionId);
     if (!probe) return;
     probe.lastActivity = performance.now();
-    if (probe.timer === undefined && probe.sentAt === undefined) this.schedule(probe);
+    this.schedule();
   }
 
   setUpTarget(state: TargetState): Array<Promise<unknown>> {
@@ -108,6 +114,8 @@ export class HangFamily implements TelemetryFamily {
 
   dispose(): void {
     this.disposed = true;
+    this.stopBeat?.();
+    this.stopBeat = undefined;
     for (const probe of this.probes.values()) clearTimeout(probe.timer);
     this.probes.clear();
   }
@@ -123,7 +131,7 @@ export class HangFamily implements TelemetryFamily {
       crashed: false,
     };
     this.probes.set(state.target.sessionId, probe);
-    this.schedule(probe);
+    this.schedule();
   }
 
   private unwatch(state: TargetState): void {
@@ -133,21 +141,38 @@ export class HangFamily implements TelemetryFamily {
     this.probes.delete(state.target.sessionId);
   }
 
-  private schedule(probe: TabProbe): void {
-    probe.timer = setTimeout(() => this.send(probe), HANG_PROBE_PERIOD_MS);
-    probe.timer.unref();
+  /** Joins the beat unless it is on it. */
+  private schedule(): void {
+    if (this.stopBeat !== undefined || this.disposed) return;
+    this.stopBeat = heartbeat(HANG_PROBE_PERIOD_MS).every(1, () => this.probeActiveTabs());
   }
 
   private isCurrent(probe: TabProbe): boolean {
     return !this.disposed && this.probes.get(probe.state.target.sessionId) === probe;
   }
 
-  private send(probe: TabProbe): void {
-    probe.timer = undefined;
-    if (!this.isCurrent(probe)) return;
-    const sentAt = performance.now();
-    // Quiet for the whole window: no more probes until its next activity.
-    if (sentAt - probe.lastActivity > HANG_ACTIVE_WINDOW_MS) return;
+  /**
+   * One beat: every tab active within the window and not waiting for an answer is probed. The
+   * family stays on the beat while it probed a tab; a tab waiting for an answer joins it again
+   * when the answer comes. When no tab is active it leaves the beat until the next activity.
+   */
+  private probeActiveTabs(): void {
+    if (this.disposed) return;
+    const now = performance.now();
+    let probed = false;
+    for (const probe of this.probes.values()) {
+      // Quiet for the whole window: no more probes until its next activity.
+      if (probe.sentAt !== undefined || now - probe.lastActivity > HANG_ACTIVE_WINDOW_MS) continue;
+      probed = true;
+      this.send(probe, now);
+    }
+    if (!probed) {
+      this.stopBeat?.();
+      this.stopBeat = undefined;
+    }
+  }
+
+  private send(probe: TabProbe, sentAt: number): void {
     probe.sentAt = sentAt;
     probe.timer = setTimeout(() => this.overdue(probe), this.thresholdMs);
     probe.timer.unref();
@@ -156,6 +181,7 @@ export class HangFamily implements TelemetryFamily {
       (err: unknown) => {
         if (isTargetGone(err, probe.state.target)) {
           clearTimeout(probe.timer);
+          if (this.isCurrent(probe)) this.probes.delete(probe.state.target.sessionId);
           return;
         }
         // An error answer (a crashed renderer, a context being replaced) is an answer too.
@@ -176,6 +202,7 @@ export class HangFamily implements TelemetryFamily {
   private answered(probe: TabProbe): void {
     if (!this.isCurrent(probe) || probe.sentAt === undefined) return;
     clearTimeout(probe.timer);
+    probe.timer = undefined;
     const took = performance.now() - probe.sentAt;
     probe.sentAt = undefined;
     if (probe.unresponsive) {
@@ -190,7 +217,7 @@ export class HangFamily implements TelemetryFamily {
         );
       }
     }
-    this.schedule(probe);
+    this.schedule();
   }
 
   private setDialog(state: TargetState, open: boolean): void {

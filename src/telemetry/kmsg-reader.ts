@@ -1,7 +1,8 @@
 // Follows the kernel log (/dev/kmsg) for OOM kills (docs/events.md "Failure signals"). The device is
-// opened non-blocking and read on a 5 s timer until it has nothing more: one read() system call
-// every 5 s while the kernel is quiet, no thread parked in a blocking read (an idle agent's
-// wake-ups are its cost: docs/performance.md "Idle"). Each read() returns one record, stamped by
+// opened non-blocking and read every 5 s until it has nothing more: one read() system call every
+// 5 s while the kernel is quiet, no thread parked in a blocking read, and on the process's shared
+// 1 s beat (src/heartbeat.ts), so the poll costs no wake-up of its own (an idle agent's wake-ups are
+// its cost: docs/performance.md "Idle"). Each read() returns one record, stamped by
 // the kernel, so a kill keeps the time it happened however late the poll reads it. What the
 // kernel logged before the agent started is skipped at open.
 //
@@ -11,10 +12,13 @@
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { SystemOomKillData } from '../../injected/schema.ts';
+import { heartbeat } from '../heartbeat.ts';
 import { kmsgMessage, kmsgTimestampUs, OomKillParser } from './oom-kill-parser.ts';
 
 export const KMSG_PATH = '/dev/kmsg';
 export const KMSG_POLL_MS = 5000;
+/** The beat the poll runs on: the browser health probe's (src/browser/browser-link.ts). */
+const KMSG_BEAT_MS = 1000;
 /** A record is at most about 8 KiB (the kernel's CONSOLE_EXT_LOG_MAX). */
 const RECORD_BYTES = 16 * 1024;
 
@@ -23,12 +27,11 @@ export interface KmsgReaderOptions {
   /** `ageUs`: how long ago the kernel logged the kill's last record (its time is now − ageUs). */
   onOomKill(kill: SystemOomKillData, ageUs: number): void;
   path?: string;
-  pollMs?: number;
 }
 
 export class KmsgReader {
   private fd: number | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private stopPolling: (() => void) | undefined;
   private readonly parser = new OomKillParser();
   private readonly buffer = Buffer.allocUnsafe(RECORD_BYTES);
 
@@ -48,14 +51,13 @@ export class KmsgReader {
     reader.fd = fd;
     // Skip what was logged before: only kills from now on are this session's.
     reader.drain(false);
-    reader.timer = setInterval(() => reader.drain(true), options.pollMs ?? KMSG_POLL_MS);
-    reader.timer.unref();
+    reader.stopPolling = heartbeat(KMSG_BEAT_MS).every(KMSG_POLL_MS / KMSG_BEAT_MS, () => reader.drain(true));
     return reader;
   }
 
   close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.stopPolling?.();
+    this.stopPolling = undefined;
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
