@@ -13,8 +13,10 @@ import { chromium } from 'playwright-core';
 import { pushEvent, serveIpc } from '../lib/ipc.ts';
 
 export interface PlaywrightClientOptions {
-  /** The browser's `ws://.../devtools/browser/<id>`. */
+  /** The browser's `ws://.../devtools/browser/<id>`, or the agent's URL (its CDP endpoint). */
   wsUrl: string;
+  /** Sent with the connection: the agent's `Authorization` when connecting through it. */
+  headers?: Record<string, string>;
 }
 
 export interface PlaywrightStats {
@@ -26,7 +28,7 @@ export interface PlaywrightStats {
 }
 
 const options = JSON.parse(process.argv[2] ?? '{}') as PlaywrightClientOptions;
-const browser = await chromium.connectOverCDP(options.wsUrl);
+const browser = await chromium.connectOverCDP(options.wsUrl, options.headers ? { headers: options.headers } : {});
 const stats: PlaywrightStats = { pages: 0, requests: 0, console: 0 };
 // Listeners as a test or a scraper has them: each request and console message becomes an object
 // in this process, as in a user's. (Playwright builds them whether or not anyone listens.)

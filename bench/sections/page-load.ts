@@ -16,7 +16,7 @@
 import os from 'node:os';
 import { BenchBrowser } from '../clients/chromium.ts';
 import type { CdpFeatures } from '../clients/bare-client.ts';
-import { AgentCli, AgentHost, BareClient, PlaywrightClient, agentMetrics, type AgentMetrics } from '../clients/consumers.ts';
+import { AgentCli, AgentHost, BareClient, PlaywrightClient, TOKEN, agentMetrics, type AgentMetrics } from '../clients/consumers.ts';
 import { CUT_ENV } from '../../src/telemetry/cdp-cuts.ts';
 import { rotate, type BenchContext } from '../lib/context.ts';
 import { cpuSeconds, monoMs, pinTo, sleep, treeCpu } from '../lib/processes.ts';
@@ -50,6 +50,10 @@ export const LOAD_MODES = {
   pw: '(p) Playwright connected over CDP, following every page',
   pwagent: '(c+p) agent, all, beside Playwright',
   bare2: '(b+b) two bare clients on the same tabs',
+  // The agent beside automation that connects through the agent's CDP endpoint, and the floor of
+  // an agent that reused such a client's events (docs/decisions.md "The agent beside automation").
+  pwproxy: "(c+p-proxy) agent, all, Playwright connected through the agent's CDP endpoint",
+  pwattach: '(p+attach) Playwright beside a client that only auto-attaches (the floor of reusing its events)',
   // The agent without one of its CDP cuts (src/telemetry/cdp-cuts.ts).
   bufcut: '(c-bufcut) agent, all, 1-byte renderer body buffers (BTA_CUT_RENDERER_BUFFERS=on: loses fetched request bodies)',
   alldomains: '(c-domains) agent, all, Runtime on every target type (BTA_CUT_DOMAINS_BY_TYPE=off)',
@@ -94,6 +98,8 @@ const FEATURE_ARMS: Partial<Record<LoadMode, CdpFeatures>> = {
 export const LOAD_MODE_SETS: Record<string, LoadMode[]> = {
   // (c)/(a), (c)/(b), (c+p)/(p), (b+b)/(b).
   automation: ['none', 'bare', 'agent', 'pw', 'pwagent', 'bare2'],
+  // What the agent beside automation costs, and what reusing the automation's events could save.
+  beside: ['pw', 'pwagent', 'pwproxy', 'pwattach'],
   // Chromium's price by CDP feature, every arm against (a).
   split: ['none', ...(Object.keys(FEATURE_ARMS) as LoadMode[])],
   // The agent with and without each cut.
@@ -110,6 +116,9 @@ const COMPARISONS: Array<[LoadMode, LoadMode]> = [
   ['pw', 'none'],
   ['pwagent', 'pw'],
   ['pwagent', 'none'],
+  ['pwproxy', 'pw'],
+  ['pwattach', 'pw'],
+  ['pwproxy', 'pwagent'],
   ['bare2', 'bare'],
   // A cut's effect: below 1 when it pays ((c-bufcut)/(c), (c)/(c-domains)).
   ['bufcut', 'agent'],
@@ -121,7 +130,7 @@ const COMPARISONS: Array<[LoadMode, LoadMode]> = [
   ['f-world', 'f-pagert'],
 ];
 /** Modes not compared with (b). */
-const NOT_OVER_BARE: ReadonlySet<LoadMode> = new Set(['none', 'bare', 'pw', 'pwagent', ...(Object.keys(FEATURE_ARMS) as LoadMode[])]);
+const NOT_OVER_BARE: ReadonlySet<LoadMode> = new Set(['none', 'bare', 'pw', 'pwagent', 'pwproxy', 'pwattach', ...(Object.keys(FEATURE_ARMS) as LoadMode[])]);
 
 const NETWORK_ONLY = JSON.stringify({ browser: { console: { enabled: false }, page: { enabled: false }, interaction: { enabled: false } } });
 const NO_PAGE_SCRIPT = JSON.stringify({ browser: { page: { enabled: false }, interaction: { enabled: false } } });
@@ -145,6 +154,7 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   // Not a CLI: an agent host process kept for the whole section (start() below).
   warm: [],
   pwagent: [],
+  pwproxy: [],
   bufcut: [],
   alldomains: [],
 };
@@ -340,6 +350,33 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         await pw.stop();
       });
       return { ...block, otherPids: [pw.pid] };
+    }
+    if (mode === 'pwproxy') {
+      // The agent is there first; the user's automation connects through its CDP endpoint.
+      const agent = await AgentCli.start(browser.httpUrl, [], profileDirOf(mode));
+      const pw = await PlaywrightClient.start({ wsUrl: agent.url, headers: { Authorization: `Bearer ${TOKEN}` } }).catch(async (err: unknown) => {
+        await agent.stop();
+        throw err;
+      });
+      const block = await agentBlock(agent.pid, agent.streamUrl, agent.url, async () => {
+        await pw.stop();
+        await agent.stop();
+      });
+      return { ...block, otherPids: [pw.pid] };
+    }
+    if (mode === 'pwattach') {
+      const pw = await PlaywrightClient.start({ wsUrl: browser.wsUrl });
+      const attach = await BareClient.start({ wsUrl: browser.wsUrl, features: {} }).catch(async (err: unknown) => {
+        await pw.stop();
+        throw err;
+      });
+      return {
+        pid: attach.pid,
+        otherPids: [pw.pid],
+        stop: async () => {
+          await Promise.all([attach.stop(), pw.stop()]);
+        },
+      };
     }
     if (mode === 'bare') return BareClient.start({ wsUrl: browser.wsUrl });
     if (mode === 'baredurable') return BareClient.start({ wsUrl: browser.wsUrl, durable: true });
