@@ -239,25 +239,32 @@ export class BrowserLink {
   /**
    * Probes on the process's shared beat (src/heartbeat.ts), so the kernel log's poll and the hang
    * probe wake the agent in the same wake-up. A beat while the last probe waits for its answer
-   * sends nothing: a freeze right after an answer is seen one interval plus the timeout later.
+   * sends nothing; the timeout is counted in beats too (2 s: the second beat after the probe), so
+   * a probe costs no timer of its own. A freeze right after an answer is seen one interval plus
+   * the timeout later (docs/operations.md "Health").
    */
   private startProbe(connection: CdpConnection): void {
     const interval = this.options.probeIntervalMs ?? PROBE_INTERVAL_MS;
-    const timeout = this.options.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
-    let waiting = false;
-    const probe = async () => {
-      if (this.current !== connection || waiting) return;
-      waiting = true;
-      const answered = await withTimeout(connection.send('Browser.getVersion'), timeout).then(
-        () => true,
-        (err: unknown) => !(err instanceof ProbeTimeout),
-      );
-      waiting = false;
+    const timeoutBeats = Math.max(1, Math.ceil((this.options.probeTimeoutMs ?? PROBE_TIMEOUT_MS) / interval));
+    let beats = 0;
+    /** The beat the unanswered probe was sent at. */
+    let sentAt: number | undefined;
+    const answered = () => {
+      sentAt = undefined;
+    };
+    const onBeat = () => {
       if (this.current !== connection) return;
-      if (!answered) this.lose(connection, 'unresponsive');
+      beats++;
+      if (sentAt === undefined) {
+        sentAt = beats;
+        // An error answer (not a timeout) is an answer: the browser's thread is alive.
+        connection.send('Browser.getVersion').then(answered, answered);
+      } else if (beats - sentAt >= timeoutBeats) {
+        this.lose(connection, 'unresponsive');
+      }
     };
     this.stopProbe();
-    this.stopProbeBeat = heartbeat(interval).every(1, () => void probe());
+    this.stopProbeBeat = heartbeat(interval).every(1, onBeat);
   }
 
   private stopProbe(): void {
@@ -265,8 +272,6 @@ export class BrowserLink {
     this.stopProbeBeat = undefined;
   }
 }
-
-class ProbeTimeout extends Error {}
 
 function exitFields(pid: number | undefined, code: number | null, signal: string | null): Omit<BrowserCrash, 'phase'> {
   const fields: Omit<BrowserCrash, 'phase'> = {};
@@ -279,7 +284,7 @@ function exitFields(pid: number | undefined, code: number | null, signal: string
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ProbeTimeout(`no answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
