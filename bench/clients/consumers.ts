@@ -79,7 +79,9 @@ export class AgentCli {
       ...extraArgs,
     ];
     const [command, ...commandArgs] = [...prefix, process.execPath, ...args];
-    const child = spawnOwned(command!, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...agentEnv(), ...env } });
+    // An empty value in `env` removes the variable.
+    const childEnv = Object.fromEntries(Object.entries({ ...agentEnv(), ...env }).filter(([, value]) => value !== ''));
+    const child = spawnOwned(command!, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'], env: childEnv });
     let stderr = '';
     child.stderr!.setEncoding('utf8');
     const banner = new Promise<{ url: string; sessionId: string }>((resolve, reject) => {

@@ -46,6 +46,8 @@ export const LOAD_MODES = {
   cdpread0: '(c-cdpread0) agent, all, --load-cdp-read-ms 0',
   warm: '(c-warm) agent, all, one process for every block',
   nofailure: '(c-failure) agent, all, no hang probe and no long tasks (--hang-threshold-ms 0 --long-task-ms 0)',
+  mallocdefault: "(c-malloc) agent, all, glibc's own mmap threshold (no MALLOC_MMAP_THRESHOLD_)",
+  malloctrim: '(c-trim) agent, all, MALLOC_TRIM_THRESHOLD_ 4 MiB beside the 64 KiB mmap threshold',
   // The automation-driven browser: Playwright following every page (bench/clients/playwright-client.ts).
   pw: '(p) Playwright connected over CDP, following every page',
   pwagent: '(c+p) agent, all, beside Playwright',
@@ -123,6 +125,8 @@ const COMPARISONS: Array<[LoadMode, LoadMode]> = [
   // A cut's effect: below 1 when it pays ((c-bufcut)/(c), (c)/(c-domains)).
   ['bufcut', 'agent'],
   ['agent', 'alldomains'],
+  ['mallocdefault', 'agent'],
+  ['malloctrim', 'agent'],
   ...(Object.keys(FEATURE_ARMS) as LoadMode[]).map((mode): [LoadMode, LoadMode] => [mode, 'none']),
   ['f-netsmall', 'f-net'],
   ['f-netcut', 'f-netdurable'],
@@ -151,6 +155,8 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   loadpace0: ['--stream-load-pace-ms', '0'],
   cdpread0: ['--load-cdp-read-ms', '0'],
   nofailure: ['--hang-threshold-ms', '0', '--long-task-ms', '0'],
+  mallocdefault: [],
+  malloctrim: [],
   // Not a CLI: an agent host process kept for the whole section (start() below).
   warm: [],
   pwagent: [],
@@ -163,6 +169,9 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
 const AGENT_ENV: Partial<Record<LoadMode, Record<string, string>>> = {
   bufcut: { [CUT_ENV.rendererBodyBuffers]: 'on' },
   alldomains: { [CUT_ENV.domainsByTargetType]: 'off' },
+  // An empty value removes the variable (bench/clients/consumers.ts AgentCli).
+  mallocdefault: { MALLOC_MMAP_THRESHOLD_: '' },
+  malloctrim: { MALLOC_TRIM_THRESHOLD_: String(4 * 1024 * 1024) },
 };
 
 /** Commands an agent mode runs under: its CPU priority below the browser's. */
