@@ -282,6 +282,17 @@ export interface BodyFetches {
   failed: number;
 }
 
+/** Starts `first`, then `second`; when the second fails, the first is stopped. */
+async function startPair<A extends { stop(): Promise<void> }, B>(first: () => Promise<A>, second: (a: A) => Promise<B>): Promise<[A, B]> {
+  const a = await first();
+  try {
+    return [a, await second(a)];
+  } catch (err) {
+    await a.stop();
+    throw err;
+  }
+}
+
 export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): Promise<PageLoadResult> {
   const { pages, subscribers } = ctx;
   const pageSet = options.pages;
@@ -347,38 +358,29 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
         },
       };
     }
-    if (mode === 'pwagent') {
-      // The user's automation is there first; the agent joins it.
-      const pw = await PlaywrightClient.start({ wsUrl: browser.wsUrl });
-      const agent = await AgentCli.start(browser.httpUrl, [], profileDirOf(mode)).catch(async (err: unknown) => {
-        await pw.stop();
-        throw err;
-      });
+    if (mode === 'pwagent' || mode === 'pwproxy') {
+      // (c+p): the user's automation is there first and the agent joins it. (c+p-proxy): the
+      // agent is there first and the automation connects through its CDP endpoint.
+      const [agent, pw] =
+        mode === 'pwagent'
+          ? await startPair(
+              () => PlaywrightClient.start({ wsUrl: browser.wsUrl }),
+              () => AgentCli.start(browser.httpUrl, [], profileDirOf(mode)),
+            ).then(([first, second]) => [second, first] as const)
+          : await startPair(
+              () => AgentCli.start(browser.httpUrl, [], profileDirOf(mode)),
+              (first) => PlaywrightClient.start({ wsUrl: first.url, headers: { Authorization: `Bearer ${TOKEN}` } }),
+            );
       const block = await agentBlock(agent.pid, agent.streamUrl, agent.url, async () => {
-        await agent.stop();
-        await pw.stop();
-      });
-      return { ...block, otherPids: [pw.pid] };
-    }
-    if (mode === 'pwproxy') {
-      // The agent is there first; the user's automation connects through its CDP endpoint.
-      const agent = await AgentCli.start(browser.httpUrl, [], profileDirOf(mode));
-      const pw = await PlaywrightClient.start({ wsUrl: agent.url, headers: { Authorization: `Bearer ${TOKEN}` } }).catch(async (err: unknown) => {
-        await agent.stop();
-        throw err;
-      });
-      const block = await agentBlock(agent.pid, agent.streamUrl, agent.url, async () => {
-        await pw.stop();
-        await agent.stop();
+        await Promise.all([agent.stop(), pw.stop()]);
       });
       return { ...block, otherPids: [pw.pid] };
     }
     if (mode === 'pwattach') {
-      const pw = await PlaywrightClient.start({ wsUrl: browser.wsUrl });
-      const attach = await BareClient.start({ wsUrl: browser.wsUrl, features: {} }).catch(async (err: unknown) => {
-        await pw.stop();
-        throw err;
-      });
+      const [pw, attach] = await startPair(
+        () => PlaywrightClient.start({ wsUrl: browser.wsUrl }),
+        () => BareClient.start({ wsUrl: browser.wsUrl, features: {} }),
+      );
       return {
         pid: attach.pid,
         otherPids: [pw.pid],
