@@ -13,6 +13,7 @@ import { registerFsRoutes } from './fs-routes.ts';
 import { registerHarRoutes } from './har-routes.ts';
 import { registerTraceRoutes } from './trace-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
+import { registerMcpRoutes } from './mcp-routes.ts';
 import { registerMetricsRoutes } from './metrics-routes.ts';
 import { registerOpenApi } from './openapi.ts';
 import { VERSION } from '../version.ts';
@@ -48,6 +49,7 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
     registerFsRoutes(instance, deps, auth);
     registerMetricsRoutes(instance, deps, auth);
     registerViewerRoutes(instance, deps, auth, viewerAuth);
+    registerMcpRoutes(instance, deps, auth);
   });
 
   // write_file streams its body to disk: the parser hands the request stream over unread.

@@ -1,0 +1,35 @@
+// The actions the tools' findings name (docs/events.md "caused_by"): looked up by action id, each
+// described in a few words, so an answer says what the automation did to cause a finding.
+
+import type { Envelope } from '../../injected/schema.ts';
+import { isoTime } from './compact.ts';
+import { ACTION_TYPES, describeAction } from './digest.ts';
+import { filterOf } from './event-query.ts';
+import { scanEvents } from './scan.ts';
+import type { SessionSource } from './source.ts';
+
+/** The actions with these ids, each in a few words with its time, outcome, tab and step. */
+export async function describeActions(session: SessionSource, ids: ReadonlySet<string>): Promise<Map<string, Record<string, unknown>>> {
+  const described = new Map<string, Record<string, unknown>>();
+  if (ids.size === 0) return described;
+  const lists = { type: ACTION_TYPES as readonly string[], caused_by: [...ids] };
+  const batches = scanEvents(session, { filter: filterOf(lists), filterQuery: lists, order: 'asc', chunk: 200 });
+  for await (const batch of batches) {
+    for (const json of batch.items) {
+      const { seq, event } = JSON.parse(json) as Envelope;
+      const data = (event.data ?? {}) as Record<string, unknown>;
+      if (typeof data.action_id !== 'string' || !ids.has(data.action_id)) continue;
+      described.set(data.action_id, {
+        seq,
+        ts: isoTime(event.ts),
+        action: describeAction(event),
+        outcome: data.outcome,
+        ...(typeof data.error === 'string' && { error: data.error }),
+        ...(typeof data.target_id === 'string' && { target_id: data.target_id }),
+        ...(typeof data.step_id === 'string' && { step_id: data.step_id }),
+      });
+    }
+    if (described.size === ids.size) break;
+  }
+  return described;
+}
