@@ -60,7 +60,7 @@ export function stepSpans(steps: readonly StepRow[]): StepSpan[] {
   return spans;
 }
 
-/** The innermost span under `ts` (open spans run to `nowTs`). */
+/** The innermost span under `ts` (open spans run to `nowTs`, the live edge). */
 export function stepAt(spans: readonly StepSpan[], ts: number, nowTs: number): StepSpan | undefined {
   let found: StepSpan | undefined;
   for (const span of spans) if (span.ts <= ts && ts <= (span.endTs ?? nowTs) && (found === undefined || span.depth >= found.depth)) found = span;

@@ -322,7 +322,8 @@ export class TimelinePainter {
             ctx,
             stepSpans(this.model.steps),
             (ts) => this.x(ts, range),
-            { top, height: LANE, ...range, now: this.model.maxTs },
+            // A step still going runs to the live edge: the newest event, or the view's end past it.
+            { top, height: LANE, ...range, now: Math.max(this.model.maxTs, range.end) },
             { step: p.accent, text: p.text },
           );
           break;
@@ -459,7 +460,7 @@ export class TimelinePainter {
         return row && `${clock(row.ts)} ${row.kind} ${row.selector} ${row.detail}`;
       }
       case 'steps': {
-        const step = stepAt(stepSpans(this.model.steps), this.tsAt(x, range), this.model.maxTs);
+        const step = stepAt(stepSpans(this.model.steps), this.tsAt(x, range), Math.max(this.model.maxTs, range.end));
         return step && `${clock(step.ts)} step ${step.name} (${step.via}, ${step.caller})`;
       }
       case 'actions': {
