@@ -225,6 +225,32 @@ describe('steps', () => {
     });
   });
 
+  describe('the API caller', () => {
+    const recorded = async (res: Response) => {
+      expect(res.status).toBe(200);
+      const { step_id: stepId } = (await res.json()) as StepAnswer;
+      return (await rig.stream.waitForEvent('step', (e) => e.data!.step_id === stepId)).data!;
+    };
+
+    it('is the bearer token by its place in the token list, never the token', async () => {
+      const data = await recorded(await postStep({ name: 'second token' }, OTHER_TOKEN));
+      expect(data.caller).toBe('token:3');
+      expect(JSON.stringify(all())).not.toContain(OTHER_TOKEN);
+    });
+
+    it("is the gateway's API key, and via mcp when the gateway's MCP server marked it", async () => {
+      const data = await recorded(
+        await postStep({ name: 'from the gateway' }, TOKEN, { 'x-bta-via-gateway': '1', 'x-bta-caller': 'key:abc', 'x-bta-step-via': 'mcp' }),
+      );
+      expect([data.caller, data.via]).toEqual(['key:abc', 'mcp']);
+    });
+
+    it('ignores what a direct client claims without the gateway header', async () => {
+      const data = await recorded(await postStep({ name: 'claims' }, TOKEN, { 'x-bta-caller': 'key:abc', 'x-bta-step-via': 'mcp' }));
+      expect([data.caller, data.via]).toEqual(['token:1', 'http']);
+    });
+  });
+
   describe('limits and bad input over HTTP', () => {
     const body = async (res: Response) => (await res.json()) as { code: string; message: string; details?: Array<{ field?: string }> };
 
