@@ -1,0 +1,59 @@
+// Telemetry.addStep (docs/events.md "Steps"): the one CDP method the proxy answers itself and never
+// relays to the browser, so that a client marks steps on the connection it already has (a
+// Playwright CDPSession, a raw client). Pure: a client message in, the answer's text out.
+//
+// `{"id":1,"method":"Telemetry.addStep","params":{"name":"log in","data":{...},"parent_id":"step-…"},"sessionId":"…"}`
+// is answered `{"id":1,"result":{"step_id":"step-…","recorded":true},"sessionId":"…"}`, or with a
+// CDP error whose message says what was wrong and whose `data` is the error registry's code.
+
+import { StepError, type StepCaller, type Steps } from '../control/steps.ts';
+
+export const STEP_METHOD = 'Telemetry.addStep';
+
+/** The method's name as it appears in a command's JSON: only messages that hold it are parsed. */
+const NEEDLE = Buffer.from(`"${STEP_METHOD}"`, 'latin1');
+
+/** JSON-RPC's codes, as Chromium answers them. */
+const INVALID_REQUEST = -32600;
+const INVALID_PARAMS = -32602;
+const SERVER_ERROR = -32000;
+
+export interface StepCommand {
+  id: unknown;
+  sessionId: string | undefined;
+  params: unknown;
+}
+
+/** The command when `data` (a client's text message) is Telemetry.addStep; undefined for anything else. */
+export function stepCommandOf(data: Buffer): StepCommand | undefined {
+  if (data.indexOf(NEEDLE) === -1) return undefined;
+  let message: unknown;
+  try {
+    message = JSON.parse(data.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof message !== 'object' || message === null) return undefined;
+  const { id, method, params, sessionId } = message as { id?: unknown; method?: unknown; params?: unknown; sessionId?: unknown };
+  if (method !== STEP_METHOD) return undefined;
+  return { id, sessionId: typeof sessionId === 'string' ? sessionId : undefined, params };
+}
+
+/** Marks the step for `caller` and answers the command (a result or a CDP error), as JSON text. */
+export function answerStepCommand(command: StepCommand, steps: Steps, caller: StepCaller): string {
+  const session = command.sessionId === undefined ? {} : { sessionId: command.sessionId };
+  // Chromium's own answer to a command without an integer id.
+  if (typeof command.id !== 'number' || !Number.isInteger(command.id))
+    return JSON.stringify({ error: { code: INVALID_REQUEST, message: "Message must have integer 'id' property" }, ...session });
+  try {
+    const result = steps.add(command.params ?? {}, caller);
+    return JSON.stringify({ id: command.id, result, ...session });
+  } catch (err) {
+    // Anything else is the agent's fault; the relay, which called from a socket's handler, goes on.
+    const error =
+      err instanceof StepError
+        ? { code: err.code === 'rate_limited' ? SERVER_ERROR : INVALID_PARAMS, message: `${STEP_METHOD}: ${err.message}`, data: err.code }
+        : { code: SERVER_ERROR, message: `${STEP_METHOD}: internal error`, data: 'internal_error' };
+    return JSON.stringify({ id: command.id, error, ...session });
+  }
+}
