@@ -5,9 +5,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { BearerAuth } from './auth.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, rateLimited } from './errors.ts';
 import type { HttpDeps } from './http-deps.ts';
 import { errorResponses } from './schemas.ts';
+import { StepError } from '../control/steps.ts';
 import { HistoryReader } from '../stream/history.ts';
 import { VERSION } from '../version.ts';
 
@@ -69,7 +70,24 @@ export function registerMcpRoutes(app: FastifyInstance, deps: HttpDeps, auth: Be
       },
       {
         baseUrl: `${request.protocol}://${request.headers.host ?? 'localhost'}`,
-        addStep: () => Promise.reject(new mcp.ToolError('add_step: steps are not available on this agent')),
+        addStep: async (step) => {
+          if (!deps.steps) throw new mcp.ToolError('add_step: steps are not available on this agent');
+          // The steps route's scope (src/http/step-routes.ts), checked on the same token.
+          try {
+            auth.authorize(request.headers.authorization, 'telemetry:write');
+          } catch (err) {
+            if (err instanceof ApiError) throw new mcp.ToolError(`add_step: ${err.message} (the steps route's scope; reads need only telemetry:read)`);
+            throw err;
+          }
+          const caller = auth.callerOf(request);
+          if (caller === undefined) throw new mcp.ToolError('add_step: needs a bearer token');
+          try {
+            return deps.steps.add(step, { id: caller, via: 'mcp' });
+          } catch (err) {
+            if (err instanceof StepError) throw new mcp.ToolError(`add_step: ${err.message}`);
+            throw err;
+          }
+        },
       },
     );
     return mcp.createMcpServer(source, {
@@ -81,5 +99,5 @@ export function registerMcpRoutes(app: FastifyInstance, deps: HttpDeps, auth: Be
 }
 
 function tooManyMcpRequests(): ApiError {
-  return new ApiError(429, 'bad_request', `more than ${MCP_MAX_IN_FLIGHT} MCP requests at once: retry shortly`).withHeader('Retry-After', '1');
+  return rateLimited(`more than ${MCP_MAX_IN_FLIGHT} MCP requests at once: retry shortly`);
 }

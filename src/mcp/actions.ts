@@ -8,7 +8,7 @@ import { filterOf } from './event-query.ts';
 import { scanEvents } from './scan.ts';
 import type { SessionSource } from './source.ts';
 
-/** The actions with these ids, each in a few words with its time, outcome, tab and step. */
+/** The actions with these ids, each in a few words with its time, outcome, tab and step (its id and name). */
 export async function describeActions(session: SessionSource, ids: ReadonlySet<string>): Promise<Map<string, Record<string, unknown>>> {
   const described = new Map<string, Record<string, unknown>>();
   if (ids.size === 0) return described;
@@ -31,5 +31,25 @@ export async function describeActions(session: SessionSource, ids: ReadonlySet<s
     }
     if (described.size === ids.size) break;
   }
+  const names = await stepNames(session, new Set([...described.values()].flatMap((action) => (typeof action.step_id === 'string' ? [action.step_id] : []))));
+  for (const action of described.values()) {
+    const name = typeof action.step_id === 'string' ? names.get(action.step_id) : undefined;
+    if (name !== undefined) action.step = name;
+  }
   return described;
+}
+
+/** The names of these steps (docs/events.md "Steps"). */
+async function stepNames(session: SessionSource, ids: ReadonlySet<string>): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  if (ids.size === 0) return names;
+  const lists = { type: ['step'] as readonly string[], step_id: [...ids] };
+  for await (const batch of scanEvents(session, { filter: filterOf(lists), filterQuery: lists, order: 'asc', chunk: 200 })) {
+    for (const json of batch.items) {
+      const data = (JSON.parse(json) as Envelope).event.data as { step_id?: string; name?: string } | undefined;
+      if (data?.step_id !== undefined && data.name !== undefined && ids.has(data.step_id)) names.set(data.step_id, data.name);
+    }
+    if (names.size === ids.size) break;
+  }
+  return names;
 }

@@ -8,3 +8,6 @@ export { agentSource, exportLinks, type AgentCaller, type AgentSessionView } fro
 export { answerMcpRequest, type McpHttpAnswer, type McpHttpRequest } from './http-transport.ts';
 export { createMcpServer, TOOL_NAMES, type McpServerOptions } from './server.ts';
 export * from './source.ts';
+
+/** This module, as a program that loads it on demand holds it. */
+export type McpModule = typeof import('./index.ts');
