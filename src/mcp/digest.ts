@@ -99,7 +99,6 @@ type Item = Occurrence & Record<string, unknown>;
 interface PendingNavigation extends Occurrence {
   url: string;
   target_id: string;
-  crashed?: boolean;
 }
 
 export type ItemList = 'crashes' | 'oom_kills' | 'hangs' | 'dialogs' | 'downloads' | 'unsettled_navigations' | 'telemetry_gaps' | 'failed_actions';
@@ -149,8 +148,10 @@ export class DigestBuilder {
       case 'page_crashed':
         this.push('crashes', { ...at, what: 'tab crashed', status: data.status, error_code: data.error_code, url: data.url, target_id: data.target_id });
         if (typeof data.target_id === 'string') {
+          // Its navigation never settles now, whatever its settle timers still emit.
           const pending = this.pendingNavigations.get(data.target_id);
-          if (pending) pending.crashed = true;
+          if (pending) this.unsettled(pending, 'the tab crashed');
+          this.pendingNavigations.delete(data.target_id);
         }
         return;
       case 'page_recovered': {
@@ -309,8 +310,7 @@ export class DigestBuilder {
   }
 
   private unsettled(navigation: PendingNavigation, why: string): void {
-    const { crashed, ...rest } = navigation;
-    this.push('unsettled_navigations', { ...rest, why: crashed ? 'the tab crashed' : why });
+    this.push('unsettled_navigations', { ...navigation, why });
   }
 
   private push(list: ItemList, item: Item): void {
@@ -332,8 +332,7 @@ export class DigestBuilder {
    */
   findings(settleGraceUs = 30_000_000): Findings {
     for (const pending of this.pendingNavigations.values()) {
-      if (pending.crashed || this.lastTs === undefined || this.lastTs - pending.ts > settleGraceUs)
-        this.unsettled(pending, 'not settled by the last event read');
+      if (this.lastTs === undefined || this.lastTs - pending.ts > settleGraceUs) this.unsettled(pending, 'not settled by the last event read');
     }
     this.pendingNavigations.clear();
     const origins = [...this.origins.values()].sort((a, b) => b.count - a.count || a.first.seq - b.first.seq);

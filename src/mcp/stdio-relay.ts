@@ -93,11 +93,11 @@ export async function runRelay(options: RelayOptions, log: (line: string) => voi
   local.onmessage = (message) => {
     if (isJSONRPCRequest(message) && message.method === 'initialize') initializeIds.add(message.id);
     remote.send(message).catch((err: unknown) => {
-      const text = (err as Error).message;
-      log(`${options.url.href}: ${text}`);
-      if (isJSONRPCRequest(message)) {
-        void local.send({ jsonrpc: '2.0', id: message.id, error: { code: -32000, message: `${options.url.href} did not take the request: ${text}` } });
-      }
+      // The SDK's StreamableHTTPError carries the HTTP status as `code`; its message has the body.
+      const status = (err as { code?: unknown }).code;
+      const text = `${options.url.href} ${typeof status === 'number' ? `answered HTTP ${status}` : 'could not be reached'}: ${(err as Error).message}`;
+      log(text);
+      if (isJSONRPCRequest(message)) void local.send({ jsonrpc: '2.0', id: message.id, error: { code: -32000, message: text } });
     });
   };
   await remote.start();
