@@ -16,8 +16,20 @@ const GROUP_FIELDS: Record<IncludeGroup, readonly string[]> = {
   bodies: ['body', 'body_encoding', 'post_data', 'payload', 'payload_encoding'],
   stack_traces: ['stack_trace'],
   args: ['args'],
-  timing: ['timing', 'remote_ip_address', 'remote_port', 'connection_id', 'request_time_offset'],
-  context: ['session_id', 'frame_id', 'loader_id', 'target_type', 'document_url', 'parent_frame_id', 'source_frame_id', 'dialog_frame_id', 'chooser_frame_id'],
+  timing: ['timing', 'remote_ip_address', 'remote_port', 'connection_id', 'protocol', 'encoded_data_length', 'data_length'],
+  context: [
+    'session_id',
+    'frame_id',
+    'loader_id',
+    'target_type',
+    'document_url',
+    'parent_frame_id',
+    'source_frame_id',
+    'dialog_frame_id',
+    'chooser_frame_id',
+    'initiator_url',
+    'status_text',
+  ],
 };
 
 const GROUP_OF = new Map<string, IncludeGroup>();
@@ -39,6 +51,11 @@ export interface CompactOptions {
   include: ReadonlySet<IncludeGroup>;
   /** Characters of a string kept; the rest is replaced by `…(+N chars)`. */
   maxString: number;
+  /**
+   * The target most events of an answer belong to: said once by the answer (`default_target_id`)
+   * and left out of those events, which would each repeat its 32 characters.
+   */
+  defaultTarget?: string;
 }
 
 /** What compacting left out, over every event of an answer. */
@@ -100,6 +117,7 @@ export function compactEnvelope(envelope: Envelope, options: CompactOptions, omi
   if (data !== undefined) {
     for (const [key, value] of Object.entries(data)) {
       if (key === 'seq' || key === 'ts' || key === 'type') continue;
+      if (key === 'target_id' && value === options.defaultTarget && value !== undefined) continue;
       if (!keeps(event.type, key, value, options, omissions, compact)) continue;
       compact[key] = shrink(value, options, omissions, 0);
     }

@@ -42,6 +42,17 @@ export const ACTION_TYPES = ['cdp_command', 'api_call', 'computer_action'] as co
 const MAX_KEYS = 2000;
 /** Findings of each list remembered (crashes, hangs, ...); past them, only counted. */
 const MAX_ITEMS = 200;
+/** Distinct texts counted in one console error group. */
+const MAX_VARIANTS = 100;
+
+/**
+ * What groups console errors: the text with its numbers (ids, counts, line numbers, hex) made
+ * one, so "no price for sku 4412" and "… 4417" are one finding, with the first text shown and
+ * the number of variants.
+ */
+export function errorKey(text: string): string {
+  return text.replace(/\b0x[0-9a-f]+\b/gi, '0x#').replace(/\d+/g, '#');
+}
 
 const RESPONSE_STATUS = /"status":(\d{3})\b/;
 
@@ -87,8 +98,11 @@ interface OriginGroup {
 }
 
 interface ErrorGroup {
+  /** The first occurrence's text. */
   text: string;
   count: number;
+  /** Distinct texts in the group (it groups texts that differ only in their numbers), up to MAX_VARIANTS. */
+  variants: Set<string>;
   first: Occurrence & { source?: string; url?: string };
   seqs: number[];
 }
@@ -264,7 +278,8 @@ export class DigestBuilder {
     const key = outcome.status !== undefined ? String(outcome.status) : outcome.error!;
     group.outcomes.set(key, (group.outcomes.get(key) ?? 0) + 1);
     const path = url.startsWith(origin) ? url.slice(origin.length) || '/' : url;
-    const exampleKey = `${key} ${path}`;
+    // Requests that differ only in their query are one example, counted.
+    const exampleKey = `${key} ${path.split('?')[0]}`;
     const known = group.examples.get(exampleKey);
     if (known) known.count++;
     else if (group.examples.size < 20)
@@ -282,7 +297,8 @@ export class DigestBuilder {
   private consoleError(at: Occurrence, data: Record<string, unknown>): void {
     this.consoleErrors++;
     const text = cutString(str(data.text) ?? '', 500);
-    let group = this.errors.get(text);
+    const key = errorKey(text);
+    let group = this.errors.get(key);
     if (group === undefined) {
       if (this.errors.size >= MAX_KEYS) {
         this.otherErrorTexts++;
@@ -290,10 +306,17 @@ export class DigestBuilder {
       }
       const line = typeof data.line === 'number' ? `:${data.line + 1}` : '';
       const source = typeof data.source_url === 'string' && data.source_url !== '' ? `${data.source_url}${line}` : topFrame(data.stack_trace);
-      group = { text, count: 0, first: { ...at, ...(source !== undefined && { source }), ...(typeof data.url === 'string' && { url: data.url }) }, seqs: [] };
-      this.errors.set(text, group);
+      group = {
+        text,
+        count: 0,
+        variants: new Set(),
+        first: { ...at, ...(source !== undefined && { source }), ...(typeof data.url === 'string' && { url: data.url }) },
+        seqs: [],
+      };
+      this.errors.set(key, group);
     }
     group.count++;
+    if (group.variants.size < MAX_VARIANTS) group.variants.add(text);
     if (group.seqs.length < 5) group.seqs.push(at.seq);
   }
 
@@ -316,7 +339,8 @@ export class DigestBuilder {
   private push(list: ItemList, item: Item): void {
     this.totals.set(list, this.totals.get(list)! + 1);
     const items = this.items.get(list)!;
-    if (items.length < MAX_ITEMS) items.push(dropUndefined(item));
+    // The item itself: later events complete it (a download's end, a hang's length).
+    if (items.length < MAX_ITEMS) items.push(item);
   }
 
   private findLast(list: ItemList, predicate: (item: Item) => boolean): Item | undefined {
@@ -342,7 +366,7 @@ export class DigestBuilder {
         failed_requests: this.failedRequests,
         canceled_requests: this.canceledRequests,
         console_errors: this.consoleErrors,
-        console_error_texts: this.errors.size + this.otherErrorTexts,
+        console_error_kinds: this.errors.size + this.otherErrorTexts,
         ...Object.fromEntries(this.totals),
       } as Findings['totals'],
       origins,
@@ -353,7 +377,7 @@ export class DigestBuilder {
 }
 
 export interface Findings {
-  totals: Record<'failed_requests' | 'canceled_requests' | 'console_errors' | 'console_error_texts' | ItemList, number>;
+  totals: Record<'failed_requests' | 'canceled_requests' | 'console_errors' | 'console_error_kinds' | ItemList, number>;
   origins: OriginGroup[];
   errors: ErrorGroup[];
   items: ReadonlyMap<ItemList, Item[]>;
@@ -422,6 +446,8 @@ export function renderFindings(findings: Findings, level: DigestLevel): { fields
       return dropUndefined({
         text: cutString(group.text, level.text),
         count: group.count,
+        variants:
+          group.variants.size > 1 ? `${group.variants.size}${group.variants.size >= MAX_VARIANTS ? '+' : ''} texts differing in their numbers` : undefined,
         first: dropUndefined({
           ...occurrence(group.first),
           source: group.first.source === undefined ? undefined : cutString(group.first.source, level.text),
@@ -430,7 +456,7 @@ export function renderFindings(findings: Findings, level: DigestLevel): { fields
         seqs: group.seqs.slice(0, Math.max(1, level.examples + 1)),
       });
     });
-    if (findings.errors.length > level.groups) leftOut.console_error_texts = findings.errors.length - level.groups;
+    if (findings.errors.length > level.groups) leftOut.console_error_kinds = findings.errors.length - level.groups;
   }
   for (const list of ITEM_LISTS) {
     const items = findings.items.get(list)!;
@@ -457,7 +483,7 @@ export function summaryOf(findings: Findings): string {
   const parts: string[] = [];
   const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
   if (t.failed_requests > 0) parts.push(`${plural(t.failed_requests, 'failed request')} (${plural(findings.origins.length, 'origin')})`);
-  if (t.console_errors > 0) parts.push(`${plural(t.console_errors, 'console error')} (${plural(t.console_error_texts, 'distinct text')})`);
+  if (t.console_errors > 0) parts.push(`${plural(t.console_errors, 'console error')} (${plural(t.console_error_kinds, 'kind')})`);
   if (t.crashes > 0) parts.push(plural(t.crashes, 'crash', 'crashes'));
   if (t.oom_kills > 0) parts.push(plural(t.oom_kills, 'OOM kill'));
   if (t.hangs > 0) parts.push(plural(t.hangs, 'hang'));

@@ -33,6 +33,8 @@ export interface EventsArgs extends QueryArgs {
 
 export interface EventsAnswer {
   session_id: string;
+  /** The target of every event here that has no target_id of its own (and has a target). */
+  default_target_id?: string;
   events: CompactEvent[];
   has_more: boolean;
   next_cursor?: string;
@@ -113,6 +115,9 @@ async function collect(
         if (envelope.event.ts < descSince - TS_SKEW_US) return { items, next: undefined };
         continue;
       }
+      // The page's first target is its default: its events leave their target_id to the answer.
+      const target = (envelope.event.data as { target_id?: unknown } | undefined)?.target_id;
+      if (options.defaultTarget === undefined && typeof target === 'string') options.defaultTarget = target;
       const omissions = new Omissions();
       let text = JSON.stringify(compactEnvelope(envelope, options, omissions));
       const size = Buffer.byteLength(text, 'utf8') + 1;
@@ -120,7 +125,9 @@ async function collect(
       if (items.length === 0 && size > room) {
         // Progress before everything: the first event goes alone, cut as far as it takes.
         omissions.fields.clear();
-        text = JSON.stringify(compactEnvelope(envelope, { include: new Set(), maxString: LAST_RESORT_STRING }, omissions));
+        text = JSON.stringify(
+          compactEnvelope(envelope, { include: new Set(), maxString: LAST_RESORT_STRING, defaultTarget: options.defaultTarget }, omissions),
+        );
       }
       items.push({ seq: envelope.seq, json: text, omissions });
       bytes += size;
@@ -147,6 +154,7 @@ function finish(sessionId: string, query: EventQuery, page: Collected, options: 
     for (const item of items) omissions.merge(item.omissions);
     const answer: EventsAnswer = {
       session_id: sessionId,
+      ...(options.defaultTarget !== undefined && { default_target_id: options.defaultTarget }),
       events: [],
       has_more: next !== undefined,
     };

@@ -75,7 +75,7 @@ export async function whatWentWrong(source: TelemetrySource, args: WrongArgs, no
       },
       summary: summaryOf(findings),
       ...fields,
-      ...(causes.size > 0 && { actions: Object.fromEntries([...causes].filter((id) => actions.has(id)).map((id) => [id, actions.get(id)])) }),
+      ...(causes.size > 0 && { actions: actionsOf(causes, actions) }),
       read_more: READ_MORE,
     };
     text = JSON.stringify(answer);
@@ -87,4 +87,16 @@ export async function whatWentWrong(source: TelemetrySource, args: WrongArgs, no
 function sessionLine(info: SessionInfo): Record<string, unknown> {
   const { session_id, status, created_at, ended_at, ended_reason } = info;
   return { session_id, status, created_at, ...(ended_at !== undefined && { ended_at }), ...(ended_reason !== undefined && { ended_reason }) };
+}
+
+/** The actions the shown findings name, oldest first; their tab is the findings' (left out here). */
+function actionsOf(causes: ReadonlySet<string>, actions: ReadonlyMap<string, Record<string, unknown>>): Record<string, unknown> {
+  const shown = [...causes].flatMap((id) => {
+    const action = actions.get(id);
+    if (action === undefined) return [];
+    const { target_id: _target, ...rest } = action;
+    return [[id, rest] as const];
+  });
+  shown.sort((a, b) => Number(a[1].seq) - Number(b[1].seq));
+  return Object.fromEntries(shown);
 }
