@@ -51,7 +51,7 @@ const MAX_VARIANTS = 100;
  * the number of variants.
  */
 export function errorKey(text: string): string {
-  return text.replace(/\b0x[0-9a-f]+\b/gi, '0x#').replace(/\d+/g, '#');
+  return text.replace(/\b0x[0-9a-f]+\b|\d+/gi, (match) => (/^0x/i.test(match) ? '0x#' : '#'));
 }
 
 const RESPONSE_STATUS = /"status":(\d{3})\b/;
