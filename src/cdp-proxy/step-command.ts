@@ -6,12 +6,25 @@
 // is answered `{"id":1,"result":{"step_id":"step-…","recorded":true},"sessionId":"…"}`, or with a
 // CDP error whose message says what was wrong and whose `data` is the error registry's code.
 
-import { StepError, type StepCaller, type Steps } from '../control/steps.ts';
+import { STEP_LIMITS, StepError, type StepCaller, type Steps } from '../control/steps.ts';
 
 export const STEP_METHOD = 'Telemetry.addStep';
 
 /** The method's name as it appears in a command's JSON: only messages that hold it are parsed. */
 const NEEDLE = Buffer.from(`"${STEP_METHOD}"`, 'latin1');
+
+/**
+ * The largest message parsed: room for a name and 16 KB of data written with every escape. A larger
+ * one whose head names the method is refused unparsed (parsing a client's hundreds of MiB would
+ * stall every client); one that only holds the name somewhere else is relayed as it is.
+ */
+export const MAX_STEP_MESSAGE_BYTES = 256 * 1024;
+/** How much of an over-long message's head (and tail) is read for its id, method and session. */
+const HEAD_BYTES = 1024;
+const HEAD_METHOD = /"method"\s*:\s*"Telemetry\.addStep"/;
+/** The id only where clients put it, first: an `id` inside the params must not be taken for it. */
+const HEAD_ID = /^\s*\{\s*"id"\s*:\s*(\d{1,15})\s*,/;
+const HEAD_SESSION = /"sessionId"\s*:\s*"([^"\\]{1,128})"/;
 
 /** JSON-RPC's codes, as Chromium answers them. */
 const INVALID_REQUEST = -32600;
@@ -22,11 +35,21 @@ export interface StepCommand {
   id: unknown;
   sessionId: string | undefined;
   params: unknown;
+  /** Over MAX_STEP_MESSAGE_BYTES: refused without being parsed. */
+  tooLarge?: true;
 }
 
 /** The command when `data` (a client's text message) is Telemetry.addStep; undefined for anything else. */
 export function stepCommandOf(data: Buffer): StepCommand | undefined {
   if (data.indexOf(NEEDLE) === -1) return undefined;
+  if (data.length > MAX_STEP_MESSAGE_BYTES) {
+    const head = data.toString('latin1', 0, HEAD_BYTES);
+    if (!HEAD_METHOD.test(head)) return undefined;
+    const id = HEAD_ID.exec(head)?.[1];
+    // Clients put the session first or last (Playwright: last).
+    const sessionId = HEAD_SESSION.exec(head)?.[1] ?? HEAD_SESSION.exec(data.toString('latin1', data.length - HEAD_BYTES))?.[1];
+    return { id: id === undefined ? undefined : Number(id), sessionId, params: undefined, tooLarge: true };
+  }
   let message: unknown;
   try {
     message = JSON.parse(data.toString('utf8'));
@@ -42,6 +65,14 @@ export function stepCommandOf(data: Buffer): StepCommand | undefined {
 /** Marks the step for `caller` and answers the command (a result or a CDP error), as JSON text. */
 export function answerStepCommand(command: StepCommand, steps: Steps, caller: StepCaller): string {
   const session = command.sessionId === undefined ? {} : { sessionId: command.sessionId };
+  if (command.tooLarge === true) {
+    const message = `${STEP_METHOD}: the message is over ${MAX_STEP_MESSAGE_BYTES} bytes (data: at most ${STEP_LIMITS.maxDataBytes} bytes of JSON)`;
+    return JSON.stringify({
+      ...(command.id === undefined ? {} : { id: command.id }),
+      error: { code: INVALID_PARAMS, message, data: 'payload_too_large' },
+      ...session,
+    });
+  }
   // Chromium's own answer to a command without an integer id.
   if (typeof command.id !== 'number' || !Number.isInteger(command.id))
     return JSON.stringify({ error: { code: INVALID_REQUEST, message: "Message must have integer 'id' property" }, ...session });

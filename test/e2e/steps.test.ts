@@ -356,6 +356,13 @@ describe('steps', () => {
         data: 'payload_too_large',
       });
     });
+
+    it('refuses a message over 256 KiB from its head, and still never relays it', async () => {
+      ws.send(JSON.stringify({ id: 6, method: 'Telemetry.addStep', params: { name: 'huge', data: { s: 'x'.repeat(300 * 1024) } } }));
+      ws.send(JSON.stringify({ id: 7, method: 'Browser.getVersion' }));
+      await answerTo(7);
+      expect(await answerTo(6)).toEqual([{ id: 6, error: { code: -32602, message: expect.stringContaining('over 262144 bytes'), data: 'payload_too_large' } }]);
+    });
   });
 });
 

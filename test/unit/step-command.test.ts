@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
-import { answerStepCommand, stepCommandOf } from '../../src/cdp-proxy/step-command.ts';
+import { answerStepCommand, MAX_STEP_MESSAGE_BYTES, stepCommandOf } from '../../src/cdp-proxy/step-command.ts';
 import { CauseLinker } from '../../src/control/cause-linker.ts';
 import { ControlRecorder } from '../../src/control/control-recorder.ts';
 import { Steps } from '../../src/control/steps.ts';
@@ -34,6 +34,24 @@ describe('Telemetry.addStep', () => {
     expect(stepCommandOf(message({ id: 1, method: 'Page.navigate', params: { url: 'https://x/' } }))).toBeUndefined();
     expect(stepCommandOf(message({ id: 2, method: 'Runtime.evaluate', params: { expression: '"Telemetry.addStep"' } }))).toBeUndefined();
     expect(stepCommandOf(Buffer.from('{"id":3,"method":"Telemetry.addStep"'))).toBeUndefined();
+  });
+
+  it('refuses an over-long one from its head, unparsed, with payload_too_large', () => {
+    const big = message({ id: 9, method: 'Telemetry.addStep', params: { name: 'a', data: { s: 'x'.repeat(MAX_STEP_MESSAGE_BYTES) } }, sessionId: 'S2' });
+    const command = stepCommandOf(big)!;
+    expect(command).toEqual({ id: 9, sessionId: 'S2', params: undefined, tooLarge: true });
+    const { steps: s, events } = steps();
+    expect(JSON.parse(answerStepCommand(command, s, CALLER))).toEqual({
+      id: 9,
+      error: { code: -32602, message: expect.stringContaining('over 262144 bytes'), data: 'payload_too_large' },
+      sessionId: 'S2',
+    });
+    expect(events).toHaveLength(0);
+  });
+
+  it('relays an over-long message that only holds the name as a value', () => {
+    const big = message({ id: 10, method: 'Runtime.evaluate', params: { label: 'Telemetry.addStep', expression: 'x'.repeat(MAX_STEP_MESSAGE_BYTES) } });
+    expect(stepCommandOf(big)).toBeUndefined();
   });
 
   it('answers the step id on the same id and session', () => {
