@@ -8,6 +8,7 @@ import type { ReconnectResult } from '../sections/reconnect.ts';
 import type { SoakResult } from '../sections/soak.ts';
 import type { StoreResult } from '../sections/store.ts';
 import type { CdpProxyResult } from '../sections/cdp-proxy.ts';
+import type { McpResult } from '../sections/mcp.ts';
 import type { ThroughputResult } from '../sections/throughput.ts';
 import { bootstrapDifference, bootstrapQuantile, median } from './stats.ts';
 
@@ -20,6 +21,7 @@ export interface Results {
   idle?: IdleResult;
   store?: StoreResult;
   cdp?: CdpProxyResult;
+  mcp?: McpResult;
 }
 
 export interface BudgetLine {
@@ -246,6 +248,16 @@ export function renderReport(results: Results): string {
             `${f(store.resume.seconds, 2)} s, ${Math.round(store.resume.eventsPerS).toLocaleString('en')} events/s`,
           ],
         ],
+      ),
+    );
+  }
+  const mcp = results.mcp;
+  if (mcp) {
+    out.push(`### The MCP tools (an hour of a session: ${mcp.events.toLocaleString('en')} events, ${f(mcp.storedMiB)} MiB stored; bench/sections/mcp.ts)`);
+    out.push(
+      table(
+        ['call', 'CPU (p50)', 'wall (p50)', 'longest event-loop block (p50)', 'text to the model'],
+        mcp.calls.map((c) => [c.call, `${f(c.cpuMs)} ms`, `${f(c.wallMs)} ms`, `${f(c.maxBlockMs)} ms`, `${c.textBytes.toLocaleString('en')} B`]),
       ),
     );
   }
