@@ -125,7 +125,7 @@ export function createMcpServer(source: TelemetrySource, options: McpServerOptio
     'get_events',
     {
       title: 'Get events',
-      description: `The session's events in order, filtered, a page at a time under a byte budget (default ${EVENTS_DEFAULTS.budgetBytes}). Each event is {seq, ts, type, ...its data}; headers, bodies, stack traces (the top frame is kept), console args, resource timing and context ids are dropped and strings cut at ${EVENTS_DEFAULTS.maxString} characters unless asked (include, max_string); the answer says what it left out. Continue with next_cursor alone until has_more is false. A text match reads up to ${SCAN_LIMIT} events per call.`,
+      description: `The session's events in order, filtered, a page at a time under a byte budget (default ${EVENTS_DEFAULTS.budgetBytes}). Each event is {seq, ts, type, ...its data}; the page's first target is named once (default_target_id) and left out of its events. Headers, bodies, stack traces (the top frame is kept), console args, timing and transfer details, and context ids are dropped and strings cut at ${EVENTS_DEFAULTS.maxString} characters unless asked (include, max_string); the answer says what it left out. Continue with next_cursor alone until has_more is false. A text match reads up to ${SCAN_LIMIT} events per call.`,
       inputSchema: {
         session_id: sessionId,
         category: listOf(oneOf(FILTER_CATEGORIES, 'category'), 'Only these categories (a union with type)'),
@@ -157,7 +157,7 @@ export function createMcpServer(source: TelemetrySource, options: McpServerOptio
           .array(oneOf(INCLUDE_GROUPS, 'include group'))
           .optional()
           .describe(
-            'Fields to keep: headers, bodies (response body, post_data, socket payloads), stack_traces, args (console), timing, context (frame, loader, CDP session ids)',
+            'Fields to keep: headers, bodies (response body, post_data, socket payloads), stack_traces, args (console), timing (resource timing, protocol, sizes, remote address), context (frame, loader and CDP session ids, initiator URL, status text)',
           ),
         max_string: z
           .number()
