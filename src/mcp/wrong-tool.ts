@@ -62,27 +62,28 @@ export async function whatWentWrong(source: TelemetrySource, args: WrongArgs, no
   const findings = builder.findings(info.status === 'ended' ? 0 : SETTLE_GRACE_US);
   const actions = await describeActions(session, renderFindings(findings, DIGEST_LEVELS[0]!).causes);
   const budget = args.budget_bytes ?? DIGEST_DEFAULT_BUDGET;
-  let text = '';
+  const head = {
+    session: sessionLine(info),
+    read: {
+      events: builder.scanned,
+      ...(builder.firstSeq !== undefined && { seqs: `${builder.firstSeq}-${builder.lastSeq}` }),
+      ...(window.sinceTs !== undefined && { since: isoTime(window.sinceTs) }),
+      ...(window.untilTs !== undefined && { until: isoTime(window.untilTs) }),
+      complete,
+      ...(!complete && { note: `stopped after ${DIGEST_SCAN_LIMIT} events: narrow with since and until` }),
+    },
+    summary: summaryOf(findings),
+  };
   for (const level of DIGEST_LEVELS) {
     const { fields, causes } = renderFindings(findings, level);
-    const answer = {
-      session: sessionLine(info),
-      read: {
-        events: builder.scanned,
-        ...(builder.firstSeq !== undefined && { seqs: `${builder.firstSeq}-${builder.lastSeq}` }),
-        ...(window.sinceTs !== undefined && { since: isoTime(window.sinceTs) }),
-        ...(window.untilTs !== undefined && { until: isoTime(window.untilTs) }),
-        complete,
-        ...(!complete && { note: `stopped after ${DIGEST_SCAN_LIMIT} events: narrow with since and until` }),
-      },
-      summary: summaryOf(findings),
-      ...fields,
-      ...(causes.size > 0 && { actions: actionsOf(causes, actions) }),
-      read_more: READ_MORE,
-    };
-    text = JSON.stringify(answer);
-    if (Buffer.byteLength(text, 'utf8') <= budget) break;
+    const text = JSON.stringify({ ...head, ...fields, ...(causes.size > 0 && { actions: actionsOf(causes, actions) }), read_more: READ_MORE });
+    if (Buffer.byteLength(text, 'utf8') <= budget) return { text, session };
   }
+  // Not even one finding of each kind fits: the counts alone, and how to see the findings.
+  const text = JSON.stringify({
+    ...head,
+    note: 'the budget is too small to show the findings: raise budget_bytes, narrow with since and until, or read them with get_events (type)',
+  });
   return { text, session };
 }
 

@@ -82,6 +82,13 @@ describe('compactness on an hour of a session', () => {
     expect(answer.read).toMatchObject({ complete: true });
   });
 
+  it('fits what_went_wrong into the smallest budget, keeping the whole summary', async () => {
+    const result = (await client.callTool({ name: 'what_went_wrong', arguments: { budget_bytes: 2048 } })) as CallToolResult;
+    expect(sizes(result).text).toBeLessThanOrEqual(2048);
+    const answer = JSON.parse((result.content[0] as { text: string }).text) as { summary: string };
+    expect(answer.summary).toMatch(/^375 failed requests \(2 origins\), 96 console errors \(2 kinds\), 1 crash, 2 hangs/);
+  });
+
   it('answers the first page of get_events in at most 8 KB', async () => {
     const result = (await client.callTool({ name: 'get_events', arguments: {} })) as CallToolResult;
     const measured = sizes(result);
