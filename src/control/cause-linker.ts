@@ -28,6 +28,8 @@ const UNLINKED: ReadonlySet<EventType> = new Set<EventType>([
   'monitor_reconnected',
   'monitor_reconnect_failed',
   'monitor_init_failed',
+  'replay_started',
+  'replay_stopped',
 ]);
 
 interface Window {
