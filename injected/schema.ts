@@ -461,8 +461,11 @@ export interface ReplayStoppedData {
   duration_ms: number;
   /** Size of the file, bytes. */
   size_bytes: number;
-  /** Frames written (the browser's paints, at most `framerate` a second, and the keepalive repeats). */
-  frames: number;
+  /**
+   * Frames written (the browser's paints, at most `framerate` a second, and the keepalive
+   * repeats); absent for `interrupted` (the count ended with the agent that recorded).
+   */
+  frames?: number;
   /** Frames dropped because the encoder fell behind. */
   dropped_frames?: number;
   /** encoder_failed, interrupted: what happened. */

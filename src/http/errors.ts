@@ -18,6 +18,12 @@ export const API_ERROR_CODES = [
   'action_failed',
   'browser_unavailable',
   'internal_error',
+  // Replays (docs/replay.md "Errors").
+  'replay_in_progress',
+  'replay_not_recording',
+  'replay_not_ready',
+  'replay_unavailable',
+  'range_not_satisfiable',
 ] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
@@ -33,6 +39,11 @@ export const DEFAULT_STATUS: Record<ApiErrorCode, number> = {
   action_failed: 422,
   browser_unavailable: 503,
   internal_error: 500,
+  replay_in_progress: 409,
+  replay_not_recording: 409,
+  replay_not_ready: 409,
+  replay_unavailable: 503,
+  range_not_satisfiable: 416,
 };
 
 export interface ErrorDetail {
