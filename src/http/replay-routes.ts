@@ -141,6 +141,9 @@ export function replayApiError(error: unknown): unknown {
   }
 }
 
+/** Start bodies as sent, before the schema validator coerced them. */
+const sentBodies = new WeakMap<FastifyRequest, unknown>();
+
 export function registerReplayRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth, viewerAuth: ViewerAuth): void {
   const replays = deps.replays;
   if (!replays) return;
@@ -161,6 +164,11 @@ export function registerReplayRoutes(app: FastifyInstance, deps: HttpDeps, auth:
     {
       onRequest: guard,
       onSend: noRetryOnFailure,
+      // The body is checked by parseReplayStart as it was sent: the schema's validator (which
+      // would turn "10" into 10) only documents it.
+      preValidation: async (request) => {
+        sentBodies.set(request, structuredClone(request.body));
+      },
       attachValidation: true,
       schema: {
         summary: 'Start recording the screen of the tab in front (scope replay)',
@@ -171,7 +179,7 @@ export function registerReplayRoutes(app: FastifyInstance, deps: HttpDeps, auth:
       },
     },
     async (request, reply) => {
-      const params = parseReplayStart(request.body);
+      const params = parseReplayStart(sentBodies.get(request));
       const record = await replays.start(params).catch((err: unknown) => {
         throw replayApiError(err);
       });
