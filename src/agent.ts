@@ -32,9 +32,11 @@ import { computerActionObserver } from './control/computer-actions.ts';
 import { ControlRecorder } from './control/control-recorder.ts';
 import { Steps } from './control/steps.ts';
 import { registerCdpProxyMetrics } from './metrics/cdp-proxy-metrics.ts';
+import { ReplayService } from './replay/replay-service.ts';
+import { AGENT_SOURCE } from './telemetry/monitor.ts';
 
 /** What start-up opens, in order; a failure at any step closes what the steps before it opened. */
-export const START_STEPS = ['store', 'otlp', 'kmsg', 'browser', 'http', 'listen'] as const;
+export const START_STEPS = ['store', 'otlp', 'kmsg', 'replay', 'browser', 'http', 'listen'] as const;
 export type StartStep = (typeof START_STEPS)[number];
 
 /** How the agent runs, beside its configuration. */
@@ -167,6 +169,22 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   step('kmsg');
   const kmsg = KmsgReader.start({ logger, onOomKill: (kill, ageUs) => operational.emit('system_oom_kill', kill, clock.nowUs() - ageUs) });
   cleanup.push('kmsg', () => kmsg?.close());
+  // Replays (docs/replay.md): the screen of the tab in front, recorded on request; its events are
+  // monitor events (emitted whenever telemetry is on).
+  step('replay');
+  const replays = new ReplayService({
+    sessionId: config.sessionId,
+    dataDir: config.dataDir,
+    retainBytes: config.retainBytes,
+    retainMs: config.retainHours * 3_600_000,
+    maxBytes: config.replayMaxBytes,
+    ffmpegPath: config.ffmpegPath,
+    logger,
+    emit: ({ type, data, tsUs }) => {
+      if (telemetryConfig.enabled) sink.append({ ts: tsUs, type, source: AGENT_SOURCE, data });
+    },
+  });
+  cleanup.push('replay', () => replays.close('shutdown'));
   const recorder = new ControlRecorder(sink, clock, () => telemetryConfig, linker);
   // Steps (docs/events.md "Steps"): marked over HTTP, CDP (the proxy) and MCP.
   const steps = new Steps(recorder);
@@ -187,6 +205,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     steps,
     logger,
     maxClientBufferBytes: timing?.cdpClientBufferBytes,
+    onActivate: (targetId) => scope?.targets.activate(targetId),
   });
   const computer = new ComputerExecutor({ targets: () => scope?.targets, logger, observer: computerActionObserver(recorder) });
   let terminated = false;
@@ -198,6 +217,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
       pastTraffic.messages += scope.connection.messages;
       pastTraffic.reads += scope.connection.reads;
     }
+    replays.bind(undefined);
     scope?.targets.dispose();
     scope?.telemetry.dispose();
     scope = undefined;
@@ -238,6 +258,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
         throw err;
       }
       scope = { connection, telemetry, targets };
+      replays.bind({ connection, targets });
       // May fail (the browser went away): records then lack user_agent.original until the next connection.
       if (otlp)
         void connection.send('Browser.getVersion').then(
@@ -297,6 +318,8 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     terminating ??= (async () => {
       terminated = true;
       kmsg?.close();
+      // A recording ends with the session and is kept (replay_stopped goes out with the streams).
+      await replays.close(closeBrowser ? 'session_deleted' : 'shutdown');
       // The last Web Vitals of every tab's document (docs/events.md "Web Vitals").
       scope?.telemetry.endSession();
       cdpProxy.close(closeBrowser ? 'session_deleted' : 'shutdown');
@@ -377,6 +400,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     steps,
     fsAllow: config.fsAllow,
     uploadIdleMs: config.uploadIdleMs,
+    replays,
     session: {
       createdAt,
       telemetryConfig: () => telemetryConfig,
