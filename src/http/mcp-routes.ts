@@ -4,6 +4,7 @@
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { AgentReplays } from '../mcp/agent-source.ts';
 import type { BearerAuth } from './auth.ts';
 import { ApiError, rateLimited } from './errors.ts';
 import type { HttpDeps } from './http-deps.ts';
@@ -67,6 +68,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: HttpDeps, auth: Be
         isTerminated: () => deps.session.isTerminated(),
         history,
         latestSeq: () => deps.log.latestSeq,
+        // Replays show everything on screen: their links and frames need the replay routes' scope.
+        ...(deps.replays && auth.allows(request.headers.authorization, 'replay') && { replays: replaysOf(deps.replays) }),
       },
       {
         baseUrl: `${request.protocol}://${request.headers.host ?? 'localhost'}`,
@@ -96,6 +99,10 @@ export function registerMcpRoutes(app: FastifyInstance, deps: HttpDeps, auth: Be
       onInternalError: (err, tool) => request.log.error({ err, tool }, 'mcp tool failed'),
     });
   };
+}
+
+function replaysOf(replays: NonNullable<HttpDeps['replays']>): AgentReplays {
+  return { list: () => replays.list(), path: (name) => replays.catalogue.path(name) };
 }
 
 function tooManyMcpRequests(): ApiError {

@@ -4,7 +4,7 @@
 // MCP request only: the SDK costs about 30 MB and 0.4 s to load, which an agent nobody asks over
 // MCP never pays.
 
-export { agentSource, exportLinks, type AgentCaller, type AgentSessionView } from './agent-source.ts';
+export { agentSource, exportLinks, replayLinks, type AgentCaller, type AgentReplays, type AgentSessionView } from './agent-source.ts';
 export { answerMcpRequest, type McpHttpAnswer, type McpHttpRequest } from './http-transport.ts';
 export { createMcpServer, TOOL_NAMES, type McpServerOptions } from './server.ts';
 export * from './source.ts';

@@ -117,7 +117,7 @@ export function createMcpServer(source: TelemetrySource, options: McpServerOptio
     },
     run('what_went_wrong', async (args: { session_id?: string; since?: string; until?: string; budget_bytes?: number }) => {
       const answer = await whatWentWrong(source, args);
-      return { content: [{ type: 'text', text: answer.text }, ...answer.session.links().map(resourceLink)] };
+      return { content: [{ type: 'text', text: answer.text }, ...(await answer.session.links()).map(resourceLink)] };
     }),
   );
 
@@ -254,7 +254,7 @@ export function createMcpServer(source: TelemetrySource, options: McpServerOptio
       try {
         const session = await source.session(args.session_id);
         id = session.id;
-        links = session.links();
+        links = await session.links();
       } catch (err) {
         if (!(err instanceof ToolError)) throw err;
       }

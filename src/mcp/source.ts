@@ -66,7 +66,7 @@ export interface SessionSource {
   info(): Promise<SessionInfo>;
   read(query: EventRead): Promise<EventPage>;
   /** The session's HAR, Playwright trace and replays, as HTTP URLs read with the same credential. */
-  links(): ExportLink[];
+  links(): Promise<ExportLink[]>;
   /**
    * Marks a step of the caller's automation (the add_step tool); throws ToolError when refused
    * (a missing scope, a limit, a session that has ended).

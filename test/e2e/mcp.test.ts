@@ -4,7 +4,8 @@
 // (chrome://crash). what_went_wrong names the three with the actions that caused them;
 // get_request returns the 500's body; get_events pages 5,000 console lines to the end; bad
 // arguments are tool errors; add_step needs telemetry:write; and the stdio entry relays a
-// desktop client to the agent.
+// desktop client to the agent; get_screenshot shows a replay's frame at a time, in the colour the
+// screen had then.
 
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -16,11 +17,29 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRig, TOKEN, type TestRig } from './support/harness.ts';
 import { cleanEnv, MAIN, ROOT } from './support/agent-process.ts';
+import { openColourPage, waitForPage } from './support/replay-pages.ts';
+import { decodePng, near, type Rgb } from './support/video.ts';
+import { locateEncoder } from '../../src/replay/encoder-binary.ts';
 import { allPages, call, callJson, connectMcp, textBytes, textOf, toolError } from './support/mcp-client.ts';
 
 const READER = 'mcp-reader-token';
 const COMPUTER_ONLY = 'mcp-computer-only-token';
 const BUDGET = 8192;
+const RED: Rgb = [255, 0, 0];
+const GREEN: Rgb = [0, 255, 0];
+
+/** The colour in the middle of a picture, decoded by the encoder replays are recorded with. */
+async function colourOfImage(image: Buffer): Promise<Rgb | undefined> {
+  const { path } = await locateEncoder();
+  const decoded = spawnSync(path, ['-v', 'error', '-i', 'pipe:0', '-vf', 'scale=32:32', '-frames:v', '1', '-f', 'image2pipe', '-vcodec', 'png', 'pipe:1'], {
+    input: image,
+    maxBuffer: 1 << 20,
+  });
+  if (decoded.status !== 0 || decoded.stdout.length === 0) return undefined;
+  const png = decodePng(decoded.stdout);
+  const at = (Math.floor(png.height / 2) * png.width + Math.floor(png.width / 2)) * png.channels;
+  return [png.pixels[at]!, png.pixels[at + 1]!, png.pixels[at + 2]!];
+}
 
 /** A port nothing listens on: a connection to it is refused. */
 async function closedPort(): Promise<number> {
@@ -182,10 +201,14 @@ describe('MCP on the agent', () => {
         await rig.stream.waitFor(() => shots() > before, 'a screenshot of the reloaded page', 15_000);
       }
       bulkStart = new Date().toISOString();
-      await page.evaluate(() => {
-        for (let i = 0; i < 5000; i++) console.log(`bulk-${i}`);
-      });
-      await rig.stream.waitForEvent('console_log', (e) => e.data?.text === 'bulk-4999', 30_000);
+      // In bursts of 500, each seen by the agent before the next: one burst of 5,000 can keep a
+      // loaded machine's agent from its browser health probe for longer than the probe waits.
+      for (let from = 0; from < 5000; from += 500) {
+        await page.evaluate((start) => {
+          for (let i = start; i < start + 500; i++) console.log(`bulk-${i}`);
+        }, from);
+        await rig.stream.waitForEvent('console_log', (e) => e.data?.text === `bulk-${from + 499}`, 30_000);
+      }
     }, 60_000);
 
     it('pages 5,000 events under the budget to the end, each once and in order', async () => {
@@ -229,6 +252,62 @@ describe('MCP on the agent', () => {
     });
   });
 
+  describe('with a replay', () => {
+    let replayId: string;
+    let startedAtMs: number;
+    const at = (ms: number) => new Date(startedAtMs + ms).toISOString();
+
+    beforeAll(async () => {
+      const headers = { Authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+      const replays = `${rig.agent.url}/browsers/${rig.agent.sessionId}/replays`;
+      const tab = await openColourPage(rig);
+      const started = (await (await fetch(replays, { method: 'POST', headers, body: JSON.stringify({ framerate: 10 }) })).json()) as {
+        replay_id: string;
+        started_at: string;
+      };
+      replayId = started.replay_id;
+      startedAtMs = Date.parse(started.started_at);
+      // Red until 1.5 s into the recording, green after.
+      await tab.evaluate(`runColours([[1500, 'rgb(0,255,0)'], [3000, null]])`);
+      await waitForPage(tab, 'window.changes.length === 2');
+      const stopped = await fetch(`${replays}/${replayId}/stop`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` } });
+      expect(stopped.status).toBe(200);
+    }, 60_000);
+
+    it('shows the frame of the replay at a time, as the screen was then', async () => {
+      for (const [ms, colour] of [
+        [700, RED],
+        [2500, GREEN],
+      ] as const) {
+        const result = await call(client, 'get_screenshot', { at: at(ms) });
+        expect(JSON.parse(textOf(result))).toMatchObject({ source: 'replay', replay_id: replayId, offset_ms: 0 });
+        const image = result.content.find((item) => item.type === 'image');
+        expect(image).toMatchObject({ mimeType: 'image/jpeg' });
+        const seen = await colourOfImage(Buffer.from(image!.type === 'image' ? image!.data : '', 'base64'));
+        expect(near(seen, colour), `${ms} ms: ${JSON.stringify(seen)}`).toBe(true);
+      }
+    });
+
+    it('links the replay beside the HAR and the trace', async () => {
+      const result = await call(client, 'what_went_wrong');
+      const uris = result.content.flatMap((item) => (item.type === 'resource_link' ? [item.uri] : []));
+      expect(uris).toContain(`${rig.agent.url}/browsers/${rig.agent.sessionId}/replays/${replayId}`);
+      expect(uris).toHaveLength(3);
+    });
+
+    it('gives a token without the replay scope neither the frames nor the link', async () => {
+      const reader = await connectMcp(rig.agent.url, READER);
+      try {
+        const result = await call(reader, 'get_screenshot', { at: at(2500) });
+        expect(JSON.parse(textOf(result)).source).not.toBe('replay');
+        const links = (await call(reader, 'what_went_wrong')).content.filter((item) => item.type === 'resource_link');
+        expect(links).toHaveLength(2);
+      } finally {
+        await reader.close();
+      }
+    });
+  });
+
   it('answers bad arguments with tool errors naming them, and keeps serving', async () => {
     expect(await toolError(client, 'get_events', { type: 'no_such_type' })).toMatch(/unknown event type "no_such_type"/);
     expect(await toolError(client, 'get_events', { since: 'yesterday-ish' })).toMatch(/since: expected an RFC 3339 time/);
@@ -264,7 +343,12 @@ describe('MCP on the agent', () => {
     const prompt = await client.getPrompt({ name: 'debug_session', arguments: {} });
     const [first, ...links] = prompt.messages;
     expect(first!.content.type === 'text' && first!.content.text).toContain('what_went_wrong');
-    expect(links.map((message) => message.content.type)).toEqual(['resource_link', 'resource_link']);
+    // The HAR and the trace, then the replay recorded above.
+    expect(links.map((message) => message.content.type === 'resource_link' && message.content.mimeType)).toEqual([
+      'application/json',
+      'application/zip',
+      expect.stringMatching(/^video\//),
+    ]);
   });
 
   describe('the stdio entry (browser-telemetry-agent mcp)', () => {

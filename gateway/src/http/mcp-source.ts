@@ -1,7 +1,9 @@
 // The gateway's TelemetrySource for the MCP server (docs/mcp.md "Data sources"): every session
 // the API key's project may see, live or ended, read as GET /browsers/{id}/telemetry/events reads
 // it (the archive, then the agent past the archived seq: archive/archive-history.ts). A step goes
-// to the session's agent as the forwarded steps route sends it, naming the key as the caller.
+// to the session's agent as the forwarded steps route sends it, naming the key as the caller; a
+// live session's replays are linked at the gateway's forwarded replay routes. Replay frames are
+// decoded where the files are, on the agent: the gateway's get_screenshot has the screenshots.
 
 import type { McpModule, SessionInfo, SessionSource, StepRequest, TelemetrySource } from 'browser-telemetry-agent/mcp';
 import { CALLER_HEADER, STEP_VIA_HEADER, VIA_GATEWAY_HEADER } from 'browser-telemetry-agent/http-kit';
@@ -18,6 +20,17 @@ export interface GatewaySourceOptions {
   baseUrl: string;
   /** Longest wait for the agent's answer to a step. */
   agentResponseMs: number;
+}
+
+/** How long the links wait for a live agent's list of replays. */
+const REPLAY_LIST_TIMEOUT_MS = 2000;
+
+/** A replay as the agent's GET /browsers/{id}/replays lists it (docs/replay.md "API"). */
+interface AgentReplay {
+  replay_id: string;
+  started_at: string;
+  finished_at: string | null;
+  mime_type: string;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -39,7 +52,7 @@ export function gatewaySource(options: GatewaySourceOptions): TelemetrySource {
         untilTs: query.untilTs,
         limit: query.limit,
       }),
-    links: () => mcp.exportLinks(options.baseUrl, record.sessionId),
+    links: async () => [...mcp.exportLinks(options.baseUrl, record.sessionId), ...mcp.replayLinks(options.baseUrl, record.sessionId, await replaysOf(record))],
     addStep: async (step) => {
       if (record.endedAt !== null) throw new ToolError(`add_step: session ${record.sessionId} has ended; steps go into live sessions only`);
       return postStep(record, step);
@@ -77,6 +90,28 @@ export function gatewaySource(options: GatewaySourceOptions): TelemetrySource {
     if (response.status === 401 || response.status === 403)
       throw new ToolError(`add_step: the session's agent refused the gateway's token (its telemetry:write scope): ${message}`);
     throw new ToolError(`add_step: ${message}`);
+  };
+
+  /**
+   * A live session's replays, from its agent (their files are the agent's: an ended session's are
+   * gone with it); none when the agent does not answer in time or refuses (its token lacks `replay`).
+   */
+  const replaysOf = async (record: SessionRecord): Promise<AgentReplay[]> => {
+    if (record.endedAt !== null) return [];
+    try {
+      const response = await fetch(`${record.agentUrl}/browsers/${encodeURIComponent(record.sessionId)}/replays`, {
+        headers: { authorization: `Bearer ${record.agentToken}`, [VIA_GATEWAY_HEADER]: '1' },
+        signal: AbortSignal.timeout(REPLAY_LIST_TIMEOUT_MS),
+      });
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        return [];
+      }
+      const list = (await response.json()) as unknown;
+      return Array.isArray(list) ? (list as AgentReplay[]).filter((replay) => typeof replay?.replay_id === 'string') : [];
+    } catch {
+      return [];
+    }
   };
 
   return {
