@@ -208,18 +208,19 @@ export class ReplayRecording {
   }
 
   private write(atMs: number, jpeg: Buffer, box?: PictureBox): void {
-    if (!this.encoder) this.startEncoder(box ?? boxOf(jpeg));
+    if (!this.encoder) this.startEncoder(box ?? boxOf(jpeg), jpegSize(jpeg) ?? DEFAULT_BOX);
     if (this.encoder!.write(atMs, jpeg)) {
       this.lastWrittenMs = atMs;
       this.lastJpeg = jpeg;
     }
   }
 
-  private startEncoder(box: PictureBox): void {
+  private startEncoder(box: PictureBox, firstFrame: { width: number; height: number }): void {
     const encoder = new EncoderProcess({
       binary: this.options.binary,
       output: this.options.catalogue.path(this.record.file),
       box,
+      firstFrame,
       framerate: this.options.framerate,
       logger: this.options.logger,
     });
