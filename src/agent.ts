@@ -30,6 +30,7 @@ import { CdpProxy } from './cdp-proxy/cdp-proxy.ts';
 import { CauseLinker } from './control/cause-linker.ts';
 import { computerActionObserver } from './control/computer-actions.ts';
 import { ControlRecorder } from './control/control-recorder.ts';
+import { Steps } from './control/steps.ts';
 import { registerCdpProxyMetrics } from './metrics/cdp-proxy-metrics.ts';
 import { ReplayService } from './replay/replay-service.ts';
 import { AGENT_SOURCE } from './telemetry/monitor.ts';
@@ -185,6 +186,8 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   });
   cleanup.push('replay', () => replays.close('shutdown'));
   const recorder = new ControlRecorder(sink, clock, () => telemetryConfig, linker);
+  // Steps (docs/events.md "Steps"): marked over HTTP, CDP (the proxy) and MCP.
+  const steps = new Steps(recorder);
   let reconnects = 0;
   const withStoreMetrics = (metrics: AgentMetrics): AgentMetrics => {
     if (store) registerStoreMetrics(metrics.registry, store);
@@ -199,6 +202,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   const cdpProxy = new CdpProxy({
     upstream: () => (upstream.link?.isConnected ? upstream.link.browserWsUrl : undefined),
     recorder,
+    steps,
     logger,
     maxClientBufferBytes: timing?.cdpClientBufferBytes,
     onActivate: (targetId) => scope?.targets.activate(targetId),
@@ -384,8 +388,8 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     apiCalls: {
       newRequestId: () => recorder.newId('req'),
       activeTarget: () => scope?.targets.activePage()?.targetId,
-      begin(targetId) {
-        const start = recorder.begin(targetId, false);
+      begin(targetId, requestId, stepId) {
+        const start = recorder.beginRequest(requestId, targetId, stepId);
         if (start === undefined) return undefined;
         return {
           end: (operationId, requestId, status) =>
@@ -393,6 +397,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
         };
       },
     },
+    steps,
     fsAllow: config.fsAllow,
     uploadIdleMs: config.uploadIdleMs,
     replays,

@@ -43,6 +43,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'The body is over the limit',
   416: 'The Range asked for lies outside the file (range_not_satisfiable)',
   422: 'An action failed (action_failed)',
+  429: 'Too many requests of this caller (rate_limited); Retry-After says when to try again',
   500: 'Internal error',
   503: 'The browser or the session is not available',
 };
