@@ -33,6 +33,7 @@ import { ControlRecorder } from './control/control-recorder.ts';
 import { Steps } from './control/steps.ts';
 import { registerCdpProxyMetrics } from './metrics/cdp-proxy-metrics.ts';
 import { ReplayService } from './replay/replay-service.ts';
+import { stepChapters } from './replay/step-chapters.ts';
 import { AGENT_SOURCE } from './telemetry/monitor.ts';
 
 /** What start-up opens, in order; a failure at any step closes what the steps before it opened. */
@@ -170,8 +171,9 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   const kmsg = KmsgReader.start({ logger, onOomKill: (kill, ageUs) => operational.emit('system_oom_kill', kill, clock.nowUs() - ageUs) });
   cleanup.push('kmsg', () => kmsg?.close());
   // Replays (docs/replay.md): the screen of the tab in front, recorded on request; its events are
-  // monitor events (emitted whenever telemetry is on).
+  // monitor events (emitted whenever telemetry is on); the session's steps are its chapters.
   step('replay');
+  const history = new HistoryReader(eventLog, store);
   const replays = new ReplayService({
     sessionId: config.sessionId,
     dataDir: config.dataDir,
@@ -183,6 +185,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     emit: ({ type, data, tsUs }) => {
       if (telemetryConfig.enabled) sink.append({ ts: tsUs, type, source: AGENT_SOURCE, data });
     },
+    chapters: stepChapters(history),
   });
   cleanup.push('replay', () => replays.close('shutdown'));
   const recorder = new ControlRecorder(sink, clock, () => telemetryConfig, linker);
@@ -340,7 +343,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     tokens: config.tokens,
     hub,
     log: eventLog,
-    history: new HistoryReader(eventLog, store),
+    history,
     hosts: new HostPolicy(config.host, config.allowedHosts),
     logId: store?.logId,
     logger,

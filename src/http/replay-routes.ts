@@ -141,9 +141,6 @@ export function replayApiError(error: unknown): unknown {
   }
 }
 
-/** Start bodies as sent, before the schema validator coerced them. */
-const sentBodies = new WeakMap<FastifyRequest, unknown>();
-
 export function registerReplayRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth, viewerAuth: ViewerAuth): void {
   const replays = deps.replays;
   if (!replays) return;
@@ -164,12 +161,8 @@ export function registerReplayRoutes(app: FastifyInstance, deps: HttpDeps, auth:
     {
       onRequest: guard,
       onSend: noRetryOnFailure,
-      // The body is checked by parseReplayStart as it was sent: the schema's validator (which
-      // would turn "10" into 10) only documents it.
-      preValidation: async (request) => {
-        sentBodies.set(request, structuredClone(request.body));
-      },
-      attachValidation: true,
+      // The schema documents the body; parseReplayStart alone checks it (ajv would turn "10" into 10).
+      validatorCompiler: () => () => true,
       schema: {
         summary: 'Start recording the screen of the tab in front (scope replay)',
         tags: ['replays'],
@@ -179,7 +172,7 @@ export function registerReplayRoutes(app: FastifyInstance, deps: HttpDeps, auth:
       },
     },
     async (request, reply) => {
-      const params = parseReplayStart(sentBodies.get(request));
+      const params = parseReplayStart(request.body);
       const record = await replays.start(params).catch((err: unknown) => {
         throw replayApiError(err);
       });

@@ -32,6 +32,12 @@ export interface EncoderProcessOptions {
   binary: EncoderBinary;
   output: string;
   box: PictureBox;
+  /**
+   * The pixel size of the first frame, announced in the stream header: ffmpeg's MJPEG decoding
+   * fails on the frames after the first when the header announces another size than the first
+   * frame's (measured with ffmpeg 4.1); later frames may change size.
+   */
+  firstFrame: { width: number; height: number };
   framerate: number;
   logger?: Logger;
 }
@@ -79,7 +85,7 @@ export class EncoderProcess {
         // Not permitted here: it runs at the agent's priority.
       }
     }
-    this.child.stdin!.write(streamHeader({ width: options.box.width, height: options.box.height, framerate: options.framerate }));
+    this.child.stdin!.write(streamHeader({ width: options.firstFrame.width, height: options.firstFrame.height, framerate: options.framerate }));
   }
 
   get pid(): number | undefined {

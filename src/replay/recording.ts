@@ -35,7 +35,11 @@ export interface Chapter {
   title: string;
   startUs: number;
 }
-export type ChapterProvider = () => ReadonlyArray<Chapter>;
+/**
+ * The chapters of a recording, asked once when it is finalized with its time window (Unix µs,
+ * end exclusive); marks outside the window are left out anyway. A `() => [...]` will do.
+ */
+export type ChapterProvider = (window: { fromUs: number; untilUs: number }) => ReadonlyArray<Chapter>;
 
 export interface RecordingOptions {
   id: string;
@@ -186,9 +190,13 @@ export class ReplayRecording {
     };
     delete this.record.encoder_pid;
     this.options.catalogue.write(this.record);
-    const durationMs = this.record.finished_at_ms! - this.startedAtMs;
-    const marks = (this.options.chapters?.() ?? []).map((chapter) => ({ title: chapter.title, startMs: chapter.startUs / 1000 - this.startedAtMs }));
-    this.record = await finalizeFile(this.options.catalogue, this.record, this.options.binary, this.options.logger, chapterMetadata(marks, durationMs));
+    this.record = await finalizeFile(
+      this.options.catalogue,
+      this.record,
+      this.options.binary,
+      this.options.logger,
+      chaptersOf(this.record, this.options.chapters, this.options.logger),
+    );
     return this.record;
   }
 
@@ -208,18 +216,19 @@ export class ReplayRecording {
   }
 
   private write(atMs: number, jpeg: Buffer, box?: PictureBox): void {
-    if (!this.encoder) this.startEncoder(box ?? boxOf(jpeg));
+    if (!this.encoder) this.startEncoder(box ?? boxOf(jpeg), jpegSize(jpeg) ?? DEFAULT_BOX);
     if (this.encoder!.write(atMs, jpeg)) {
       this.lastWrittenMs = atMs;
       this.lastJpeg = jpeg;
     }
   }
 
-  private startEncoder(box: PictureBox): void {
+  private startEncoder(box: PictureBox, firstFrame: { width: number; height: number }): void {
     const encoder = new EncoderProcess({
       binary: this.options.binary,
       output: this.options.catalogue.path(this.record.file),
       box,
+      firstFrame,
       framerate: this.options.framerate,
       logger: this.options.logger,
     });
@@ -233,6 +242,19 @@ export class ReplayRecording {
 
   private elapsedMs(): number {
     return Math.max(0, Math.round(this.options.now() - this.startedAtMs));
+  }
+}
+
+/** The ffmetadata chapters of a stopped recording from `provider`; none when it has none or fails. */
+export function chaptersOf(record: ReplayRecord, provider: ChapterProvider | undefined, logger: Logger): string | undefined {
+  if (!provider || record.finished_at_ms === undefined) return undefined;
+  try {
+    const chapters = provider({ fromUs: record.started_at_ms * 1000, untilUs: record.finished_at_ms * 1000 });
+    const marks = chapters.map((chapter) => ({ title: chapter.title, startMs: chapter.startUs / 1000 - record.started_at_ms }));
+    return chapterMetadata(marks, record.finished_at_ms - record.started_at_ms);
+  } catch (err) {
+    logger.warn({ replay_id: record.replay_id, err: (err as Error).message }, 'replay: no chapters (reading them failed)');
+    return undefined;
   }
 }
 

@@ -17,7 +17,7 @@ import type { ReplayStartedData, ReplayStopReason, ReplayStoppedData } from '../
 import { heartbeat } from '../heartbeat.ts';
 import { newReplayId, ReplayCatalogue, type ReplayRecord } from './catalogue.ts';
 import { locateEncoder, type EncoderBinary } from './encoder-binary.ts';
-import { finalizeFile, ReplayRecording, type ChapterProvider } from './recording.ts';
+import { chaptersOf, finalizeFile, ReplayRecording, type ChapterProvider } from './recording.ts';
 import { enforceReplayRetention } from './retention.ts';
 import { ScreencastCapture, type CaptureScope } from './screencast.ts';
 
@@ -367,7 +367,7 @@ export class ReplayService {
         undefined,
       );
     }
-    return finalizeFile(this.catalogue, interrupted, binary, this.options.logger, undefined);
+    return finalizeFile(this.catalogue, interrupted, binary, this.options.logger, chaptersOf(interrupted, this.options.chapters, this.options.logger));
   }
 }
 

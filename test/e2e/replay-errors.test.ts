@@ -12,6 +12,7 @@ import { probeVideo } from './support/video.ts';
 import { openColourPage } from './support/replay-pages.ts';
 
 const READER = 'replay-errors-reader';
+const RECORDER = 'replay-errors-recorder';
 
 interface Answer {
   status: number;
@@ -39,7 +40,12 @@ describe('replay requests the agent refuses', () => {
   const start = (body?: unknown) => call('POST', '/replays', body);
 
   beforeAll(async () => {
-    rig = await startRig({ tokens: [{ token: READER, scopes: ['telemetry:read'] }] });
+    rig = await startRig({
+      tokens: [
+        { token: READER, scopes: ['telemetry:read'] },
+        { token: RECORDER, scopes: ['replay'] },
+      ],
+    });
     client = new Kernel({ baseURL: rig.agent.url, apiKey: TOKEN, maxRetries: 0, timeout: 30_000 });
     base = `${rig.agent.url}/browsers/${rig.agent.sessionId}`;
     dir = mkdtempSync(join(tmpdir(), 'bta-replay-errors-'));
@@ -108,6 +114,21 @@ describe('replay requests the agent refuses', () => {
       call('GET', `/replays/${recordingId}`, undefined, READER),
     ]);
     expect(answers.map((a) => [a.status, a.body.code])).toEqual(Array(4).fill([403, 'forbidden']));
+  });
+
+  it('gives no viewer link to a token that may not read the telemetry (the viewer shows it)', async () => {
+    const answer = await call('GET', '/replays', undefined, RECORDER);
+    expect(answer.status).toBe(200);
+    expect((answer.body as unknown as Array<Record<string, unknown>>)[0]).not.toHaveProperty('replay_view_url');
+  });
+
+  it('refuses the replays to a viewer cookie whose link was minted without the replay scope (403)', async () => {
+    const minted = await call('POST', '/viewer/sessions', undefined, READER);
+    const opened = await fetch(minted.body.url as string, { redirect: 'manual' });
+    const cookie = opened.headers.get('set-cookie')!.split(';')[0]!;
+    const answer = await fetch(`${base}/replays`, { headers: { cookie } });
+    expect(answer.status).toBe(403);
+    expect(((await answer.json()) as { code: string }).code).toBe('forbidden');
   });
 
   describe('once the recording is stopped', () => {

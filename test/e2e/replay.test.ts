@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReplayStoppedData } from '../../injected/schema.ts';
 import { startRig, TOKEN, type Tab, type TestRig } from './support/harness.ts';
 import { openColourPage, waitForPage } from './support/replay-pages.ts';
-import { colourAt, near, probeVideo, type Rgb } from './support/video.ts';
+import { colourAt, near, probeChapters, probeVideo, type Rgb } from './support/video.ts';
 
 const RED: Rgb = [255, 0, 0];
 const GREEN: Rgb = [0, 255, 0];
@@ -30,6 +30,19 @@ describe('a replay recorded with the official client', () => {
   let file: string;
   let bytes: Buffer;
   let downloadHeaders: Headers;
+  let secondStepAtMs: number;
+
+  /** A step of the automation (POST /telemetry/steps); resolves with the step event's time, Unix ms. */
+  const markStep = async (name: string): Promise<number> => {
+    const response = await fetch(`${rig.agent.url}/browsers/${rig.agent.sessionId}/telemetry/steps`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name }),
+    });
+    expect(response.status).toBe(200);
+    const { step_id: stepId } = (await response.json()) as { step_id: string };
+    return (await rig.stream.waitForEvent('step', (e) => e.data?.step_id === stepId)).ts / 1000;
+  };
 
   beforeAll(async () => {
     rig = await startRig();
@@ -39,10 +52,12 @@ describe('a replay recorded with the official client', () => {
     const started = await client.browsers.replays.start(rig.agent.sessionId, { framerate: 10 });
     replayId = started.replay_id;
     startedAtMs = Date.parse(started.started_at!);
+    await markStep('the colours begin');
     // Green 1.5 s after the start, blue at 3 s, the end mark at 4.5 s.
     await tab.evaluate(`runColours([[1500, 'rgb(0,255,0)'], [3000, 'rgb(0,0,255)'], [4500, null]])`);
     await waitForPage(tab, 'window.changes.length === 3');
     changes = ((await tab.evaluate('window.changes')) as { result: { value: typeof changes } }).result.value;
+    secondStepAtMs = await markStep('the colours are done');
     await client.browsers.replays.stop(replayId, { id: rig.agent.sessionId });
     const listed = (await client.browsers.replays.list(rig.agent.sessionId)).find((r) => r.replay_id === replayId)!;
     finishedAtMs = Date.parse(listed.finished_at!);
@@ -85,6 +100,12 @@ describe('a replay recorded with the official client', () => {
     const blueAt = changes[1]!.at - startedAtMs;
     const colours = [await colourAt(file, greenAt - 700), await colourAt(file, (greenAt + blueAt) / 2), await colourAt(file, blueAt + 700)];
     expect(colours.map((c, i) => near(c, [RED, GREEN, BLUE][i]!))).toEqual([true, true, true]);
+  });
+
+  it('carries the steps marked while it ran as its chapters', async () => {
+    const chapters = await probeChapters(file);
+    expect(chapters.map((c) => c.title)).toEqual(['the colours begin', 'the colours are done']);
+    expect(Math.abs(chapters[1]!.startS * 1000 - (secondStepAtMs - startedAtMs))).toBeLessThan(50);
   });
 
   it('says in the stream when it ran: replay_started, then replay_stopped (requested)', async () => {

@@ -3,8 +3,8 @@
 // `/browsers/{id}/replays[...]`. After the caller's key and project are checked, the request is
 // forwarded to the session's agent with the agent's own token and the caller's key id (whose steps
 // and actions go together, docs/events.md "Steps"): method, path and query verbatim, the body
-// streamed unread. The agent's answer is piped back byte for byte (status, headers, body), so
-// agent errors reach the client as they are.
+// streamed unread. The agent's answer is piped
+// back byte for byte (status, headers, body), so agent errors reach the client as they are.
 //
 // Streams: `pipe` moves bytes only as fast as the slower side takes them. A stalled client
 // stops the gateway reading from the agent, whose socket then fills and the agent's own
