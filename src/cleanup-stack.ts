@@ -16,6 +16,11 @@ export class CleanupStack<Name extends string = string> {
     this.entries.push({ name, close });
   }
 
+  /** The scope of the step `name`: what it opens is closed under its name. */
+  scope(name: Name): StartScope {
+    return { opened: (close) => this.push(name, close) };
+  }
+
   /** Closes everything pushed, the last first. */
   async unwind(): Promise<void> {
     for (let entry = this.entries.pop(); entry !== undefined; entry = this.entries.pop()) {
@@ -27,4 +32,13 @@ export class CleanupStack<Name extends string = string> {
       this.onClosed?.(entry.name);
     }
   }
+}
+
+/**
+ * What one start-up step is given (src/agent.ts): where it registers how to close each resource
+ * it opens, the moment the resource exists, so that a failure later in start-up closes it.
+ */
+export interface StartScope {
+  /** `close` undoes what was just opened. */
+  opened(close: () => unknown): void;
 }

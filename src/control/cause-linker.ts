@@ -12,6 +12,7 @@
 //   action's too, also after the window closed (and over a newer window).
 
 import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
+import type { EventSink } from '../telemetry/monitor.ts';
 
 /** How many scripts and in-flight requests per tab are remembered for the chain (oldest dropped). */
 const MAX_REMEMBERED = 512;
@@ -66,6 +67,16 @@ export class CauseLinker {
   private readonly tabs = new Map<string, TabState>();
   /** Latest nav_seq of every target seen, also before its first action. */
   private readonly navSeqs = new Map<string, number>();
+
+  /** `next`, with every event stamped on its way there. */
+  linking(next: EventSink): EventSink {
+    return {
+      append: (event) => {
+        this.link(event);
+        return next.append(event);
+      },
+    };
+  }
 
   /** An opening action began in `targetId`'s tab. */
   open(targetId: string, actionId: string): void {

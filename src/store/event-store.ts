@@ -18,6 +18,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { StartScope } from '../cleanup-stack.ts';
 import { filterSql, type EventFilter, type EventMeta } from '../stream/event-query.ts';
 import type { LogArchive } from '../stream/event-log.ts';
 import type { HistoryQuery, HistoryStore, StoredEnvelope } from '../stream/history.ts';
@@ -587,4 +589,31 @@ function addFilterTo(filter: EventFilter | undefined, where: string[], params: u
   const sql = filterSql(filter, sinceTs, untilTs);
   where.push(...sql.clauses);
   params.push(...sql.params);
+}
+
+/** What the store step reads of the agent's settings (Config has them). */
+export interface StoreSettings {
+  /** No store without one: the RAM ring alone. */
+  dataDir?: string | undefined;
+  sessionId: string;
+  retainBytes: number;
+  retainHours: number;
+}
+
+/**
+ * Start-up's store step: the session's durable store when a data directory is set, closed again
+ * if start-up fails after it opened.
+ */
+export function openEventStore(settings: StoreSettings, logger: Logger, scope: StartScope): EventStore | undefined {
+  if (settings.dataDir === undefined) return undefined;
+  const store = new EventStore({
+    dataDir: settings.dataDir,
+    sessionId: settings.sessionId,
+    retainBytes: settings.retainBytes,
+    retainMs: settings.retainHours * 3_600_000,
+    log: (level, fields, message) => logger[level](fields, message),
+  });
+  scope.opened(() => store.close());
+  logger.info({ data_dir: settings.dataDir, resumed_after_seq: store.resumeAfterSeq, log_id: store.logId }, 'event store opened');
+  return store;
 }
