@@ -47,8 +47,11 @@ export interface AgentRuntime {
     /** Bytes that may wait for one CDP proxy client before it is cut (docs/operations.md "CDP endpoint"). */
     cdpClientBufferBytes?: number;
   };
-  /** Tests: told before each start-up step (a throw fails it) and of each close done after a failure. */
-  startHooks?: { beforeStep?(step: StartStep): void; closed?(step: StartStep): void };
+  /**
+   * Tests: told before each start-up step and at each point inside one (`StartScope.reached`; a
+   * throw fails start-up there), and of each close done after a failure.
+   */
+  startHooks?: { beforeStep?(step: StartStep): void; reached?(step: StartStep, point: string): void; closed?(step: StartStep): void };
 }
 
 export interface StartAgentOptions extends ConfigOptions, Omit<AgentRuntime, 'startHooks'> {}
@@ -99,7 +102,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   const { timing } = runtime;
   const step = (name: StartStep): StartScope => {
     runtime.startHooks?.beforeStep?.(name);
-    return cleanup.scope(name);
+    return cleanup.scope(name, (point) => runtime.startHooks?.reached?.(name, point));
   };
   logIgnoredFailuresTo(logger);
   const createdAt = new Date();
@@ -134,14 +137,13 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     // Proxied clients talk to a browser that is gone: they reconnect to the new one.
     lost: () => cdpProxy.upstreamChanged(),
   });
-  const browserScope = step('browser');
-  await link.start();
-  browserScope.opened(() => link.close(false));
+  await link.start(step('browser'));
   const session = new SessionEnd({ sessionId: config.sessionId, logger, kmsg, telemetry, cdpProxy, hub, link, otlp, store });
   const parts: AgentParts = { logger, store, eventLog, hub, otlp, telemetry, link, recorder, cdpProxy, computer, session, createdAt };
   const app = createHttpServer(httpDeps(config, parts), step('http'));
-  step('listen');
+  const listening = step('listen');
   const url = await listenUrl(app, config.host, config.port);
+  listening.reached('listening');
   logger.info({ url, session_id: config.sessionId, mode: link.isEmbedded ? 'embedded' : 'attached' }, 'listening');
   return {
     url,
@@ -266,7 +268,7 @@ class SessionEnd {
       cdpProxy.close(closeBrowser ? 'session_deleted' : 'shutdown');
       // Streams first: every admitted event is flushed, then each response ends.
       await hub.closeAll();
-      telemetry.dropConnection();
+      // Drops the connection's telemetry, then closes it (and the embedded browser).
       await link.close(closeBrowser);
       // Last, so that the events of the session's end go out too.
       await otlp?.close();

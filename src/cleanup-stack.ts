@@ -16,9 +16,9 @@ export class CleanupStack<Name extends string = string> {
     this.entries.push({ name, close });
   }
 
-  /** The scope of the step `name`: what it opens is closed under its name. */
-  scope(name: Name): StartScope {
-    return { opened: (close) => this.push(name, close) };
+  /** The scope of the step `name`: what it opens is closed under its name; `reached` is told of its points. */
+  scope(name: Name, reached?: (point: string) => void): StartScope {
+    return { opened: (close) => this.push(name, close), reached: (point) => reached?.(point) };
   }
 
   /** Closes everything pushed, the last first. */
@@ -41,4 +41,10 @@ export class CleanupStack<Name extends string = string> {
 export interface StartScope {
   /** `close` undoes what was just opened. */
   opened(close: () => unknown): void;
+  /**
+   * A point inside the step, after something was opened and before the step is done: the
+   * start-up fault test (test/e2e/start-cleanup.test.ts) throws here to check that a failure
+   * there leaves nothing behind. Does nothing otherwise.
+   */
+  reached(point: string): void;
 }

@@ -9,6 +9,7 @@ import { CdpConnection, resolveBrowserWsUrl, type CommandResult } from './cdp-co
 import { ignoredFailures, mayFail } from './cdp-errors.ts';
 import { ChromiumProcess, ChromiumStartupExitError, locateChromium, type ChromiumBinary } from './chromium-launcher.ts';
 import { Reconnector, type Backoff } from './reconnector.ts';
+import type { StartScope } from '../cleanup-stack.ts';
 import { heartbeat } from '../heartbeat.ts';
 
 export type DisconnectReason = 'browser_closed' | 'socket_closed' | 'unresponsive';
@@ -18,6 +19,8 @@ export interface BrowserLinkListener {
   attached(connection: CdpConnection): Promise<void>;
   /** The connection was lost: drop everything that belonged to it. */
   lost(reason: DisconnectReason): void;
+  /** The link was closed for good (the session ended, or start-up failed): the same, silently. */
+  closed(): void;
   reconnected(durationMs: number): void;
   reconnectFailed(attempts: number): void;
   /** Attached mode only: the browser was not reachable at start-up (attempts go on). */
@@ -70,6 +73,8 @@ export class BrowserLink {
   private wsUrl = '';
   private binary: ChromiumBinary | undefined;
   private reconnectCount = 0;
+  /** While start() runs: its step's scope (fault points). */
+  private startScope: StartScope | undefined;
   /** CDP traffic of the connections before the current one (/metrics). */
   private readonly pastTraffic = { messages: 0, reads: 0 };
 
@@ -102,22 +107,30 @@ export class BrowserLink {
    * launched is an error. Attached mode: an unreachable browser is reported and attempts go on in
    * the background.
    */
-  async start(): Promise<void> {
+  async start(scope?: StartScope): Promise<void> {
     const { options } = this;
-    if (options.cdpUrl === undefined) {
-      const binary = await locateChromium({ chromePath: options.chromePath, cacheRoot: options.cacheRoot });
-      this.binary = binary;
-      await this.connect();
-      const version = this.current === undefined ? undefined : await mayFail(this.current.send('Browser.getVersion'));
-      options.logger.info({ browser: binary.path, source: binary.source, version: version?.product }, 'embedded browser started');
-      return;
-    }
+    // Before anything is launched: a failure at any later point (the checks after the launch
+    // included) closes the browser and its profile (docs/operations.md "Which browser").
+    scope?.opened(() => this.close(false));
+    this.startScope = scope;
     try {
-      await this.connect();
-    } catch (err) {
-      options.logger.warn({ err: (err as Error).message }, 'browser not reachable at start-up; retrying');
-      this.listener.initialConnectFailed(err as Error);
-      this.reconnector.start();
+      if (options.cdpUrl === undefined) {
+        const binary = await locateChromium({ chromePath: options.chromePath, cacheRoot: options.cacheRoot });
+        this.binary = binary;
+        await this.connect();
+        const version = this.current === undefined ? undefined : await mayFail(this.current.send('Browser.getVersion'));
+        options.logger.info({ browser: binary.path, source: binary.source, version: version?.product }, 'embedded browser started');
+        return;
+      }
+      try {
+        await this.connect();
+      } catch (err) {
+        options.logger.warn({ err: (err as Error).message }, 'browser not reachable at start-up; retrying');
+        this.listener.initialConnectFailed(err as Error);
+        this.reconnector.start();
+      }
+    } finally {
+      this.startScope = undefined;
     }
   }
 
@@ -191,6 +204,7 @@ export class BrowserLink {
   async close(closeBrowser: boolean): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.listener.closed();
     this.reconnector.stop();
     this.stopProbe();
     const connection = this.current;
@@ -214,6 +228,7 @@ export class BrowserLink {
           throw err;
         });
         this.watchProcess(this.chromium);
+        this.startScope?.reached('launched');
       }
       wsUrl = this.chromium.browserWsUrl;
     } else {

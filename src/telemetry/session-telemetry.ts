@@ -124,7 +124,7 @@ export class SessionTelemetry implements BrowserLinkListener {
   }
 
   /** Drops the current connection's parts (the session ended, or the connection was lost or replaced). */
-  dropConnection(): void {
+  private dropConnection(): void {
     this.scope?.targets.dispose();
     this.scope?.telemetry.dispose();
     this.scope = undefined;
@@ -174,6 +174,10 @@ export class SessionTelemetry implements BrowserLinkListener {
     this.dropConnection();
     for (const follower of this.followers) follower.lost?.();
     this.monitor.emit('monitor_disconnected', { reason });
+  }
+
+  closed(): void {
+    this.dropConnection();
   }
 
   reconnected(durationMs: number): void {
