@@ -28,6 +28,7 @@ import { apiCalls } from './control/api-calls.ts';
 import { CauseLinker } from './control/cause-linker.ts';
 import { computerActionObserver } from './control/computer-actions.ts';
 import { ControlRecorder } from './control/control-recorder.ts';
+import { Steps } from './control/steps.ts';
 
 /** What start-up opens, in order; a failure at any step closes what the steps before it opened. */
 export const START_STEPS = ['store', 'otlp', 'kmsg', 'browser', 'http', 'listen'] as const;
@@ -124,9 +125,11 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   // What clients make the browser do, recorded as control events (docs/events.md "Control events"):
   // the CDP endpoint (docs/operations.md "CDP endpoint") and the computer API.
   const recorder = new ControlRecorder(telemetry.sink, telemetry.clock, () => telemetry.config, linker);
+  // Steps (docs/events.md "Steps"): marked over HTTP, CDP (the proxy) and MCP.
+  const steps = new Steps(recorder);
   const link = new BrowserLink(browserLinkOptions(config, logger, timing), telemetry);
   const upstream = () => (link.isConnected ? link.browserWsUrl : undefined);
-  const cdpProxy = new CdpProxy({ upstream, recorder, logger, maxClientBufferBytes: timing?.cdpClientBufferBytes });
+  const cdpProxy = new CdpProxy({ upstream, recorder, steps, logger, maxClientBufferBytes: timing?.cdpClientBufferBytes });
   const computer = new ComputerExecutor({ targets: () => telemetry.targets, logger, observer: computerActionObserver(recorder) });
   telemetry.follow({
     attached(connection, targets) {
@@ -139,7 +142,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   });
   await link.start(step('browser'));
   const session = new SessionEnd({ sessionId: config.sessionId, logger, kmsg, telemetry, cdpProxy, hub, link, otlp, store });
-  const parts: AgentParts = { logger, store, eventLog, hub, otlp, telemetry, link, recorder, cdpProxy, computer, session, createdAt };
+  const parts: AgentParts = { logger, store, eventLog, hub, otlp, telemetry, link, recorder, steps, cdpProxy, computer, session, createdAt };
   const app = createHttpServer(httpDeps(config, parts), step('http'));
   const listening = step('listen');
   const url = await listenUrl(app, config.host, config.port);
@@ -191,6 +194,7 @@ interface AgentParts {
   telemetry: SessionTelemetry;
   link: BrowserLink;
   recorder: ControlRecorder;
+  steps: Steps;
   cdpProxy: CdpProxy;
   computer: ComputerExecutor;
   session: SessionEnd;
@@ -200,7 +204,7 @@ interface AgentParts {
 /** What the routes are given: views of the parts, never the parts' internals (src/http/http-deps.ts). */
 function httpDeps(
   config: Config,
-  { logger, store, eventLog, hub, otlp, telemetry, link, recorder, cdpProxy, computer, session, createdAt }: AgentParts,
+  { logger, store, eventLog, hub, otlp, telemetry, link, recorder, steps, cdpProxy, computer, session, createdAt }: AgentParts,
 ): HttpDeps {
   return {
     sessionId: config.sessionId,
@@ -230,6 +234,7 @@ function httpDeps(
       upgrade: (request, socket, head, endpoint) => cdpProxy.handleUpgrade(request, socket, head, endpoint),
     },
     apiCalls: apiCalls(recorder, () => telemetry.targets?.activePage()?.targetId),
+    steps,
     fsAllow: config.fsAllow,
     uploadIdleMs: config.uploadIdleMs,
     session: {
