@@ -4,7 +4,16 @@
 // (CauseLinker). Events of a category that is off are never built, and no window is opened.
 
 import { randomBytes } from 'node:crypto';
-import type { ApiCallData, CdpCommandData, CdpConnectData, CdpDisconnectData, ComputerActionData, EventSource, TelemetryEvent } from '../../injected/schema.ts';
+import type {
+  ApiCallData,
+  CdpCommandData,
+  CdpConnectData,
+  CdpDisconnectData,
+  ComputerActionData,
+  ControlData,
+  EventSource,
+  TelemetryEvent,
+} from '../../injected/schema.ts';
 import type { BrowserClock } from '../telemetry/clock.ts';
 import type { EventSink } from '../telemetry/monitor.ts';
 import type { TelemetryConfig } from '../telemetry/telemetry-config.ts';
@@ -23,8 +32,11 @@ export interface ActionStart {
   readonly targetId: string | undefined;
 }
 
+/** The fields of a control event the recorder fills in. */
+type ControlFields = Pick<ControlData, 'action_id' | 'target_id' | 'duration_ms'>;
+
 /** Control event data without the fields the recorder fills in. */
-type Body<T> = Omit<T, 'action_id' | 'duration_ms' | 'target_id'>;
+type Body<T> = Omit<T, keyof ControlFields>;
 
 export class ControlRecorder {
   private counter = 0;
@@ -68,15 +80,16 @@ export class ControlRecorder {
   }
 
   cdpCommand(start: ActionStart, body: Body<CdpCommandData>): void {
-    this.emitControl('cdp_command', start, body, { kind: 'kernel_api', event: body.method });
+    if (this.controlOn)
+      this.append({ ts: start.ts, type: 'cdp_command', source: { kind: 'kernel_api', event: body.method }, data: { ...controlFields(start), ...body } });
   }
 
   apiCall(start: ActionStart, body: Body<ApiCallData>): void {
-    this.emitControl('api_call', start, body, API_SOURCE);
+    if (this.controlOn) this.append({ ts: start.ts, type: 'api_call', source: API_SOURCE, data: { ...controlFields(start), ...body } });
   }
 
   computerAction(start: ActionStart, body: Body<ComputerActionData>): void {
-    this.emitControl('computer_action', start, body, API_SOURCE);
+    if (this.controlOn) this.append({ ts: start.ts, type: 'computer_action', source: API_SOURCE, data: { ...controlFields(start), ...body } });
   }
 
   cdpConnect(data: CdpConnectData): void {
@@ -87,20 +100,18 @@ export class ControlRecorder {
     if (this.connectionOn) this.append({ ts: this.clock.nowUs(), type: 'cdp_disconnect', source: API_SOURCE, data });
   }
 
-  private emitControl(type: 'cdp_command' | 'api_call' | 'computer_action', start: ActionStart, body: object, source: EventSource): void {
-    if (!this.controlOn) return;
-    const data = {
-      action_id: start.actionId,
-      ...(start.targetId === undefined ? {} : { target_id: start.targetId }),
-      duration_ms: round3(performance.now() - start.t0),
-      ...body,
-    };
-    this.append({ ts: start.ts, type, source, data });
-  }
-
   private append(event: TelemetryEvent): void {
     this.sink.append(event);
   }
+}
+
+/** The fields the recorder fills in, in the order every control event carries them. */
+function controlFields(start: ActionStart): ControlFields {
+  return {
+    action_id: start.actionId,
+    ...(start.targetId === undefined ? {} : { target_id: start.targetId }),
+    duration_ms: round3(performance.now() - start.t0),
+  };
 }
 
 function round3(ms: number): number {
