@@ -30,6 +30,7 @@ export const LAYERS = [
       'src/cleanup-stack.ts',
       'src/host-names.ts',
       'src/heartbeat.ts',
+      'src/process-alive.ts',
       'src/generated/',
     ],
   },

@@ -179,7 +179,7 @@ function browserLinkOptions(config: Config, logger: Logger, timing: AgentRuntime
 
 /** The previous agent of this session ended without a clean shutdown: service_crashed (docs/events.md "Failure signals"). */
 function reportUncleanEnd(store: EventStore | undefined, telemetry: SessionTelemetry, logger: Logger): void {
-  const previousAgent = store?.markRunning(process.pid, isAlive);
+  const previousAgent = store?.markRunning(process.pid);
   if (!previousAgent || !store) return;
   logger.warn({ pid: previousAgent.pid }, 'the previous agent of this session ended without a clean shutdown');
   telemetry.previousAgentCrashed(previousAgent.pid, store.restoredLatestSeq);
@@ -287,15 +287,5 @@ class SessionEnd {
       .then(() => app.close())
       .finally(() => this.parts.store?.close());
     return this.closing;
-  }
-}
-
-/** Whether process `pid` exists (EPERM: it does, owned by another user). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
