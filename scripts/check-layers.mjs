@@ -31,6 +31,7 @@ export const LAYERS = [
       'src/cleanup-stack.ts',
       'src/host-names.ts',
       'src/heartbeat.ts',
+      'src/process-alive.ts',
       'src/generated/',
     ],
   },

@@ -7,8 +7,9 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { BrowserLink, type BrowserLinkOptions } from './browser/browser-link.ts';
-import { logIgnoredFailuresTo } from './browser/cdp-errors.ts';
+import { IgnoredFailures } from './browser/cdp-errors.ts';
 import { CleanupStack, type StartScope } from './cleanup-stack.ts';
+import { Heartbeats } from './heartbeat.ts';
 import { ComputerExecutor } from './computer/executor.ts';
 import { resolveConfig, type Config, type ConfigOptions } from './config.ts';
 import { startOtlpExport, type OtlpExporter, type OtlpExportTiming } from './export/otlp-exporter.ts';
@@ -105,8 +106,11 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     runtime.startHooks?.beforeStep?.(name);
     return cleanup.scope(name, (point) => runtime.startHooks?.reached?.(name, point));
   };
-  logIgnoredFailuresTo(logger);
   const createdAt = new Date();
+  // This agent's own, never shared with another agent in the process: the count of best-effort
+  // CDP failures let pass, and the beats its periodic work runs on.
+  const failures = new IgnoredFailures(logger);
+  const heartbeats = new Heartbeats((err) => logger.warn({ err }, 'a periodic job failed'));
   const store = openEventStore(config, logger, step('store'));
   const eventLog = new EventLog({
     maxEvents: config.ringEvents,
@@ -119,18 +123,18 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   const otlp = startOtlpExport(config.otlp, { sessionId: config.sessionId, logger, timing: timing?.otlp }, eventLog, step('otlp'));
   // caused_by (docs/events.md "caused_by"): stamped on the way to the log.
   const linker = new CauseLinker();
-  const telemetry = new SessionTelemetry(linker.linking(eventLog), config, { logger, onTabsLoading: (loading) => eventLog.setLoading(loading) });
+  const telemetry = new SessionTelemetry(linker.linking(eventLog), config, { logger, heartbeats, onTabsLoading: (loading) => eventLog.setLoading(loading) });
   reportUncleanEnd(store, telemetry, logger);
-  const kmsg = KmsgReader.start({ logger, onOomKill: (kill, ageUs) => telemetry.oomKilled(kill, ageUs) }, step('kmsg'));
+  const kmsg = KmsgReader.start({ logger, heartbeats, onOomKill: (kill, ageUs) => telemetry.oomKilled(kill, ageUs) }, step('kmsg'));
   // What clients make the browser do, recorded as control events (docs/events.md "Control events"):
   // the CDP endpoint (docs/operations.md "CDP endpoint") and the computer API.
   const recorder = new ControlRecorder(telemetry.sink, telemetry.clock, () => telemetry.config, linker);
   // Steps (docs/events.md "Steps"): marked over HTTP, CDP (the proxy) and MCP.
   const steps = new Steps(recorder);
-  const link = new BrowserLink(browserLinkOptions(config, logger, timing), telemetry);
+  const link = new BrowserLink({ ...browserLinkOptions(config, logger, timing), failures, heartbeats }, telemetry);
   const upstream = () => (link.isConnected ? link.browserWsUrl : undefined);
   const cdpProxy = new CdpProxy({ upstream, recorder, steps, logger, maxClientBufferBytes: timing?.cdpClientBufferBytes });
-  const computer = new ComputerExecutor({ targets: () => telemetry.targets, logger, observer: computerActionObserver(recorder) });
+  const computer = new ComputerExecutor({ targets: () => telemetry.targets, logger, failures, observer: computerActionObserver(recorder) });
   telemetry.follow({
     attached(connection, targets) {
       otlp?.learnUserAgent(connection);
@@ -178,7 +182,7 @@ function browserLinkOptions(config: Config, logger: Logger, timing: AgentRuntime
 
 /** The previous agent of this session ended without a clean shutdown: service_crashed (docs/events.md "Failure signals"). */
 function reportUncleanEnd(store: EventStore | undefined, telemetry: SessionTelemetry, logger: Logger): void {
-  const previousAgent = store?.markRunning(process.pid, isAlive);
+  const previousAgent = store?.markRunning(process.pid);
   if (!previousAgent || !store) return;
   logger.warn({ pid: previousAgent.pid }, 'the previous agent of this session ended without a clean shutdown');
   telemetry.previousAgentCrashed(previousAgent.pid, store.restoredLatestSeq);
@@ -288,15 +292,5 @@ class SessionEnd {
       .then(() => app.close())
       .finally(() => this.parts.store?.close());
     return this.closing;
-  }
-}
-
-/** Whether process `pid` exists (EPERM: it does, owned by another user). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -20,6 +20,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, stat
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { StartScope } from '../cleanup-stack.ts';
+import { isProcessAlive } from '../process-alive.ts';
 import { filterSql, type EventFilter, type EventMeta } from '../stream/event-query.ts';
 import type { LogArchive } from '../stream/event-log.ts';
 import type { HistoryQuery, HistoryStore, StoredEnvelope } from '../stream/history.ts';
@@ -463,7 +464,7 @@ export class EventStore implements LogArchive, HistoryStore {
    * signals"). Returns the previous mark when one is left: the agent that set it ended without
    * closing the store (killed, crashed, the machine lost power), unless it is still running.
    */
-  markRunning(pid: number, isAlive: (pid: number) => boolean): { pid: number; startedAt: number } | undefined {
+  markRunning(pid: number, isAlive: (pid: number) => boolean = isProcessAlive): { pid: number; startedAt: number } | undefined {
     let previous: { pid: number; startedAt: number } | undefined;
     const row = this.db.prepare("SELECT value FROM meta WHERE key = 'agent_running'").get() as { value: string } | undefined;
     if (row !== undefined) {
