@@ -339,7 +339,6 @@ export class TraceBuilder {
       case 'monitor_reconnected':
       case 'monitor_reconnect_failed':
       case 'monitor_init_failed':
-      // A replay's frames join the trace from its file, not from these events.
       case 'replay_started':
       case 'replay_stopped':
       case 'live_view_connect':
