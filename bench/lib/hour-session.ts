@@ -7,7 +7,8 @@
 // crash and its recovery, two hangs, a dialog, a download, a telemetry gap, a failed navigation,
 // screenshots after loads. Deterministic (a seeded generator), so the figures repeat.
 
-import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
+import type { EventDataByType, EventType, TelemetryEvent } from '../../injected/schema.ts';
+import { eventOf } from '../../src/event-data.ts';
 
 export interface HourSessionOptions {
   /** Seconds of session (3600: an hour). */
@@ -109,7 +110,10 @@ export function hourSession(options: HourSessionOptions = {}): TelemetryEvent[] 
         ? {}
         : { target_id: TAB, target_type: 'page', session_id: 'S-7A1F', frame_id: TAB, loader_id: `L-${navSeq}`, url, nav_seq: navSeq };
     const stamped = window !== undefined && !('action_id' in data) && !type.startsWith('monitor_') ? { caused_by: window } : {};
-    events.push({ ts: Math.round(ts), type, source, data: { ...stamped, ...context, ...data }, ...(truncated && { truncated: true }) });
+    // The generator builds every type's data from the same loose parts (the context, the window's
+    // cause, the type's own fields), so its shape is asserted here, once, for the whole session.
+    const shaped = { ...stamped, ...context, ...data } as EventDataByType[EventType];
+    events.push(eventOf({ ts: Math.round(ts), type, source, data: shaped, ...(truncated && { truncated: true as const }) }));
   };
   const action = (ts: number, method: string, extra: Record<string, unknown> = {}, outcome: 'ok' | 'error' = 'ok', error?: string): string => {
     const id = `act-${(++actionCounter).toString(36).padStart(6, '0')}`;

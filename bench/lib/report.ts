@@ -10,6 +10,7 @@ import type { StoreResult } from '../sections/store.ts';
 import type { CdpProxyResult } from '../sections/cdp-proxy.ts';
 import type { McpResult } from '../sections/mcp.ts';
 import type { ThroughputResult } from '../sections/throughput.ts';
+import { renderReplay, replayBudget, type ReplayResult } from '../sections/replay.ts';
 import { bootstrapDifference, bootstrapQuantile, median } from './stats.ts';
 
 export interface Results {
@@ -22,6 +23,7 @@ export interface Results {
   store?: StoreResult;
   cdp?: CdpProxyResult;
   mcp?: McpResult;
+  replay?: ReplayResult;
 }
 
 export interface BudgetLine {
@@ -281,6 +283,7 @@ export function renderReport(results: Results): string {
       ),
     );
   }
+  if (results.replay) out.push(renderReplay(results.replay));
   return out.join('\n');
 }
 
@@ -465,6 +468,7 @@ export function evaluateBudget(results: Results): BudgetLine[] {
       pass: cdp.playwright.ratio <= 1.03,
     });
   }
+  if (results.replay) lines.push(...replayBudget(results.replay));
   return lines;
 }
 

@@ -46,8 +46,9 @@ async function stepNames(session: SessionSource, ids: ReadonlySet<string>): Prom
   const lists = { type: ['step'] as readonly string[], step_id: [...ids] };
   for await (const batch of scanEvents(session, { filter: filterOf(lists), filterQuery: lists, order: 'asc', chunk: 200 })) {
     for (const json of batch.items) {
-      const data = (JSON.parse(json) as Envelope).event.data as { step_id?: string; name?: string } | undefined;
-      if (data?.step_id !== undefined && data.name !== undefined && ids.has(data.step_id)) names.set(data.step_id, data.name);
+      const { event } = JSON.parse(json) as Envelope;
+      if (event.type !== 'step' || event.data === undefined) continue;
+      if (ids.has(event.data.step_id)) names.set(event.data.step_id, event.data.name);
     }
     if (names.size === ids.size) break;
   }

@@ -113,9 +113,9 @@ export function isoTime(us: number): string {
 export function compactEnvelope(envelope: Envelope, options: CompactOptions, omissions: Omissions): CompactEvent {
   const { seq, event } = envelope;
   const compact: CompactEvent = { seq, ts: isoTime(event.ts), type: event.type };
-  const data = event.data as Record<string, unknown> | undefined;
-  if (data !== undefined) {
-    for (const [key, value] of Object.entries(data)) {
+  if (event.data !== undefined) {
+    const entries: Array<[string, unknown]> = Object.entries(event.data);
+    for (const [key, value] of entries) {
       if (key === 'seq' || key === 'ts' || key === 'type') continue;
       if (key === 'target_id' && value === options.defaultTarget && value !== undefined) continue;
       if (!keeps(event.type, key, value, options, omissions, compact)) continue;

@@ -6,6 +6,7 @@
 // and a cursor to search on.
 
 import type { Envelope } from '../../injected/schema.ts';
+import { contextOf } from '../event-data.ts';
 import { compactEnvelope, Omissions, type CompactEvent, type CompactOptions, type IncludeGroup } from './compact.ts';
 import { checkQuery, decodeCursor, encodeCursor, hasQueryArgs, TextMatch, type EventQuery, type QueryArgs } from './event-query.ts';
 import { scanEvents, seqOf } from './scan.ts';
@@ -117,8 +118,8 @@ async function collect(
         continue;
       }
       // The page's first target is its default: its events leave their target_id to the answer.
-      const target = (envelope.event.data as { target_id?: unknown } | undefined)?.target_id;
-      if (options.defaultTarget === undefined && typeof target === 'string') options.defaultTarget = target;
+      const target = contextOf(envelope.event)?.target_id;
+      if (options.defaultTarget === undefined && target !== undefined) options.defaultTarget = target;
       const omissions = new Omissions();
       let text = JSON.stringify(compactEnvelope(envelope, options, omissions));
       const size = Buffer.byteLength(text, 'utf8') + 1;

@@ -97,12 +97,21 @@ async function find(session: SessionSource, requestId: string, seq: number | und
   const read = { filter: filterOf(lists), filterQuery: lists, chunk: 500 };
   const take = (json: string): void => {
     if (!json.includes(needle)) return;
-    const envelope = JSON.parse(json) as Envelope;
-    const event = Object.assign(envelope.event, { seq: envelope.seq });
-    if ((event.data as { request_id?: string } | undefined)?.request_id !== requestId) return;
-    if (event.type === 'network_request') found.hops.push(event as Found['hops'][number]);
-    else if (event.type === 'network_response') found.response ??= event as Found['response'];
-    else if (event.type === 'network_loading_failed') found.failure ??= event as Found['failure'];
+    const { seq, event } = JSON.parse(json) as Envelope;
+    switch (event.type) {
+      case 'network_request':
+        if (event.data?.request_id === requestId) found.hops.push({ ...event, seq });
+        return;
+      case 'network_response':
+        if (event.data?.request_id === requestId) found.response ??= { ...event, seq };
+        return;
+      case 'network_loading_failed':
+        if (event.data?.request_id === requestId) found.failure ??= { ...event, seq };
+        return;
+      default:
+        // The read's filter names only these types.
+        return;
+    }
   };
   const ended = () => found.response !== undefined || found.failure !== undefined;
   const started = () => found.hops.some((hop) => hop.data?.is_redirect !== true);
@@ -209,10 +218,9 @@ async function initiatorChain(session: SessionSource, request: Found['hops'][num
     for await (const batch of scanEvents(session, { filter, filterQuery: lists, order: 'desc', offset: current.seq - 1, chunk: 500 })) {
       for (const json of batch.items) {
         if (!json.includes(needle)) continue;
-        const envelope = JSON.parse(json) as Envelope;
-        const data = envelope.event.data as NetworkRequestData | undefined;
-        if (data?.url === url) {
-          found = Object.assign(envelope.event as TelemetryEvent<'network_request'>, { seq: envelope.seq });
+        const { seq, event } = JSON.parse(json) as Envelope;
+        if (event.type === 'network_request' && event.data?.url === url) {
+          found = { ...event, seq };
           break;
         }
       }

@@ -89,7 +89,8 @@ async function screenshot(session: SessionSource, order: 'asc' | 'desc', ts: num
   const json = page.items[0];
   if (json === undefined) return undefined;
   const { seq, event } = JSON.parse(json) as Envelope;
-  const png = (event.data as { png?: string } | undefined)?.png;
+  if (event.type !== 'monitor_screenshot') return undefined;
+  const png = event.data?.png;
   if (png === undefined) return undefined;
   return { ts: event.ts, data: png, mimeType: 'image/png', origin: { seq, source: 'monitor_screenshot' } };
 }
