@@ -234,9 +234,7 @@ describe('MCP on the agent', () => {
     });
 
     it('shows the screenshot nearest an event as an image', async () => {
-      const seq = rig.stream.envelopes
-        .filter((e) => e.event.type === 'page_load' && String((e.event.data as { url?: string } | undefined)?.url).endsWith('/quiet'))
-        .pop()!.seq;
+      const seq = rig.stream.envelopes.filter((e) => e.event.type === 'page_load' && String(e.event.data?.url).endsWith('/quiet')).pop()!.seq;
       const result = await call(client, 'get_screenshot', { seq });
       expect(result.isError).toBeFalsy();
       const image = result.content.find((item) => item.type === 'image');

@@ -2,16 +2,22 @@
 // over a real agent on real Chromium: Playwright through the gateway's CDP endpoint clicks a
 // button whose handler gets a 500 and logs an error, then crashes its tab. With an API key the
 // client lists the tools and sessions; what_went_wrong names the three with their causes while
-// the session is live (archive, then agent) and after its DELETE (the archive alone); get_events
-// pages 5,000 lines to the end; get_request returns a body; a key of another project sees
-// neither the session nor its telemetry; add_step reaches the live agent and is refused once
-// the session ended. Without a key: 401.
+// the session is live (archive, then agent) and after its DELETE (the archive alone), with the
+// HAR and the trace as links at the gateway that the key reads; get_events pages 5,000 lines to
+// the end; get_request returns a body; a key of another project sees neither the session nor its
+// telemetry; add_step reaches the live agent and is refused once the session ended; a live
+// session's replay is linked at the gateway; the debug_session prompt names the session; bad
+// arguments are tool errors; the stdio entry relays a desktop client to the gateway with the key
+// from the environment. Without a key: 401.
 
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client as McpClient, type Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../../src/agent.ts';
-import { allPages, callJson, connectMcp, textBytes, textOf, toolError } from '../../../test/e2e/support/mcp-client.ts';
+import { allPages, call, callJson, connectMcp, textBytes, textOf, toolError } from '../../../test/e2e/support/mcp-client.ts';
+import { cleanEnv, MAIN, ROOT } from '../../../test/e2e/support/agent-process.ts';
 import { BACKENDS, GatewayRig, TestStorages, uniqueName } from './support/gateway-harness.ts';
 import { eventually } from './support/gateway-processes.ts';
 import { FixtureServer } from '../../../test/e2e/support/harness.ts';
@@ -115,6 +121,22 @@ describe.each(BACKENDS)('MCP on the gateway, %s', (backend) => {
     expect(wrong.actions[failed.requests[0].caused_by].action).toBe('CDP Input.dispatchMouseEvent mousePressed');
     expect(wrong.actions[error.first.caused_by].action).toBe('CDP Input.dispatchMouseEvent mousePressed');
     expect(wrong.actions[crash.caused_by].action).toBe('CDP Page.navigate');
+    await checkExportLinks(result as CallToolResult);
+  }
+
+  /** The HAR and the trace are resource links at the gateway, and the project's key reads both. */
+  async function checkExportLinks(result: CallToolResult): Promise<void> {
+    const links = result.content.flatMap((item) => (item.type === 'resource_link' ? [item] : []));
+    const base = `${rig.url}/browsers/${id}`;
+    expect(links.slice(0, 2).map((link) => [link.uri, link.mimeType])).toEqual([
+      [`${base}/har`, 'application/json'],
+      [`${base}/trace`, 'application/zip'],
+    ]);
+    for (const link of links.slice(0, 2)) {
+      const response = await fetch(link.uri, { headers: { Authorization: `Bearer ${projectKey}` } });
+      expect(response.status, link.uri).toBe(200);
+      await response.arrayBuffer();
+    }
   }
 
   it('lists its tools, list_sessions first, to a client with a key', async () => {
@@ -164,6 +186,72 @@ describe.each(BACKENDS)('MCP on the gateway, %s', (backend) => {
     }, 'the step in the record');
     expect(found.events[0]).toMatchObject({ type: 'step', name: 'check out', via: 'mcp', caller: expect.stringMatching(/^key:/) });
   });
+
+  it("links a live session's replay at the gateway, which the key downloads", async () => {
+    const headers = { 'content-type': 'application/json' };
+    const replays = `/browsers/${id}/replays`;
+    const started = await rig.fetch(replays, { method: 'POST', key: projectKey, headers, body: JSON.stringify({ framerate: 10 }) });
+    expect(started.status).toBe(201);
+    const { replay_id: replayId } = (await started.json()) as { replay_id: string };
+    // Something on screen to record: a fresh tab in front (the first one crashed).
+    const shown = await browser.contexts()[0]!.newPage();
+    await shown.goto(fixtures.url('/quiet'));
+    const link = `${rig.url}${replays}/${replayId}`;
+    const recording = await call(client, 'what_went_wrong', { session_id: id });
+    expect(recording.content).toContainEqual(
+      expect.objectContaining({ type: 'resource_link', uri: link, description: expect.stringMatching(/now \(recording\)/) }),
+    );
+    expect((await rig.fetch(`${replays}/${replayId}/stop`, { method: 'POST', key: projectKey })).status).toBe(200);
+    const response = await fetch(link, { headers: { Authorization: `Bearer ${projectKey}` } });
+    expect([response.status, response.headers.get('content-type')]).toEqual([200, expect.stringMatching(/^video\//)]);
+    expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    await shown.close();
+  }, 60_000);
+
+  it('serves the debug_session prompt for the session, with its HAR and trace at the gateway', async () => {
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((prompt) => prompt.name)).toEqual(['debug_session']);
+    const prompt = await client.getPrompt({ name: 'debug_session', arguments: { session_id: id } });
+    const [first, ...links] = prompt.messages;
+    expect(first!.content.type === 'text' && first!.content.text).toContain(`session_id "${id}"`);
+    expect(links.slice(0, 2).map((message) => message.content.type === 'resource_link' && message.content.uri)).toEqual([
+      `${rig.url}/browsers/${id}/har`,
+      `${rig.url}/browsers/${id}/trace`,
+    ]);
+  });
+
+  it('answers bad arguments with tool errors naming them, and keeps serving', async () => {
+    expect(await toolError(client, 'get_events', { session_id: id, type: 'no_such_type' })).toMatch(/unknown event type "no_such_type"/);
+    expect(await toolError(client, 'get_events', { session_id: id, cursor: 'not-a-cursor' })).toMatch(/cursor: not a cursor of get_events/);
+    expect(await toolError(client, 'get_request', { session_id: id, request_id: 'no.such.request' })).toMatch(/request_id: no request no.such.request/);
+    expect(await toolError(client, 'list_sessions', { status: 'sleeping' })).toMatch(/status/);
+    expect(await toolError(client, 'list_sessions', { limit: 0 })).toMatch(/limit/);
+    expect((await callJson(client, 'list_sessions')).sessions.map((s: { session_id: string }) => s.session_id)).toContain(id);
+  });
+
+  it('relays a desktop client over stdio to the gateway, the key from the environment', async () => {
+    const stdio = new McpClient({ name: 'desktop', version: '1.0.0' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MAIN, 'mcp', '--url', rig.url],
+      cwd: ROOT,
+      env: cleanEnv({ BROWSER_TELEMETRY_TOKEN: projectKey }) as Record<string, string>,
+      stderr: 'pipe',
+    });
+    await stdio.connect(transport);
+    try {
+      const { sessions } = JSON.parse(textOf((await stdio.callTool({ name: 'list_sessions', arguments: {} })) as CallToolResult)) as {
+        sessions: Array<{ session_id: string }>;
+      };
+      expect(sessions.map((s) => s.session_id)).toContain(id);
+      const wrong = JSON.parse(textOf((await stdio.callTool({ name: 'what_went_wrong', arguments: { session_id: id } })) as CallToolResult)) as {
+        summary: string;
+      };
+      expect(wrong.summary).toMatch(/1 failed request.*1 console error.*1 crash/);
+    } finally {
+      await stdio.close();
+    }
+  }, 30_000);
 
   it('pages 5,000 events under the budget to the end, each once, across the archive and the agent', async () => {
     const since = new Date().toISOString();
