@@ -321,6 +321,32 @@ describe('MCP on the agent', () => {
     expect((await client.listTools()).tools).toHaveLength(5);
   });
 
+  it('answers malformed MCP requests with their 4xx, never a 500, and keeps serving', async () => {
+    const post = async (body: string, headers: Record<string, string> = {}) => {
+      const response = await fetch(`${rig.agent.url}/mcp`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body,
+      });
+      return [response.status, await response.json()] as const;
+    };
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    expect(await post('{not json')).toEqual([400, expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/not valid JSON/) })]);
+    expect(await post(list, { accept: 'application/json' })).toEqual([
+      406,
+      expect.objectContaining({ error: expect.objectContaining({ message: expect.stringMatching(/Not Acceptable/) }) }),
+    ]);
+    expect(await post('{"hello":1}')).toEqual([400, expect.objectContaining({ error: expect.objectContaining({ code: -32700 }) })]);
+    expect(await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'no/such/method', params: {} }))).toEqual([
+      200,
+      expect.objectContaining({ id: 2, error: expect.objectContaining({ code: -32601 }) }),
+    ]);
+    expect(await toolError(client, 'no_such_tool', {})).toMatch(/Tool no_such_tool not found/);
+    const deleted = await fetch(`${rig.agent.url}/mcp`, { method: 'DELETE', headers: { Authorization: `Bearer ${TOKEN}` } });
+    expect([deleted.status, deleted.headers.get('allow')]).toEqual([405, 'POST']);
+    expect((await client.listTools()).tools).toHaveLength(5);
+  });
+
   it('marks a step over MCP with telemetry:write, and refuses it without', async () => {
     const step = await callJson(client, 'add_step', { name: 'check out', data: { cart: 3 } });
     expect(step).toMatchObject({ step_id: expect.stringMatching(/^step-/), recorded: true });
