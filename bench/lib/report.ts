@@ -468,6 +468,15 @@ export function evaluateBudget(results: Results): BudgetLine[] {
       pass: cdp.playwright.ratio <= 1.03,
     });
   }
+  // Issue 51's compactness targets (docs/mcp.md "Measured"): what a model reads of an hour.
+  for (const call of results.mcp?.calls.filter((c) => c.call.startsWith('what_went_wrong') || c.call === 'get_events, first page') ?? []) {
+    lines.push({
+      line: `MCP: ${call.call}, text to the model`,
+      limit: '≤ 8,192 B',
+      measured: `${call.textBytes.toLocaleString('en')} B`,
+      pass: call.textBytes <= 8192,
+    });
+  }
   if (results.replay) lines.push(...replayBudget(results.replay));
   return lines;
 }
