@@ -165,6 +165,23 @@ describe('MCP on the agent', () => {
     }
   });
 
+  it("gives a finding's cause and all its effects with the caused_by filter", async () => {
+    const origin = new URL(rig.server.url('/')).origin;
+    const click = wrong.failed_requests.find((group: { origin: string }) => group.origin === origin).requests[0].caused_by as string;
+    const answer = await callJson(client, 'get_events', { caused_by: click });
+    const events = answer.events as Array<{ type: string; action_id?: string; caused_by?: string; url?: string; text?: string }>;
+    expect(events[0]).toMatchObject({ type: 'cdp_command', action_id: click });
+    expect(events.slice(1).every((event) => event.caused_by === click)).toBe(true);
+    expect(events).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'network_response', url: rig.server.url('/api/broken') }),
+        expect.objectContaining({ type: 'console_error', text: 'checkout failed: 500' }),
+        expect.objectContaining({ type: 'network_loading_failed', url: refusedUrl }),
+      ]),
+    );
+    expect(answer.has_more).toBe(false);
+  });
+
   it('returns a request with its body on request, its timing and its cause', async () => {
     const origin = new URL(rig.server.url('/')).origin;
     const example = wrong.failed_requests.find((group: { origin: string }) => group.origin === origin).requests[0];
