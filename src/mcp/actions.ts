@@ -17,16 +17,17 @@ export async function describeActions(session: SessionSource, ids: ReadonlySet<s
   for await (const batch of batches) {
     for (const json of batch.items) {
       const { seq, event } = JSON.parse(json) as Envelope;
-      const data = (event.data ?? {}) as Record<string, unknown>;
-      if (typeof data.action_id !== 'string' || !ids.has(data.action_id)) continue;
+      if (event.type !== 'cdp_command' && event.type !== 'api_call' && event.type !== 'computer_action') continue;
+      const data = event.data;
+      if (data === undefined || !ids.has(data.action_id)) continue;
       described.set(data.action_id, {
         seq,
         ts: isoTime(event.ts),
         action: describeAction(event),
         outcome: data.outcome,
-        ...(typeof data.error === 'string' && { error: data.error }),
-        ...(typeof data.target_id === 'string' && { target_id: data.target_id }),
-        ...(typeof data.step_id === 'string' && { step_id: data.step_id }),
+        ...(data.error !== undefined && { error: data.error }),
+        ...(data.target_id !== undefined && { target_id: data.target_id }),
+        ...(data.step_id !== undefined && { step_id: data.step_id }),
       });
     }
     if (described.size === ids.size) break;

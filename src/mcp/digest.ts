@@ -3,7 +3,8 @@
 // (`caused_by`) and the seqs to read more. The tool (wrong-tool.ts) reads the events, looks up
 // the actions and fits the digest into its budget with the levels below.
 
-import type { Envelope, TelemetryEvent } from '../../injected/schema.ts';
+import type { ConsoleErrorData, Envelope, NetworkLoadingFailedData, NetworkResponseData, PageNavigationData, TelemetryEvent } from '../../injected/schema.ts';
+import { contextOf } from '../event-data.ts';
 import { cutString, isoTime, topFrame } from './compact.ts';
 
 /**
@@ -146,112 +147,113 @@ export class DigestBuilder {
     this.count(envelope.seq);
     const { seq, event } = envelope;
     this.lastTs = Math.max(this.lastTs ?? event.ts, event.ts);
-    const data = (event.data ?? {}) as Record<string, unknown>;
-    const at: Occurrence = { seq, ts: event.ts, ...(typeof data.caused_by === 'string' && { caused_by: data.caused_by }) };
+    // Every type the digest reads has its data; an event without is nothing to report.
+    if (event.data === undefined) return;
+    const causedBy = contextOf(event)?.caused_by;
+    const at: Occurrence = { seq, ts: event.ts, ...(causedBy !== undefined && { caused_by: causedBy }) };
     switch (event.type) {
       case 'network_loading_failed':
-        if (data.canceled === true) this.canceledRequests++;
-        else this.failedRequest(at, data, { error: str(data.error_text) ?? 'failed' });
+        if (event.data.canceled) this.canceledRequests++;
+        else this.failedRequest(at, event.data, { error: event.data.error_text || 'failed' });
         return;
       case 'network_response':
-        if (typeof data.status === 'number' && data.status >= 400) this.failedRequest(at, data, { status: data.status });
+        if (event.data.status >= 400) this.failedRequest(at, event.data, { status: event.data.status });
         return;
       case 'console_error':
-        this.consoleError(at, data);
+        this.consoleError(at, event.data);
         return;
-      case 'page_crashed':
-        this.push('crashes', { ...at, what: 'tab crashed', status: data.status, error_code: data.error_code, url: data.url, target_id: data.target_id });
-        if (typeof data.target_id === 'string') {
+      case 'page_crashed': {
+        const { status, error_code, url, target_id } = event.data;
+        this.push('crashes', { ...at, what: 'tab crashed', status, error_code, url, target_id });
+        if (target_id !== undefined) {
           // Its navigation never settles now, whatever its settle timers still emit.
-          const pending = this.pendingNavigations.get(data.target_id);
+          const pending = this.pendingNavigations.get(target_id);
           if (pending) this.unsettled(pending, 'the tab crashed');
-          this.pendingNavigations.delete(data.target_id);
+          this.pendingNavigations.delete(target_id);
         }
         return;
+      }
       case 'page_recovered': {
-        const crash = this.findLast('crashes', (item) => item.target_id === data.target_id && item.recovered_after_ms === undefined);
-        if (crash) crash.recovered_after_ms = data.down_ms;
+        const { target_id, down_ms } = event.data;
+        const crash = this.findLast('crashes', (item) => item.target_id === target_id && item.recovered_after_ms === undefined);
+        if (crash) crash.recovered_after_ms = down_ms;
         return;
       }
-      case 'service_crashed':
-        this.push('crashes', {
-          ...at,
-          what: `${str(data.service_name) ?? 'a service'} crashed`,
-          phase: data.phase,
-          pid: data.pid,
-          exit_code: data.exit_code,
-          signal: data.signal,
-          attempts: data.attempts,
-        });
+      case 'service_crashed': {
+        const { service_name, phase, pid, exit_code, signal, attempts } = event.data;
+        this.push('crashes', { ...at, what: `${service_name || 'a service'} crashed`, phase, pid, exit_code, signal, attempts });
         return;
-      case 'system_oom_kill':
-        this.push('oom_kills', {
-          ...at,
-          process: data.process_name,
-          pid: data.pid,
-          rss_kb: data.rss_kb,
-          constraint: data.constraint,
-          browser_process: data.browser_process,
-        });
+      }
+      case 'system_oom_kill': {
+        const { process_name, pid, rss_kb, constraint, browser_process } = event.data;
+        this.push('oom_kills', { ...at, process: process_name, pid, rss_kb, constraint, browser_process });
         return;
+      }
       case 'page_unresponsive': {
-        const hang: Item = { ...at, url: data.url, target_id: data.target_id, threshold_ms: data.threshold_ms };
+        const { url, target_id, threshold_ms } = event.data;
+        const hang: Item = { ...at, url, target_id, threshold_ms };
         this.push('hangs', hang);
-        if (typeof data.target_id === 'string') this.openHangs.set(data.target_id, hang);
+        if (target_id !== undefined) this.openHangs.set(target_id, hang);
         return;
       }
-      case 'page_responsive':
-        if (typeof data.target_id === 'string') {
-          const hang = this.openHangs.get(data.target_id);
-          if (hang) hang.unresponsive_ms = data.unresponsive_ms;
-          this.openHangs.delete(data.target_id);
-        }
+      case 'page_responsive': {
+        const { target_id, unresponsive_ms } = event.data;
+        if (target_id === undefined) return;
+        const hang = this.openHangs.get(target_id);
+        if (hang) hang.unresponsive_ms = unresponsive_ms;
+        this.openHangs.delete(target_id);
         return;
+      }
       case 'page_dialog_opened': {
-        const dialog: Item = { ...at, dialog_type: data.dialog_type, message: data.message, url: data.url };
+        const { dialog_type, message, url, target_id } = event.data;
+        const dialog: Item = { ...at, dialog_type, message, url };
         this.push('dialogs', dialog);
-        if (typeof data.target_id === 'string') this.openDialogs.set(data.target_id, dialog);
+        if (target_id !== undefined) this.openDialogs.set(target_id, dialog);
         return;
       }
-      case 'page_dialog_closed':
-        if (typeof data.target_id === 'string') {
-          const dialog = this.openDialogs.get(data.target_id);
-          if (dialog) Object.assign(dialog, { accepted: data.accepted, open_ms: data.open_ms });
-          this.openDialogs.delete(data.target_id);
-        }
+      case 'page_dialog_closed': {
+        const { target_id, accepted, open_ms } = event.data;
+        if (target_id === undefined) return;
+        const dialog = this.openDialogs.get(target_id);
+        if (dialog) Object.assign(dialog, { accepted, open_ms });
+        this.openDialogs.delete(target_id);
         return;
+      }
       case 'network_download_started': {
-        const download: Item = { ...at, url: data.url, file: data.suggested_filename, state: 'in progress' };
+        const { url, suggested_filename, guid } = event.data;
+        const download: Item = { ...at, url, file: suggested_filename, state: 'in progress' };
         this.push('downloads', download);
-        if (typeof data.guid === 'string') this.downloads.set(data.guid, download);
+        this.downloads.set(guid, download);
         return;
       }
-      case 'network_download_finished':
-        if (typeof data.guid === 'string') {
-          const download = this.downloads.get(data.guid);
-          if (download) Object.assign(download, { state: data.state, bytes: data.received_bytes });
-        }
+      case 'network_download_finished': {
+        const download = this.downloads.get(event.data.guid);
+        if (download) Object.assign(download, { state: event.data.state, bytes: event.data.received_bytes });
         return;
+      }
       case 'page_navigation':
-        this.navigation(at, data);
+        this.navigation(at, event.data);
         return;
       case 'page_navigation_settled':
-        if (typeof data.target_id === 'string') this.pendingNavigations.delete(data.target_id);
+        if (event.data.target_id !== undefined) this.pendingNavigations.delete(event.data.target_id);
         return;
       case 'monitor_disconnected':
       case 'monitor_reconnect_failed':
-      case 'monitor_init_failed':
-        this.push('telemetry_gaps', { ...at, what: event.type, reason: data.reason, step: data.step, error: data.error, attempts: data.attempts });
+      case 'monitor_init_failed': {
+        const { reason, step, error, attempts } = event.data;
+        this.push('telemetry_gaps', { ...at, what: event.type, reason, step, error, attempts });
         return;
+      }
       case 'monitor_reconnected': {
         const gap = this.findLast('telemetry_gaps', (item) => item.what === 'monitor_disconnected' && item.gap_ms === undefined);
-        if (gap) gap.gap_ms = data.reconnect_duration_ms;
+        if (gap) gap.gap_ms = event.data.reconnect_duration_ms;
         return;
       }
       case 'cdp_command':
       case 'api_call':
       case 'computer_action':
-        if (data.outcome === 'error') this.push('failed_actions', { ...at, action_id: data.action_id, action: describeAction(event), error: data.error });
+        if (event.data.outcome === 'error')
+          this.push('failed_actions', { ...at, action_id: event.data.action_id, action: describeAction(event), error: event.data.error });
         return;
       default:
         return;
@@ -264,9 +266,9 @@ export class DigestBuilder {
     this.lastSeq = seq;
   }
 
-  private failedRequest(at: Occurrence, data: Record<string, unknown>, outcome: { status?: number; error?: string }): void {
+  private failedRequest(at: Occurrence, data: NetworkLoadingFailedData | NetworkResponseData, outcome: { status?: number; error?: string }): void {
     this.failedRequests++;
-    const url = str(data.url) ?? '';
+    const url = data.url ?? '';
     const origin = originOf(url);
     let group = this.origins.get(origin);
     if (group === undefined) {
@@ -286,17 +288,17 @@ export class DigestBuilder {
       group.examples.set(exampleKey, {
         ...at,
         url: path,
-        ...(typeof data.method === 'string' && { method: data.method }),
+        ...('method' in data && data.method !== undefined && { method: data.method }),
         ...outcome,
-        ...(typeof data.request_id === 'string' && { request_id: data.request_id }),
-        ...(typeof data.resource_type === 'string' && { resource_type: data.resource_type }),
+        request_id: data.request_id,
+        ...(data.resource_type !== undefined && { resource_type: data.resource_type }),
         count: 1,
       });
   }
 
-  private consoleError(at: Occurrence, data: Record<string, unknown>): void {
+  private consoleError(at: Occurrence, data: ConsoleErrorData): void {
     this.consoleErrors++;
-    const text = cutString(str(data.text) ?? '', 500);
+    const text = cutString(data.text, 500);
     const key = errorKey(text);
     let group = this.errors.get(key);
     if (group === undefined) {
@@ -304,13 +306,13 @@ export class DigestBuilder {
         this.otherErrorTexts++;
         return;
       }
-      const line = typeof data.line === 'number' ? `:${data.line + 1}` : '';
-      const source = typeof data.source_url === 'string' && data.source_url !== '' ? `${data.source_url}${line}` : topFrame(data.stack_trace);
+      const line = data.line !== undefined ? `:${data.line + 1}` : '';
+      const source = data.source_url !== undefined && data.source_url !== '' ? `${data.source_url}${line}` : topFrame(data.stack_trace);
       group = {
         text,
         count: 0,
         variants: new Set(),
-        first: { ...at, ...(source !== undefined && { source }), ...(typeof data.url === 'string' && { url: data.url }) },
+        first: { ...at, ...(source !== undefined && { source }), ...(data.url !== undefined && { url: data.url }) },
         seqs: [],
       };
       this.errors.set(key, group);
@@ -320,10 +322,10 @@ export class DigestBuilder {
     if (group.seqs.length < 5) group.seqs.push(at.seq);
   }
 
-  private navigation(at: Occurrence, data: Record<string, unknown>): void {
+  private navigation(at: Occurrence, data: PageNavigationData): void {
     // An iframe's navigation has a parent; the tab's settle is what the digest follows.
-    if (data.parent_frame_id !== undefined || typeof data.target_id !== 'string') return;
-    const url = str(data.url) ?? '';
+    if (data.parent_frame_id !== undefined || data.target_id === undefined) return;
+    const url = data.url;
     const previous = this.pendingNavigations.get(data.target_id);
     if (previous) this.unsettled(previous, 'another navigation began first');
     this.pendingNavigations.delete(data.target_id);
@@ -502,16 +504,16 @@ function occurrence(at: Occurrence): Record<string, unknown> {
 
 /** An action in a few words: its kind and what it did (docs/events.md "Control events"). */
 export function describeAction(event: TelemetryEvent): string {
-  const data = (event.data ?? {}) as Record<string, unknown>;
   switch (event.type) {
     case 'cdp_command': {
-      const detail = [data.event_type, data.key, data.url].filter((v) => typeof v === 'string').join(' ');
-      return `CDP ${str(data.method) ?? '?'}${detail ? ` ${detail}` : ''}`;
+      const data = event.data;
+      const detail = [data?.event_type, data?.key, data?.url].filter((v) => v !== undefined).join(' ');
+      return `CDP ${data?.method ?? '?'}${detail ? ` ${detail}` : ''}`;
     }
     case 'api_call':
-      return `API ${str(data.operation_id) ?? '?'} (${String(data.status)})`;
+      return `API ${event.data?.operation_id ?? '?'} (${String(event.data?.status)})`;
     case 'computer_action':
-      return `computer ${str(data.action) ?? '?'}`;
+      return `computer ${event.data?.action ?? '?'}`;
     default:
       return event.type;
   }
@@ -525,10 +527,6 @@ export function originOf(url: string): string {
   } catch {
     return url.slice(0, 40);
   }
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
 }
 
 function dropUndefined<T extends Record<string, unknown>>(object: T): T {
