@@ -31,6 +31,7 @@ export const LAYERS = [
       'src/cleanup-stack.ts',
       'src/host-names.ts',
       'src/heartbeat.ts',
+      'src/process-alive.ts',
       'src/generated/',
     ],
   },
@@ -42,6 +43,9 @@ export const LAYERS = [
   { name: 'stream', paths: ['src/stream/'] },
   { name: 'store, export', paths: ['src/store/', 'src/export/', 'src/metrics/store-metrics.ts', 'src/metrics/mirrored-counter.ts'] },
   { name: 'computer, fs', paths: ['src/computer/', 'src/fs/'] },
+  // Replays (docs/replay.md): the screencast of the followed browser, its encoder and files; the
+  // retention shares the event stores' budget, so it sits above the store.
+  { name: 'replay', paths: ['src/replay/'] },
   // Control events (docs/events.md "Control events"), produced beside telemetry from what clients
   // make the browser do: the CDP proxy's commands and the computer API's actions. The proxy
   // speaks CDP at the browser level but records through the control recorder, and the recorder

@@ -19,6 +19,8 @@ export function contextOf(event: TelemetryEvent): EventContext | undefined {
     case 'monitor_reconnected':
     case 'monitor_reconnect_failed':
     case 'monitor_init_failed':
+    case 'replay_started':
+    case 'replay_stopped':
       return undefined;
     // Processes and the machine.
     case 'service_crashed':

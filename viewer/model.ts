@@ -388,6 +388,8 @@ export class SessionModel {
       // Held (and downloadable), not shown.
       case 'cdp_connect':
       case 'cdp_disconnect':
+      case 'replay_started':
+      case 'replay_stopped':
         break;
       default:
         // A type of a newer agent: held (and downloadable), not shown.

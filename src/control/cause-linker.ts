@@ -33,6 +33,8 @@ const UNLINKED: ReadonlySet<EventType> = new Set<EventType>([
   'monitor_reconnected',
   'monitor_reconnect_failed',
   'monitor_init_failed',
+  'replay_started',
+  'replay_stopped',
 ]);
 
 /** An action, as its effects name it: one object per action, shared by everything it caused. */

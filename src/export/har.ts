@@ -151,6 +151,8 @@ export class HarBuilder {
       case 'monitor_reconnected':
       case 'monitor_reconnect_failed':
       case 'monitor_init_failed':
+      case 'replay_started':
+      case 'replay_stopped':
       case 'service_crashed':
       case 'system_oom_kill':
       case 'live_view_connect':

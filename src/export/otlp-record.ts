@@ -259,6 +259,8 @@ function headlineOf(event: TelemetryEvent, attributes: Attributes): Headline {
     case 'monitor_reconnected':
     case 'monitor_reconnect_failed':
     case 'monitor_init_failed':
+    case 'replay_started':
+    case 'replay_stopped':
     case 'live_view_connect':
     case 'live_view_disconnect':
     case 'cdp_connect':

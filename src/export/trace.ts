@@ -339,6 +339,8 @@ export class TraceBuilder {
       case 'monitor_reconnected':
       case 'monitor_reconnect_failed':
       case 'monitor_init_failed':
+      case 'replay_started':
+      case 'replay_stopped':
       case 'live_view_connect':
       case 'live_view_disconnect':
       case 'cdp_connect':

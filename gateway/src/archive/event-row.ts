@@ -121,6 +121,8 @@ function kindOf(type: string, data: WireEvent['data']): EventKind {
     case 'monitor_reconnected':
     case 'monitor_reconnect_failed':
     case 'monitor_init_failed':
+    case 'replay_started':
+    case 'replay_stopped':
     case 'service_crashed':
     case 'system_oom_kill':
     case 'live_view_connect':
