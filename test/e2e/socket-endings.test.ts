@@ -72,7 +72,7 @@ describe('a WebSocket that ends without a close', () => {
     const { frames, closed: all } = recordOf(requestId);
     expect(frames).toBeGreaterThanOrEqual(SOCKET_FRAME_BURST);
     // The flood and the one frame sent: what did not reach the log was dropped.
-    expect(closed.data).toMatchObject({ ended_by: 'navigation', url: wsUrl, target_id: tab.targetId, dropped_frames: FLOOD + 1 - frames });
+    expect(closed.data).toMatchObject({ ended_by: 'navigated', url: wsUrl, target_id: tab.targetId, dropped_frames: FLOOD + 1 - frames });
     expect(all).toHaveLength(1);
   });
 
