@@ -348,7 +348,17 @@ export interface NetworkWebSocketClosedData extends EventContext {
   reason?: string;
   /** Frames of this socket dropped by the frame rate limit. */
   dropped_frames?: number;
+  /** How the socket's end was learnt (docs/events.md "WebSockets and EventSource"); absent in events recorded before it existed. */
+  ended_by?: WebSocketEnd;
 }
+
+/**
+ * `closed`: Chromium reported the close (`Network.webSocketClosed`). Chromium reports nothing when
+ * the socket's page goes away, so the agent reports the end itself: `navigated` (the tab's main
+ * frame committed another document), `target_closed` (the tab or worker that opened it went
+ * away), `session_end` (the session was deleted or the agent shut down).
+ */
+export type WebSocketEnd = 'closed' | 'navigated' | 'target_closed' | 'session_end';
 
 /** `network_eventsource_opened`: the stream's response headers. `url` is the stream's URL. */
 export interface NetworkEventSourceOpenedData extends EventContext {

@@ -59,9 +59,11 @@ export function activityMark(event: TelemetryEvent<ActivityEventType>): Activity
     }
     case 'network_websocket_closed': {
       const dropped = data.dropped_frames ? `, ${data.dropped_frames} frames dropped` : '';
+      // Ends the agent reported itself (docs/events.md "WebSockets and EventSource").
+      const how = data.ended_by === undefined || data.ended_by === 'closed' ? '' : ` (${data.ended_by.replace('_', ' ')})`;
       return {
         kind: 'socket',
-        label: `WebSocket closed${data.code === undefined ? '' : ` (${data.code})`}${dropped}`,
+        label: `WebSocket closed${data.code === undefined ? '' : ` (${data.code})`}${how}${dropped}`,
         severity: data.dropped_frames ? 'warn' : 'info',
       };
     }

@@ -70,6 +70,8 @@ export interface TelemetryFamily {
    * When `isTabMainFrame`, the tab's nav_seq was just incremented: reset per-tab machines.
    */
   frameNavigated?(state: TargetState, frame: Protocol.Page.Frame, isTabMainFrame: boolean): void;
+  /** The session ends (before the streams close): what waits for an end is reported now. */
+  endSession?(): void;
   /** Release timers and listeners. */
   dispose(): void;
 }

@@ -9,9 +9,20 @@
 // policy is on and admits `text/plain`, binary frames (base64) only when it admits
 // `application/octet-stream` (not by default), EventSource data as a response of resource type
 // `EventSource` and MIME type `text/event-stream`; each cut to `max_bytes` with `truncated`.
+//
+// A socket's end is reported however it ends (`ended_by`): Chromium sends `Network.webSocketClosed`
+// for a close, but nothing when the page that opened the socket navigates away or its target goes,
+// nor at the session's end; the agent then reports the end itself, so the socket's drops are
+// never lost from its record.
 
 import type { Protocol } from 'devtools-protocol';
-import type { EventContext, NetworkEventSourceMessageData, NetworkWebSocketClosedData, NetworkWebSocketFrameData } from '../../injected/schema.ts';
+import type {
+  EventContext,
+  NetworkEventSourceMessageData,
+  NetworkWebSocketClosedData,
+  NetworkWebSocketFrameData,
+  WebSocketEnd,
+} from '../../injected/schema.ts';
 import { BodyMatcher, type BodyPolicy } from './body-policy.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
@@ -23,9 +34,12 @@ export const SOCKET_FRAME_BURST = 200;
 export const SOCKET_FRAMES_PER_SECOND = 100;
 /** Sockets tracked at most; beyond that the oldest is forgotten. */
 const MAX_SOCKETS = 1000;
+/** Sockets whose end the agent reported, remembered so that a late report of Chromium's is not a second end. */
+const MAX_ENDED = 1000;
 const CLOSE_OPCODE = 8;
 
 interface SocketRecord {
+  kind: 'websocket' | 'eventsource';
   ctx: EventContext;
   bucket: TokenBucket;
   dropped: number;
@@ -37,6 +51,8 @@ export class SocketFamily implements TelemetryFamily {
   private host!: FamilyHost;
   private matcher: BodyMatcher | undefined;
   private readonly sockets = new Map<string, SocketRecord>();
+  /** Request ids of sockets the agent ended (a late frame or close of theirs is not a new socket). */
+  private readonly ended = new Set<string>();
 
   constructor(private readonly now: () => number = () => performance.now()) {}
 
@@ -53,21 +69,45 @@ export class SocketFamily implements TelemetryFamily {
     host.handle('Network.eventSourceMessageReceived', (p, s) => this.onEventSourceMessage(p, s));
   }
 
+  /** The tab's main frame committed another document: the previous document's sockets are gone. */
+  frameNavigated(state: TargetState, _frame: Protocol.Page.Frame, isTabMainFrame: boolean): void {
+    if (isTabMainFrame) this.endSockets(state.target.sessionId, 'navigated', state, 'Page.frameNavigated');
+  }
+
   targetDetached(state: TargetState): void {
-    const sessionId = state.target.sessionId;
-    for (const [id, record] of this.sockets) if (record.ctx.session_id === sessionId) this.sockets.delete(id);
+    this.endSockets(state.target.sessionId, 'target_closed', state, 'Target.detachedFromTarget');
+  }
+
+  /** The session ends (before the streams close): every open socket's end, with its drops. */
+  endSession(): void {
+    this.endSockets(undefined, 'session_end');
   }
 
   dispose(): void {
     this.sockets.clear();
+    this.ended.clear();
   }
 
-  private recordOf(requestId: string, state: TargetState, url?: string): SocketRecord {
+  /** Ends the sockets of one target (every target when `sessionId` is undefined), reporting each WebSocket's end. */
+  private endSockets(sessionId: string | undefined, endedBy: WebSocketEnd, state?: TargetState, method?: string): void {
+    for (const [id, record] of this.sockets) {
+      if (sessionId !== undefined && record.ctx.session_id !== sessionId) continue;
+      this.sockets.delete(id);
+      if (record.kind !== 'websocket') continue;
+      if (this.ended.size >= MAX_ENDED) this.ended.delete(this.ended.values().next().value!);
+      this.ended.add(id);
+      if (!this.host.admits('network')) continue;
+      const options = method === undefined ? undefined : { method, origin: state };
+      this.host.emit('network_websocket_closed', this.host.clock.nowUs(), closedData(id, record, endedBy), options);
+    }
+  }
+
+  private recordOf(requestId: string, state: TargetState, kind: SocketRecord['kind'], url?: string): SocketRecord {
     let record = this.sockets.get(requestId);
     if (record === undefined) {
       const ctx = this.host.tracker.contextOf(state);
       if (url !== undefined) ctx.url = url;
-      record = { ctx, bucket: new TokenBucket(SOCKET_FRAME_BURST, SOCKET_FRAMES_PER_SECOND, this.now), dropped: 0 };
+      record = { kind, ctx, bucket: new TokenBucket(SOCKET_FRAME_BURST, SOCKET_FRAMES_PER_SECOND, this.now), dropped: 0 };
       if (this.sockets.size >= MAX_SOCKETS) this.sockets.delete(this.sockets.keys().next().value!);
       this.sockets.set(requestId, record);
     }
@@ -75,12 +115,13 @@ export class SocketFamily implements TelemetryFamily {
   }
 
   private onCreated(p: Protocol.Network.WebSocketCreatedEvent, state: TargetState): void {
-    this.recordOf(p.requestId, state, p.url);
+    this.ended.delete(p.requestId);
+    this.recordOf(p.requestId, state, 'websocket', p.url);
   }
 
   private onHandshake(p: Protocol.Network.WebSocketHandshakeResponseReceivedEvent, state: TargetState): void {
     if (!this.host.admits('network')) return;
-    const record = this.recordOf(p.requestId, state);
+    const record = this.recordOf(p.requestId, state, 'websocket');
     const max = this.host.limits.maxHeaderValueBytes;
     const response = p.response;
     const requestHeaders = capHeaders(response.requestHeaders ?? {}, max);
@@ -101,8 +142,10 @@ export class SocketFamily implements TelemetryFamily {
   }
 
   private onFrame(p: Protocol.Network.WebSocketFrameSentEvent, direction: 'sent' | 'received', state: TargetState): void {
+    // A frame still in flight when the agent ended its socket (its page went away).
+    if (this.ended.has(p.requestId)) return;
     const frame = p.response;
-    const record = this.recordOf(p.requestId, state);
+    const record = this.recordOf(p.requestId, state, 'websocket');
     if (frame.opcode === CLOSE_OPCODE) {
       // A close frame's payload: a 2-byte code, then the UTF-8 reason (RFC 6455 §5.5.1).
       const bytes = Buffer.from(frame.payloadData, 'base64');
@@ -140,19 +183,20 @@ export class SocketFamily implements TelemetryFamily {
   }
 
   private onClosed(p: Protocol.Network.WebSocketClosedEvent, state: TargetState): void {
+    // Already ended by the agent: its end was reported once.
+    if (this.ended.delete(p.requestId)) return;
     const record = this.sockets.get(p.requestId);
     this.sockets.delete(p.requestId);
     if (!this.host.admits('network')) return;
-    const ctx = record?.ctx ?? this.host.tracker.contextOf(state);
-    const data: NetworkWebSocketClosedData = { ...ctx, request_id: p.requestId };
-    if (record?.code !== undefined) data.code = record.code;
-    if (record?.reason !== undefined) data.reason = record.reason;
-    if (record !== undefined && record.dropped > 0) data.dropped_frames = record.dropped;
+    const data =
+      record === undefined
+        ? { ...this.host.tracker.contextOf(state), request_id: p.requestId, ended_by: 'closed' as const }
+        : closedData(p.requestId, record, 'closed');
     this.host.emit('network_websocket_closed', this.host.clock.fromMonotonicSeconds(p.timestamp), data, { method: 'Network.webSocketClosed', origin: state });
   }
 
   private onEventSourceOpened(p: Protocol.Network.ResponseReceivedEvent, state: TargetState): void {
-    const record = this.recordOf(p.requestId, state, p.response.url);
+    const record = this.recordOf(p.requestId, state, 'eventsource', p.response.url);
     if (!this.host.admits('network')) return;
     const headers = capHeaders(p.response.headers, this.host.limits.maxHeaderValueBytes);
     this.host.emit(
@@ -164,7 +208,7 @@ export class SocketFamily implements TelemetryFamily {
   }
 
   private onEventSourceMessage(p: Protocol.Network.EventSourceMessageReceivedEvent, state: TargetState): void {
-    const record = this.recordOf(p.requestId, state);
+    const record = this.recordOf(p.requestId, state, 'eventsource');
     if (!this.host.admits('network')) return;
     if (!record.bucket.take()) {
       record.dropped++;
@@ -197,6 +241,14 @@ export class SocketFamily implements TelemetryFamily {
     if (this.matcher?.policy !== policy) this.matcher = new BodyMatcher(policy);
     return this.matcher;
   }
+}
+
+function closedData(requestId: string, record: SocketRecord, endedBy: WebSocketEnd): NetworkWebSocketClosedData {
+  const data: NetworkWebSocketClosedData = { ...record.ctx, request_id: requestId, ended_by: endedBy };
+  if (record.code !== undefined) data.code = record.code;
+  if (record.reason !== undefined) data.reason = record.reason;
+  if (record.dropped > 0) data.dropped_frames = record.dropped;
+  return data;
 }
 
 /** Bytes a base64 string decodes to. */

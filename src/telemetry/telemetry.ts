@@ -157,9 +157,9 @@ export class Telemetry implements TargetObserver, FamilyHost {
     for (const family of this.families) family.start(this);
   }
 
-  /** The session ends (before the streams close): events that wait for a document's end go out now (page_web_vitals). */
+  /** The session ends (before the streams close): events that wait for an end go out now (page_web_vitals, network_websocket_closed). */
   endSession(): void {
-    this.pageScript.endSession();
+    for (const family of this.families) family.endSession?.();
   }
 
   dispose(): void {

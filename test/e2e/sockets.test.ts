@@ -93,7 +93,7 @@ describe('WebSockets and EventSource', () => {
     ]);
     expect(frames[0]!.data!.url).toBe(wsUrl);
     // Chromium reports no close frame over CDP: the code and reason are not known (docs/events.md).
-    expect(closed.data).toMatchObject({ request_id: id, url: wsUrl, target_id: tab.targetId });
+    expect(closed.data).toMatchObject({ request_id: id, url: wsUrl, target_id: tab.targetId, ended_by: 'closed' });
     expect(closed.data!.code).toBeUndefined();
   });
 
