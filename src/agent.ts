@@ -27,6 +27,7 @@ import { Telemetry, TelemetryMemory } from './telemetry/telemetry.ts';
 import { KmsgReader } from './telemetry/kmsg-reader.ts';
 import { OperationalEvents } from './telemetry/operational-events.ts';
 import { CdpProxy } from './cdp-proxy/cdp-proxy.ts';
+import { ActionSnapshots } from './control/action-snapshots.ts';
 import { CauseLinker } from './control/cause-linker.ts';
 import { computerActionObserver } from './control/computer-actions.ts';
 import { ControlRecorder } from './control/control-recorder.ts';
@@ -167,6 +168,9 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   const kmsg = KmsgReader.start({ logger, onOomKill: (kill, ageUs) => operational.emit('system_oom_kill', kill, clock.nowUs() - ageUs) });
   cleanup.push('kmsg', () => kmsg?.close());
   const recorder = new ControlRecorder(sink, clock, () => telemetryConfig, linker);
+  // The page before and after each recorded action (docs/events.md "Snapshots").
+  const actionSnapshots = new ActionSnapshots({ snapshots: () => scope?.telemetry.snapshots, stats });
+  recorder.onActionEnded = (actionId) => actionSnapshots.ended(actionId);
   let reconnects = 0;
   const withStoreMetrics = (metrics: AgentMetrics): AgentMetrics => {
     if (store) registerStoreMetrics(metrics.registry, store);
@@ -181,10 +185,11 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   const cdpProxy = new CdpProxy({
     upstream: () => (upstream.link?.isConnected ? upstream.link.browserWsUrl : undefined),
     recorder,
+    relayHook: actionSnapshots.relayHook(),
     logger,
     maxClientBufferBytes: timing?.cdpClientBufferBytes,
   });
-  const computer = new ComputerExecutor({ targets: () => scope?.targets, logger, observer: computerActionObserver(recorder) });
+  const computer = new ComputerExecutor({ targets: () => scope?.targets, logger, observer: computerActionObserver(recorder, actionSnapshots) });
   let terminated = false;
 
   /** CDP traffic of the connections before the current one (/metrics). */
@@ -293,6 +298,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     terminating ??= (async () => {
       terminated = true;
       kmsg?.close();
+      actionSnapshots.dispose();
       // The last Web Vitals of every tab's document (docs/events.md "Web Vitals").
       scope?.telemetry.endSession();
       cdpProxy.close(closeBrowser ? 'session_deleted' : 'shutdown');

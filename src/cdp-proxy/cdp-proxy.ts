@@ -27,10 +27,20 @@ const UPSTREAM_GRACE_MS = 3500;
 
 export type ProxyEndpoint = { kind: 'browser' } | { kind: 'page'; targetId: string };
 
+/** Told before a recorded command is relayed (docs/events.md "Snapshots": the page before it). */
+export interface RelayHook {
+  /**
+   * `record` of `targetId` is about to be relayed as action `actionId`: a promise holds this
+   * client's messages, in order, until it settles (the hook bounds the wait); undefined relays now.
+   */
+  beforeRelay(actionId: string, targetId: string | undefined, record: CommandRecord): Promise<void> | undefined;
+}
+
 export interface CdpProxyOptions {
   /** The browser's WebSocket URL of the current connection; undefined while there is none. */
   upstream: () => string | undefined;
   recorder: ControlRecorder;
+  relayHook?: RelayHook;
   logger?: Logger;
   maxClientBufferBytes?: number;
 }
@@ -126,6 +136,8 @@ class Relay {
   private readonly pending = new Map<number, Pending>();
   private readonly maxBuffer: number;
   private goneTimer: NodeJS.Timeout | undefined;
+  /** Client messages waiting, in order, while a relay hook holds the client (RelayHook). */
+  private held: Array<[Buffer, boolean]> | undefined;
 
   constructor(
     private readonly proxy: CdpProxy,
@@ -167,8 +179,32 @@ class Relay {
     if (this.done || this.goneTimer !== undefined) return;
     this.messages++;
     this.proxy.messagesTotal++;
-    if (!isBinary && data.length <= MAX_INSPECTED_BYTES) this.inspectCommand(data);
-    this.upstream.send(data, { binary: isBinary });
+    if (this.held !== undefined) this.held.push([data, isBinary]);
+    else this.relay(data, isBinary);
+  }
+
+  private relay(data: Buffer, isBinary: boolean): void {
+    const hold = !isBinary && data.length <= MAX_INSPECTED_BYTES ? this.inspectCommand(data) : undefined;
+    if (hold === undefined) {
+      this.upstream.send(data, { binary: isBinary });
+      return;
+    }
+    this.held = [];
+    void hold.then(() => {
+      const waiting = this.held ?? [];
+      this.held = undefined;
+      if (this.done || this.goneTimer !== undefined) return;
+      this.upstream.send(data, { binary: isBinary });
+      for (let i = 0; i < waiting.length; i++) {
+        // A message relayed just now may have been held in turn: the rest waits behind it.
+        const heldAgain = this.held as Array<[Buffer, boolean]> | undefined;
+        if (heldAgain !== undefined) {
+          heldAgain.push(...waiting.slice(i));
+          return;
+        }
+        this.relay(...waiting[i]!);
+      }
+    });
   }
 
   private fromBrowser(data: Buffer, isBinary: boolean): void {
@@ -183,7 +219,8 @@ class Relay {
     this.client.send(data, { binary: isBinary });
   }
 
-  private inspectCommand(data: Buffer): void {
+  /** Records the command when it is one to record; a promise when a relay hook holds it. */
+  private inspectCommand(data: Buffer): Promise<void> | undefined {
     let message: { id?: unknown; method?: unknown; params?: unknown; sessionId?: unknown };
     try {
       message = JSON.parse(data.toString('utf8')) as typeof message;
@@ -198,8 +235,14 @@ class Relay {
     if (record === undefined) return;
     const sessionId = typeof message.sessionId === 'string' ? message.sessionId : undefined;
     const targetId = this.targetOf(sessionId, record.method, params);
-    const start = recorder.begin(targetId, record.opens);
-    this.pending.set(message.id, { start, record, sessionId });
+    const id = message.id;
+    const actionId = recorder.newId('act');
+    const hold = this.proxy.options.relayHook?.beforeRelay(actionId, targetId, record);
+    const begin = (): void => {
+      this.pending.set(id, { start: recorder.begin(targetId, record.opens, actionId), record, sessionId });
+    };
+    if (hold === undefined) begin();
+    return hold?.then(begin);
   }
 
   private targetOf(sessionId: string | undefined, method: string, params: Record<string, unknown> | undefined): string | undefined {

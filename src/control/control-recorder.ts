@@ -29,6 +29,8 @@ type Body<T> = Omit<T, 'action_id' | 'duration_ms' | 'target_id'>;
 export class ControlRecorder {
   private counter = 0;
   private readonly prefix = randomBytes(4).toString('hex');
+  /** Told when a cdp_command or computer_action is recorded (the action's after-snapshot, action-snapshots.ts). */
+  onActionEnded: ((actionId: string) => void) | undefined;
 
   constructor(
     private readonly sink: EventSink,
@@ -58,11 +60,12 @@ export class ControlRecorder {
 
   /**
    * An action begins; undefined when `control` is off (nothing is recorded). `opens`: it opens a
-   * caused_by window in `targetId`'s tab.
+   * caused_by window in `targetId`'s tab. `actionId`: one taken with `newId('act')` before (its
+   * before-snapshot names it).
    */
-  begin(targetId: string | undefined, opens: boolean): ActionStart | undefined {
+  begin(targetId: string | undefined, opens: boolean, actionId?: string): ActionStart | undefined {
     if (!this.controlOn) return undefined;
-    const start: ActionStart = { actionId: this.newId('act'), ts: this.clock.nowUs(), t0: performance.now(), targetId };
+    const start: ActionStart = { actionId: actionId ?? this.newId('act'), ts: this.clock.nowUs(), t0: performance.now(), targetId };
     if (opens && targetId !== undefined) this.linker.open(targetId, start.actionId);
     return start;
   }
@@ -96,6 +99,7 @@ export class ControlRecorder {
       ...body,
     };
     this.append({ ts: start.ts, type, source, data });
+    if (type !== 'api_call') this.onActionEnded?.(start.actionId);
   }
 
   private append(event: TelemetryEvent): void {

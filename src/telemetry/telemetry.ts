@@ -23,6 +23,7 @@ import { DialogFamily } from './dialog-family.ts';
 import { DownloadFamily } from './download-family.ts';
 import { SocketFamily } from './socket-family.ts';
 import { ScreenshotFamily, type ScreenshotOptions } from './screenshot-family.ts';
+import { SnapshotFamily, type TabSnapshots } from './snapshot-family.ts';
 import { HangFamily } from './hang-family.ts';
 import { TabCrashFamily } from './tab-crash-family.ts';
 import { AGENT_SOURCE, Monitor, type EventSink, type MonitorType } from './monitor.ts';
@@ -73,8 +74,8 @@ export interface TelemetryOptions {
   longTaskMs?: number;
 }
 
-/** Categories whose work needs the Runtime domain (console events; the page script's binding). */
-const RUNTIME_CATEGORIES: readonly Category[] = ['console', 'page', 'interaction'];
+/** Categories whose work needs the Runtime domain (console events; the page script's binding and world). */
+const RUNTIME_CATEGORIES: readonly Category[] = ['console', 'page', 'interaction', 'snapshot'];
 /** The same on targets other than pages and iframes, which run no page script. */
 const WORKER_RUNTIME_CATEGORIES: readonly Category[] = ['console'];
 
@@ -93,6 +94,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
   private readonly announcedLoaders = new Map<string, string>();
   private readonly pageFamily: PageFamily;
   private readonly pageScript: PageScriptFamily;
+  private readonly snapshotFamily: SnapshotFamily;
   private readonly families: TelemetryFamily[];
   /** The CDP cuts' switches (cdp-cuts.ts), read once per connection. */
   private readonly cuts = cdpCuts();
@@ -110,20 +112,27 @@ export class Telemetry implements TargetObserver, FamilyHost {
     this.stats = options.stats ?? new TelemetryStats();
     this.monitor = options.monitor ?? new Monitor(sink, this.clock, () => this.currentConfig);
     this.loadingTabs = new LoadingTabsFamily(options.onTabsLoading);
-    this.pageFamily = new PageFamily(this.memory.announcedTabs);
     const pageScript = new PageScriptFamily((state) => this.pageFamily.layoutShift(state), undefined, options.longTaskMs ?? 0);
+    // DOM snapshots (docs/events.md "Snapshots"), taken in the page script's world.
+    this.snapshotFamily = new SnapshotFamily(pageScript.worldName);
+    this.pageFamily = new PageFamily(this.memory.announcedTabs, undefined, (tab) => this.snapshotFamily.navigationSettled(tab));
     const hangs = new HangFamily(options.hangThresholdMs ?? 0);
     const crashes = new TabCrashFamily((state) => hangs.tabCrashed(state));
     this.pageScript = pageScript;
     // The tracker first: its handlers run before the families' for the same event.
     this.families = [this.loadingTabs, new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily, pageScript, new NetworkFamily(), crashes, hangs];
     // Dialogs, downloads, WebSockets and EventSource (docs/events.md).
-    this.families.push(new DialogFamily(), new DownloadFamily(), new SocketFamily());
+    this.families.push(new DialogFamily(), new DownloadFamily(), new SocketFamily(), this.snapshotFamily);
     if (options.screenshots) this.families.push(new ScreenshotFamily({ ...options.screenshots, monitor: this.monitor }));
   }
 
   get config(): TelemetryConfig {
     return this.currentConfig;
+  }
+
+  /** The tabs' DOM snapshots, for the control layer's before and after of each action. */
+  get snapshots(): TabSnapshots {
+    return this.snapshotFamily;
   }
 
   start(): void {
