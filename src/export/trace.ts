@@ -11,6 +11,7 @@
 // so the mapping takes them when they are present.
 
 import type { HarEntry } from './har.ts';
+import type { SnapshotCalls } from './snapshot-trace.ts';
 import type { StackTrace, TelemetryEvent } from '../../injected/schema.ts';
 
 /**
@@ -24,6 +25,8 @@ export const TRACE_VERSION = 8;
 const PENDING_LOG_PER_ACTION = 50;
 /** Actions whose effects may be waiting at once; beyond it, the oldest waiting are dropped. */
 const PENDING_ACTIONS = 1000;
+/** Actions and navigations whose call id a snapshot can look up. */
+const MAX_SNAPSHOT_CALLS = 1_000_000;
 
 /** A trace line (one JSON object); the shapes are those of the trace format version above. */
 type TraceLine = Record<string, unknown>;
@@ -138,8 +141,16 @@ interface OpenAction {
 }
 
 /** Maps events to the lines of `trace.trace`; errors are collected for the error list. */
-export class TraceBuilder {
+export class TraceBuilder implements SnapshotCalls {
   private calls = 0;
+  /**
+   * The actions snapshots may show (docs/export.md "Snapshots in the trace"): a page-driving
+   * control event's action id, a settled navigation's tab and nav_seq, each to its call id.
+   * Bounded (MAX_SNAPSHOT_CALLS): a snapshot of an action older than that is not linked.
+   */
+  private readonly snapshotCalls = new Map<string, string>();
+  /** Tab → the call id of its latest navigation (its page_navigation_settled's). */
+  private readonly lastNavigation = new Map<string, string>();
   /** Tab → its navigation action still waiting for its load. */
   private readonly openNavigations = new Map<string, OpenAction & { loaderId: string }>();
   /** Dialogs (by tab) and downloads (by guid) still open. */
@@ -216,6 +227,11 @@ export class TraceBuilder {
         return out + this.onLoad(type, event.ts, data);
       case 'page_tab_opened':
         return out;
+      case 'page_navigation_settled': {
+        const call = pageId === undefined ? undefined : this.lastNavigation.get(pageId);
+        if (call !== undefined && typeof data.nav_seq === 'number') this.rememberSnapshotCall(`nav:${pageId}/${data.nav_seq}`, call);
+        return out;
+      }
       case 'console_log':
         return out + this.console(event, data, str(data.level) || 'log');
       case 'console_error':
@@ -294,7 +310,9 @@ export class TraceBuilder {
   end(endTs: number): string {
     const time = traceTime(endTs);
     let out = '';
-    for (const open of [...this.openNavigations.values(), ...this.openDialogs.values(), ...this.openDownloads.values()])
+    for (const open of this.openNavigations.values())
+      out += line({ type: 'after', callId: open.callId, endTime: Math.max(open.startTime, time), afterSnapshot: `after@${open.callId}` });
+    for (const open of [...this.openDialogs.values(), ...this.openDownloads.values()])
       out += line({ type: 'after', callId: open.callId, endTime: Math.max(open.startTime, time) });
     this.openNavigations.clear();
     this.openDialogs.clear();
@@ -337,9 +355,13 @@ export class TraceBuilder {
       if (data.request_id !== undefined) parentId = this.requestCalls.get(data.request_id) ?? this.callOf(`request:${data.request_id}`);
     }
     if (data.action_id !== undefined) this.remember(data.action_id, callId);
-    let out = this.before(callId, startTime, klass, method, title, params, pageId, parentId === undefined ? data.caused_by : undefined, parentId);
+    // Its page before and after (the frame snapshots that name them come at the end of the file).
+    const snapshots = type !== 'api_call' && data.action_id !== undefined;
+    if (snapshots) this.rememberSnapshotCall(data.action_id!, callId);
+    let out = this.before(callId, startTime, klass, method, title, params, pageId, parentId === undefined ? data.caused_by : undefined, parentId, snapshots);
     if (typeof data.x === 'number' && typeof data.y === 'number') out += line({ type: 'input', callId, point: { x: data.x, y: data.y } });
     const after: TraceLine = { type: 'after', callId, endTime };
+    if (snapshots) after.afterSnapshot = `after@${callId}`;
     if (data.outcome === 'error') {
       after.error = { name: 'Error', message: data.error ?? `${method} failed` };
       this.addError(ts, `${title}: ${data.error ?? 'failed'}`);
@@ -364,9 +386,10 @@ export class TraceBuilder {
     const time = traceTime(ts);
     let out = '';
     const previous = this.openNavigations.get(tab);
-    if (previous !== undefined) out += line({ type: 'after', callId: previous.callId, endTime: time });
+    if (previous !== undefined) out += line({ type: 'after', callId: previous.callId, endTime: time, afterSnapshot: `after@${previous.callId}` });
     const callId = this.nextCall();
     this.openNavigations.set(tab, { callId, startTime: time, loaderId: str(data.loader_id) });
+    this.lastNavigation.set(tab, callId);
     out += this.before(callId, time, 'Navigation', 'navigate', `navigate to ${str(data.url)}`, { url: data.url }, tab, data.caused_by);
     out += line({ type: 'event', time, class: 'Frame', method: 'navigated', params: { url: data.url, name: '', newDocument: true }, pageId: tab });
     return out;
@@ -383,7 +406,8 @@ export class TraceBuilder {
     out += line({ type: 'log', callId: open.callId, time, message: `${state} event fired` });
     if (type === 'page_load' && (data.loader_id === undefined || data.loader_id === open.loaderId)) {
       this.openNavigations.delete(tab);
-      out += line({ type: 'after', callId: open.callId, endTime: time });
+      // The settled page is its after-snapshot (page_navigation_settled).
+      out += line({ type: 'after', callId: open.callId, endTime: time, afterSnapshot: `after@${open.callId}` });
     }
     return out;
   }
@@ -398,6 +422,7 @@ export class TraceBuilder {
     pageId: string | undefined,
     causedBy: unknown,
     parentId?: string,
+    snapshots = false,
   ): string {
     const parent = parentId ?? (typeof causedBy === 'string' ? this.callOf(causedBy) : undefined);
     const before: TraceLine = {
@@ -412,7 +437,23 @@ export class TraceBuilder {
     };
     if (pageId !== undefined) before.pageId = pageId;
     if (parent !== undefined) before.parentId = parent;
+    if (snapshots) before.beforeSnapshot = `before@${callId}`;
     return line(before);
+  }
+
+  // ---- snapshots (SnapshotCalls) -----------------------------------------------------------------
+
+  callOfAction(actionId: string): string | undefined {
+    return this.snapshotCalls.get(actionId);
+  }
+
+  callOfSettledNavigation(tabId: string, navSeq: number): string | undefined {
+    return this.snapshotCalls.get(`nav:${tabId}/${navSeq}`);
+  }
+
+  private rememberSnapshotCall(key: string, callId: string): void {
+    if (this.snapshotCalls.size >= MAX_SNAPSHOT_CALLS) this.snapshotCalls.delete(this.snapshotCalls.keys().next().value!);
+    this.snapshotCalls.set(key, callId);
   }
 
   // ---- console, errors and effects ---------------------------------------------------------------
