@@ -18,6 +18,8 @@ export type TargetType = 'page' | 'iframe' | 'worker' | 'service_worker' | 'shar
 export interface EventContext {
   /** The action this event is an effect of (docs/events.md "caused_by"); absent when none. */
   caused_by?: string;
+  /** The step of that action (docs/events.md "Steps"); absent when none. */
+  step_id?: string;
   session_id?: string;
   target_id?: string;
   target_type?: TargetType;
@@ -60,6 +62,7 @@ export interface ConsoleErrorData extends EventContext {
 export interface PageNavigationData {
   url: string;
   caused_by?: string;
+  step_id?: string;
   frame_id: string;
   parent_frame_id?: string;
   loader_id: string;
@@ -74,6 +77,7 @@ export interface PageTimingData extends EventContext {
 
 export interface PageTabOpenedData {
   caused_by?: string;
+  step_id?: string;
   target_id: string;
   target_type: TargetType;
   url: string;
@@ -474,6 +478,8 @@ export interface ControlData {
   outcome: 'ok' | 'error';
   /** The error text, with outcome `error`. */
   error?: string;
+  /** The step its caller marked last (docs/events.md "Steps"); always the last field of `data`. */
+  step_id?: string;
 }
 
 /** The input shape of an action: never typed characters, only their count. */
@@ -524,6 +530,28 @@ export interface ComputerActionData extends ControlData, InputShape {
   request_id: string;
 }
 
+/** How a step was marked (docs/events.md "Steps"). */
+export type StepVia = 'http' | 'cdp' | 'mcp';
+
+/**
+ * step: the automation's own story (docs/events.md "Steps"): a named step that its caller's
+ * following actions, and what they caused, carry as `step_id`.
+ */
+export interface StepData {
+  name: string;
+  /** The caller's own data (a JSON object of at most 16 KB). */
+  data?: Record<string, unknown>;
+  /** The step it belongs to. */
+  parent_id?: string;
+  via: StepVia;
+  /** Whose actions it covers: `token:<hash>` (an agent token), `key:<id>` (an API key through the gateway), or a CDP `connection_id`. */
+  caller: string;
+  /** The CDP connection it was marked on (via `cdp`). */
+  connection_id?: string;
+  /** Last, as on every event that carries it (docs/events.md "Steps"). */
+  step_id: string;
+}
+
 /** Map from event type to the shape of its `data`. */
 export interface EventDataByType extends SessionTroubleEventData {
   console_log: ConsoleLogData;
@@ -563,6 +591,7 @@ export interface EventDataByType extends SessionTroubleEventData {
   cdp_command: CdpCommandData;
   api_call: ApiCallData;
   computer_action: ComputerActionData;
+  step: StepData;
   page_snapshot: PageSnapshotData;
 }
 
@@ -608,6 +637,7 @@ export const EVENT_CATEGORY: Record<EventType, Category | OperationalCategory | 
   cdp_command: 'control',
   api_call: 'control',
   computer_action: 'control',
+  step: 'control',
   page_snapshot: 'snapshot',
 };
 

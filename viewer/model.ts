@@ -5,6 +5,7 @@
 // (docs/viewer.md "Limits").
 
 import { actionOf, type ActionRow } from './action-lane.ts';
+import { stepOf, type StepRow } from './step-lane.ts';
 import type {
   ConsoleErrorData,
   ConsoleLogData,
@@ -193,6 +194,8 @@ export class SessionModel {
   readonly marks: Mark[] = [];
   /** Control events (the timeline's Actions lane, viewer/action-lane.ts). */
   readonly actions: ActionRow[] = [];
+  /** The automation's steps (the timeline's Steps lane, viewer/step-lane.ts). */
+  readonly steps: StepRow[] = [];
   /** Seqs of the effects of the action selected in the timeline: the lists highlight their rows. */
   readonly effectSeqs = new Set<number>();
   readonly targets = new Map<string, TargetRow>();
@@ -215,7 +218,17 @@ export class SessionModel {
 
   /** Forget everything (another agent process: its seqs mean other events). */
   reset(): void {
-    for (const rows of [this.envelopes, this.console, this.network, this.interactions, this.screenshots, this.marks, this.actions, this.tabs] as unknown[][])
+    for (const rows of [
+      this.envelopes,
+      this.console,
+      this.network,
+      this.interactions,
+      this.screenshots,
+      this.marks,
+      this.actions,
+      this.steps,
+      this.tabs,
+    ] as unknown[][])
       rows.length = 0;
     this.targets.clear();
     this.seqs.clear();
@@ -403,6 +416,14 @@ export class SessionModel {
         const action = actionOf(seq, event);
         if (action) {
           this.pushRow(this.actions, action);
+          this.changes.marks = true;
+        }
+        break;
+      }
+      case 'step': {
+        const step = stepOf(seq, event);
+        if (step) {
+          this.pushRow(this.steps, step);
           this.changes.marks = true;
         }
         break;
@@ -614,6 +635,7 @@ export class SessionModel {
     keep(this.network);
     keep(this.interactions);
     this.actions.splice(0, indexAfter(this.actions, cutoff - 1));
+    this.steps.splice(0, indexAfter(this.steps, cutoff - 1));
     const droppedShots = this.screenshots.splice(0, indexAfter(this.screenshots, cutoff - 1));
     this.imagesHeld -= droppedShots.filter((s) => s.image !== undefined).length;
     // Notices stay: they are few and say what happened to the telemetry.

@@ -14,7 +14,9 @@ import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { CdpDisconnectReason } from '../../injected/schema.ts';
 import type { ActionStart, ControlRecorder } from '../control/control-recorder.ts';
+import type { Steps } from '../control/steps.ts';
 import { shapeCommand, type CommandRecord } from './command-shape.ts';
+import { answerStepCommand, stepCommandOf } from './step-command.ts';
 
 /** Default bound of what may wait for one client (docs/operations.md "CDP endpoint"). */
 export const DEFAULT_CLIENT_BUFFER_BYTES = 32 * 1024 * 1024;
@@ -40,6 +42,8 @@ export interface CdpProxyOptions {
   /** The browser's WebSocket URL of the current connection; undefined while there is none. */
   upstream: () => string | undefined;
   recorder: ControlRecorder;
+  /** Steps (docs/events.md "Steps"): Telemetry.addStep is answered here, each connection a caller. */
+  steps?: Steps;
   relayHook?: RelayHook;
   logger?: Logger;
   maxClientBufferBytes?: number;
@@ -184,6 +188,7 @@ class Relay {
   }
 
   private relay(data: Buffer, isBinary: boolean): void {
+    if (!isBinary && this.answeredHere(data)) return;
     const hold = !isBinary && data.length <= MAX_INSPECTED_BYTES ? this.inspectCommand(data) : undefined;
     if (hold === undefined) {
       this.upstream.send(data, { binary: isBinary });
@@ -205,6 +210,15 @@ class Relay {
         this.relay(...waiting[i]!);
       }
     });
+  }
+
+  /** Telemetry.addStep is the proxy's own (step-command.ts): answered here, never relayed. */
+  private answeredHere(data: Buffer): boolean {
+    const { steps } = this.proxy.options;
+    const command = steps && stepCommandOf(data);
+    if (command === undefined || steps === undefined) return false;
+    this.client.send(answerStepCommand(command, steps, { id: this.connectionId, via: 'cdp', connectionId: this.connectionId }));
+    return true;
   }
 
   private fromBrowser(data: Buffer, isBinary: boolean): void {
@@ -239,7 +253,9 @@ class Relay {
     const actionId = recorder.newId('act');
     const hold = this.proxy.options.relayHook?.beforeRelay(actionId, targetId, record);
     const begin = (): void => {
-      this.pending.set(id, { start: recorder.begin(targetId, record.opens, actionId), record, sessionId });
+      // The step this connection marked last (docs/events.md "Steps").
+      const start = recorder.begin(targetId, record.opens, this.proxy.options.steps?.currentOf(this.connectionId), actionId);
+      this.pending.set(id, { start, record, sessionId });
     };
     if (hold === undefined) begin();
     return hold?.then(begin);
@@ -304,6 +320,7 @@ class Relay {
     // Commands still unanswered end with the connection.
     for (const pending of this.pending.values()) this.answer(pending, 'the connection closed before the answer');
     this.pending.clear();
+    this.proxy.options.steps?.forget(this.connectionId);
     const cut = detail === 'slow_client';
     this.proxy.ended(this, reason, cut);
     if (this.upstream.readyState === WebSocket.OPEN || this.upstream.readyState === WebSocket.CONNECTING) this.upstream.close();

@@ -10,8 +10,11 @@
 // - A request keeps the action of its start: its response or failure carries the same id.
 // - Initiator chain: a request started by a script that one of the action's requests loaded is the
 //   action's too, also after the window closed (and over a newer window).
+// - An effect of an action that carries a `step_id` (docs/events.md "Steps") carries it too, as
+//   the last field of its data (the step filter's SQL form relies on it: src/stream/event-query.ts).
 
 import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
+import type { EventSink } from '../telemetry/monitor.ts';
 
 /** How many scripts and in-flight requests per tab are remembered for the chain (oldest dropped). */
 const MAX_REMEMBERED = 512;
@@ -23,6 +26,7 @@ const UNLINKED: ReadonlySet<EventType> = new Set<EventType>([
   'cdp_command',
   'api_call',
   'computer_action',
+  'step',
   'monitor_screenshot',
   'monitor_disconnected',
   'monitor_reconnected',
@@ -30,8 +34,14 @@ const UNLINKED: ReadonlySet<EventType> = new Set<EventType>([
   'monitor_init_failed',
 ]);
 
-interface Window {
+/** An action, as its effects name it: one object per action, shared by everything it caused. */
+interface Cause {
   actionId: string;
+  stepId: string | undefined;
+}
+
+interface Window {
+  cause: Cause;
   /** The tab's nav_seq when the action began; a settle of a later navigation closes the window. */
   navSeq: number | undefined;
 }
@@ -41,13 +51,14 @@ interface TabState {
   /** Latest nav_seq seen in the tab's events. */
   navSeq: number | undefined;
   /** Script URL → the action whose request loaded it. */
-  scripts: Map<string, string>;
+  scripts: Map<string, Cause>;
   /** CDP request id → the action of its request. */
-  requests: Map<string, string>;
+  requests: Map<string, Cause>;
 }
 
 interface LinkableData {
   caused_by?: string;
+  step_id?: string;
   target_id?: string;
   nav_seq?: number;
   opener_id?: string;
@@ -67,10 +78,20 @@ export class CauseLinker {
   /** Latest nav_seq of every target seen, also before its first action. */
   private readonly navSeqs = new Map<string, number>();
 
-  /** An opening action began in `targetId`'s tab. */
-  open(targetId: string, actionId: string): void {
+  /** `next`, with every event stamped on its way there. */
+  linking(next: EventSink): EventSink {
+    return {
+      append: (event) => {
+        this.link(event);
+        return next.append(event);
+      },
+    };
+  }
+
+  /** An opening action began in `targetId`'s tab; `stepId`: the step its caller marked last. */
+  open(targetId: string, actionId: string, stepId?: string): void {
     const tab = this.tab(targetId);
-    tab.window = { actionId, navSeq: tab.navSeq ?? this.navSeqs.get(targetId) };
+    tab.window = { cause: { actionId, stepId }, navSeq: tab.navSeq ?? this.navSeqs.get(targetId) };
   }
 
   /** The tab is gone. */
@@ -96,7 +117,10 @@ export class CauseLinker {
     if (tab === undefined) return;
     if (typeof data.nav_seq === 'number') tab.navSeq = data.nav_seq;
     const cause = this.causeOf(event.type, data, tab);
-    if (cause !== undefined) data.caused_by = cause;
+    if (cause !== undefined) {
+      data.caused_by = cause.actionId;
+      if (cause.stepId !== undefined) data.step_id = cause.stepId;
+    }
     this.remember(event.type, data, tab, cause);
     if (event.type === 'page_navigation_settled' && tab.window !== undefined) {
       const opened = tab.window.navSeq;
@@ -104,7 +128,7 @@ export class CauseLinker {
     }
   }
 
-  private causeOf(type: EventType, data: LinkableData, tab: TabState): string | undefined {
+  private causeOf(type: EventType, data: LinkableData, tab: TabState): Cause | undefined {
     if ((type === 'network_response' || type === 'network_loading_failed') && data.request_id !== undefined) {
       const own = tab.requests.get(data.request_id);
       if (own !== undefined) return own;
@@ -113,10 +137,10 @@ export class CauseLinker {
       const chained = tab.scripts.get(data.initiator_url);
       if (chained !== undefined) return chained;
     }
-    return tab.window?.actionId;
+    return tab.window?.cause;
   }
 
-  private remember(type: EventType, data: LinkableData, tab: TabState, cause: string | undefined): void {
+  private remember(type: EventType, data: LinkableData, tab: TabState, cause: Cause | undefined): void {
     if (type === 'page_navigation' && data.parent_frame_id === undefined) {
       // A new document: its scripts are new ones.
       tab.scripts.clear();
@@ -142,7 +166,7 @@ export class CauseLinker {
   }
 }
 
-function bounded(map: Map<string, string>, key: string, value: string): void {
+function bounded(map: Map<string, Cause>, key: string, value: Cause): void {
   map.delete(key);
   map.set(key, value);
   if (map.size > MAX_REMEMBERED) map.delete(map.keys().next().value!);

@@ -99,10 +99,12 @@ export function computerActionObserver(recorder: ControlRecorder, snapshots?: Ac
       const shape = computerActionShape(action);
       const point = shape.x !== undefined && shape.y !== undefined ? { x: shape.x, y: shape.y } : undefined;
       const before = ACTING.has(action.type) ? snapshots?.before(actionId, targetId, point) : undefined;
+      // The batch's step: the one its caller had marked when the batch was asked for (docs/events.md "Steps").
+      const stepId = recorder.stepOfRequest(requestId);
       // The action starts once the page before it is taken: its duration is its own.
       let start: ActionStart | undefined;
       const begin = (): void => {
-        start = recorder.begin(targetId, OPENING.has(action.type), actionId);
+        start = recorder.begin(targetId, OPENING.has(action.type), stepId, actionId);
       };
       if (before === undefined) begin();
       const end: ActionEnd = (error) => {

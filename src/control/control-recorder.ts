@@ -1,10 +1,20 @@
 // The cause side's events (docs/events.md "Control events"): cdp_connect and cdp_disconnect
-// (category `connection`), cdp_command, api_call and computer_action (category `control`). Each
-// control event gets an action id; an opening action also opens a caused_by window in its tab
-// (CauseLinker). Events of a category that is off are never built, and no window is opened.
+// (category `connection`), cdp_command, api_call, computer_action and step (category `control`).
+// Each action gets an action id, and the step its caller marked last (`step_id`, docs/events.md
+// "Steps"); an opening action also opens a caused_by window in its tab (CauseLinker). Events of a
+// category that is off are never built, and no window is opened.
 
 import { randomBytes } from 'node:crypto';
-import type { ApiCallData, CdpCommandData, CdpConnectData, CdpDisconnectData, ComputerActionData, EventSource, TelemetryEvent } from '../../injected/schema.ts';
+import type {
+  ApiCallData,
+  CdpCommandData,
+  CdpConnectData,
+  CdpDisconnectData,
+  ComputerActionData,
+  EventSource,
+  StepData,
+  TelemetryEvent,
+} from '../../injected/schema.ts';
 import type { BrowserClock } from '../telemetry/clock.ts';
 import type { EventSink } from '../telemetry/monitor.ts';
 import type { TelemetryConfig } from '../telemetry/telemetry-config.ts';
@@ -21,14 +31,24 @@ export interface ActionStart {
   /** performance.now() of the start. */
   readonly t0: number;
   readonly targetId: string | undefined;
+  /** The step its caller marked last (docs/events.md "Steps"). */
+  readonly stepId?: string;
 }
 
 /** Control event data without the fields the recorder fills in. */
-type Body<T> = Omit<T, 'action_id' | 'duration_ms' | 'target_id'>;
+type Body<T> = Omit<T, 'action_id' | 'duration_ms' | 'target_id' | 'step_id'>;
+
+/** API requests under way whose step is kept (more only when responses never end). */
+const MAX_REQUESTS = 10_000;
+
+/** The source of a step marked over CDP (the method, as cdp_command names its own). */
+const CDP_STEP_SOURCE: EventSource = Object.freeze({ kind: 'kernel_api', event: 'Telemetry.addStep' });
 
 export class ControlRecorder {
   private counter = 0;
   private readonly prefix = randomBytes(4).toString('hex');
+  /** API requests under way (by request id) → their step: the batch's computer actions carry it. */
+  private readonly requestSteps = new Map<string, string>();
   /** Told when a cdp_command or computer_action is recorded (the action's after-snapshot, action-snapshots.ts). */
   onActionEnded: ((actionId: string) => void) | undefined;
 
@@ -54,20 +74,49 @@ export class ControlRecorder {
   }
 
   /** A new id: unique in the session, `[a-z0-9-]` only. */
-  newId(kind: 'act' | 'conn' | 'req'): string {
+  newId(kind: 'act' | 'conn' | 'req' | 'step'): string {
     return `${kind}-${this.prefix}${(++this.counter).toString(36)}`;
   }
 
   /**
    * An action begins; undefined when `control` is off (nothing is recorded). `opens`: it opens a
-   * caused_by window in `targetId`'s tab. `actionId`: one taken with `newId('act')` before (its
-   * before-snapshot names it).
+   * caused_by window in `targetId`'s tab. `stepId`: the step its caller marked last. `actionId`:
+   * one taken with `newId('act')` before (its before-snapshot names it, docs/events.md "Snapshots").
    */
-  begin(targetId: string | undefined, opens: boolean, actionId?: string): ActionStart | undefined {
+  begin(targetId: string | undefined, opens: boolean, stepId?: string, actionId?: string): ActionStart | undefined {
     if (!this.controlOn) return undefined;
-    const start: ActionStart = { actionId: actionId ?? this.newId('act'), ts: this.clock.nowUs(), t0: performance.now(), targetId };
-    if (opens && targetId !== undefined) this.linker.open(targetId, start.actionId);
+    const start: ActionStart = {
+      actionId: actionId ?? this.newId('act'),
+      ts: this.clock.nowUs(),
+      t0: performance.now(),
+      targetId,
+      ...(stepId === undefined ? {} : { stepId }),
+    };
+    if (opens && targetId !== undefined) this.linker.open(targetId, start.actionId, stepId);
     return start;
+  }
+
+  /** An API request that acts on the browser begins (its api_call): `begin`, and its step is kept for its computer actions. */
+  beginRequest(requestId: string, targetId: string | undefined, stepId: string | undefined): ActionStart | undefined {
+    const start = this.begin(targetId, false, stepId);
+    if (start !== undefined && stepId !== undefined) {
+      this.requestSteps.set(requestId, stepId);
+      // A request whose response never ended is forgotten eventually.
+      if (this.requestSteps.size > MAX_REQUESTS) this.requestSteps.delete(this.requestSteps.keys().next().value!);
+    }
+    return start;
+  }
+
+  /** The step of an API request under way (undefined once its api_call was recorded). */
+  stepOfRequest(requestId: string | undefined): string | undefined {
+    return requestId === undefined ? undefined : this.requestSteps.get(requestId);
+  }
+
+  /** A step was marked (Steps.add); false when `control` is off and nothing was recorded. */
+  step(data: StepData): boolean {
+    if (!this.controlOn) return false;
+    this.append({ ts: this.clock.nowUs(), type: 'step', source: data.via === 'cdp' ? CDP_STEP_SOURCE : API_SOURCE, data });
+    return true;
   }
 
   cdpCommand(start: ActionStart, body: Body<CdpCommandData>): void {
@@ -75,6 +124,7 @@ export class ControlRecorder {
   }
 
   apiCall(start: ActionStart, body: Body<ApiCallData>): void {
+    this.requestSteps.delete(body.request_id);
     this.emitControl('api_call', start, body, API_SOURCE);
   }
 
@@ -97,6 +147,8 @@ export class ControlRecorder {
       ...(start.targetId === undefined ? {} : { target_id: start.targetId }),
       duration_ms: round3(performance.now() - start.t0),
       ...body,
+      // Last: the step filter's SQL form matches it at the end of the event (src/stream/event-query.ts).
+      ...(start.stepId === undefined ? {} : { step_id: start.stepId }),
     };
     this.append({ ts: start.ts, type, source, data });
     if (type !== 'api_call') this.onActionEnded?.(start.actionId);

@@ -225,6 +225,7 @@ const DESCRIBED_TYPES = [
   'page_crashed',
   'page_dialog_opened',
   'network_download_started',
+  'step',
 ] as const;
 
 /** The log line a backend shows: the message, or what the request was; else the event type. */
@@ -261,6 +262,8 @@ function bodyOf(event: TelemetryEvent, attributes: Attributes): string {
       return `${text(data?.dialog_type)}: ${text(data?.message)}`;
     case 'network_download_started':
       return `download ${text(data?.suggested_filename)} ${text(attributes['url.full'])}`;
+    case 'step':
+      return `step: ${text(data?.name)}`;
     default:
       return assertNever(event.type);
   }

@@ -17,15 +17,7 @@
 
 import { SNAPSHOT_ATTRIBUTES, type PageSnapshotData, type SnapshotNode, type TelemetryEvent } from '../../injected/schema.ts';
 import { SnapshotTrees, type TreeEntry } from '../../injected/snapshot-tree.ts';
-import { traceTime } from './trace.ts';
-
-/** Where the snapshots' actions are in the trace (TraceBuilder). */
-export interface SnapshotCalls {
-  /** The call id of a control event's action. */
-  callOfAction(actionId: string): string | undefined;
-  /** The call id of the navigation whose page_navigation_settled came at `navSeq` of `tabId`. */
-  callOfSettledNavigation(tabId: string, navSeq: number): string | undefined;
-}
+import { traceTime, type SnapshotCalls } from './trace.ts';
 
 export class SnapshotTraceWriter {
   private readonly trees = new SnapshotTrees();

@@ -7,11 +7,12 @@
 // target and outcome; the page's own clicks, keys and scrolls become zero-length input actions;
 // navigations become actions that end at their load. An event that names the action it was
 // caused by (`caused_by`) is grouped under it: an input or navigation as a child action, anything
-// else as a line of the action's log. Event types this agent may not produce yet are read by name,
+// else as a line of the action's log. A step (docs/events.md "Steps") is a group, as Playwright's
+// test runner shows `test.step`: its caller's actions (`step_id`) are nested under it, and it lasts
+// until its caller's next step that is not nested in it. Event types this agent may not produce yet are read by name,
 // so the mapping takes them when they are present.
 
 import type { HarEntry } from './har.ts';
-import type { SnapshotCalls } from './snapshot-trace.ts';
 import type { StackTrace, TelemetryEvent } from '../../injected/schema.ts';
 
 /**
@@ -140,6 +141,18 @@ interface OpenAction {
   startTime: number;
 }
 
+interface OpenStep extends OpenAction {
+  stepId: string;
+}
+
+/** Where the snapshots' actions are in the trace (snapshot-trace.ts asks). */
+export interface SnapshotCalls {
+  /** The call id of a control event's action. */
+  callOfAction(actionId: string): string | undefined;
+  /** The call id of the navigation whose page_navigation_settled came at `navSeq` of `tabId`. */
+  callOfSettledNavigation(tabId: string, navSeq: number): string | undefined;
+}
+
 /** Maps events to the lines of `trace.trace`; errors are collected for the error list. */
 export class TraceBuilder implements SnapshotCalls {
   private calls = 0;
@@ -156,6 +169,8 @@ export class TraceBuilder implements SnapshotCalls {
   /** Dialogs (by tab) and downloads (by guid) still open. */
   private readonly openDialogs = new Map<string, OpenAction>();
   private readonly openDownloads = new Map<string, OpenAction>();
+  /** Each caller's steps still open, outermost first. */
+  private readonly openSteps = new Map<string, OpenStep[]>();
   /** action_id → its call id, once the action's event was seen. */
   private readonly actionCalls = new Map<string, string>();
   /** api_call request_id → its call id (a computer batch's actions are grouped under their call). */
@@ -207,6 +222,8 @@ export class TraceBuilder implements SnapshotCalls {
       case 'cdp_command':
       case 'api_call':
         return out + this.onControl(type, event.ts, data, pageId);
+      case 'step':
+        return out + this.onStep(event.ts, data);
       case 'interaction_click':
         return out + this.input(data, time, 'click', `click ${str(data.selector) || str(data.tag)}`, { selector: data.selector, text: data.text }, point(data));
       case 'interaction_key':
@@ -312,11 +329,13 @@ export class TraceBuilder implements SnapshotCalls {
     let out = '';
     for (const open of this.openNavigations.values())
       out += line({ type: 'after', callId: open.callId, endTime: Math.max(open.startTime, time), afterSnapshot: `after@${open.callId}` });
-    for (const open of [...this.openDialogs.values(), ...this.openDownloads.values()])
+    const steps = [...this.openSteps.values()].flatMap((open) => open.reverse());
+    for (const open of [...this.openDialogs.values(), ...this.openDownloads.values(), ...steps])
       out += line({ type: 'after', callId: open.callId, endTime: Math.max(open.startTime, time) });
     this.openNavigations.clear();
     this.openDialogs.clear();
     this.openDownloads.clear();
+    this.openSteps.clear();
     return out;
   }
 
@@ -354,6 +373,8 @@ export class TraceBuilder implements SnapshotCalls {
       params.index = data.index;
       if (data.request_id !== undefined) parentId = this.requestCalls.get(data.request_id) ?? this.callOf(`request:${data.request_id}`);
     }
+    // An action of a step is nested in it (a batch's actions already are, through their batch).
+    if (parentId === undefined && typeof data.step_id === 'string') parentId = this.callOf(stepKey(data.step_id));
     if (data.action_id !== undefined) this.remember(data.action_id, callId);
     // Its page before and after (the frame snapshots that name them come at the end of the file).
     const snapshots = type !== 'api_call' && data.action_id !== undefined;
@@ -369,6 +390,35 @@ export class TraceBuilder implements SnapshotCalls {
     out += line(after);
     if (data.action_id !== undefined) out += this.flushPending(data.action_id, callId);
     return out;
+  }
+
+  /**
+   * A step: a group action (class `Test`, method `test.step`, as the test runner writes its steps)
+   * titled with its name, its data as parameters, nested in its parent step. The caller's steps
+   * still open that are not its ancestors end here.
+   */
+  private onStep(ts: number, data: LooseData): string {
+    if (typeof data.step_id !== 'string') return '';
+    const time = traceTime(ts);
+    const caller = str(data.caller);
+    const parentStep = typeof data.parent_id === 'string' ? data.parent_id : undefined;
+    let open = this.openSteps.get(caller);
+    if (open === undefined) {
+      open = [];
+      this.openSteps.set(caller, open);
+    }
+    let out = '';
+    const keep = parentStep === undefined ? 0 : open.findIndex((step) => step.stepId === parentStep) + 1;
+    for (const ended of open.splice(keep).reverse()) out += line({ type: 'after', callId: ended.callId, endTime: Math.max(ended.startTime, time) });
+    const key = stepKey(data.step_id);
+    const reserved = this.reservedCalls.get(key);
+    if (reserved !== undefined) this.reservedCalls.delete(key);
+    const callId = reserved ?? this.nextCall();
+    this.remember(key, callId);
+    open.push({ stepId: data.step_id, callId, startTime: time });
+    const params = typeof data.data === 'object' && data.data !== null ? (data.data as Record<string, unknown>) : {};
+    const parentId = parentStep === undefined ? undefined : this.callOf(stepKey(parentStep));
+    return out + this.before(callId, time, 'Test', 'test.step', str(data.name), params, undefined, undefined, parentId);
   }
 
   /** A zero-length input action (the page's own click, key or scroll). */
@@ -570,6 +620,11 @@ export class TraceBuilder implements SnapshotCalls {
 }
 
 // ---- small helpers -----------------------------------------------------------------------------
+
+/** A step's key among the action ids (call ids are reserved and remembered by key). */
+function stepKey(stepId: string): string {
+  return `step:${stepId}`;
+}
 
 function line(value: TraceLine): string {
   return `${JSON.stringify(value)}\n`;

@@ -16,6 +16,7 @@ export const API_ERROR_CODES = [
   'payload_too_large',
   'misdirected_request',
   'action_failed',
+  'rate_limited',
   'browser_unavailable',
   'internal_error',
 ] as const;
@@ -31,6 +32,7 @@ export const DEFAULT_STATUS: Record<ApiErrorCode, number> = {
   payload_too_large: 413,
   misdirected_request: 421,
   action_failed: 422,
+  rate_limited: 429,
   browser_unavailable: 503,
   internal_error: 500,
 };
@@ -118,6 +120,11 @@ export function misdirectedRequest(): ApiError {
 
 export function actionFailed(message: string, details?: ErrorDetail[], innerError?: InnerError): ApiError {
   return new ApiError(422, 'action_failed', message, details, innerError);
+}
+
+/** Too many requests of one caller (steps, docs/events.md "Steps"): retry after `retryAfterS` seconds. */
+export function rateLimited(message: string, retryAfterS = 1): ApiError {
+  return new ApiError(429, 'rate_limited', message).withHeader('Retry-After', String(retryAfterS));
 }
 
 export function browserUnavailable(message = 'the browser is not available'): ApiError {

@@ -8,7 +8,7 @@ export * from './errors.ts';
 export { sendError, toApiError } from './error-handler.ts';
 export * from './host-policy.ts';
 export { listenUrl } from './listen.ts';
-export { VIA_GATEWAY_HEADER } from './via-gateway.ts';
+export { CALLER_HEADER, STEP_VIA_HEADER, VIA_GATEWAY_HEADER } from './via-gateway.ts';
 // The reads' query parts and the exports' replies, the same on the agent's routes and the gateway's.
 export { exportWindow, timeBound, type ExportQuery, type ExportWindow } from './export-query.ts';
 export { sendHar, sendTrace, type TraceOf } from './export-reply.ts';

@@ -42,6 +42,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'The path or one of its parents is a directory/file mismatch',
   413: 'The body is over the limit',
   422: 'An action failed (action_failed)',
+  429: 'Too many requests of this caller (rate_limited); Retry-After says when to try again',
   500: 'Internal error',
   503: 'The browser or the session is not available',
 };

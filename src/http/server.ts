@@ -3,6 +3,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { StartScope } from '../cleanup-stack.ts';
 import { createApiServer } from './api-server.ts';
 import { BearerAuth } from './auth.ts';
 import { registerBrowserRoutes } from './browser-routes.ts';
@@ -12,6 +13,7 @@ import { registerComputerRoutes } from './computer-routes.ts';
 import { registerFsRoutes } from './fs-routes.ts';
 import { registerHarRoutes } from './har-routes.ts';
 import { registerTraceRoutes } from './trace-routes.ts';
+import { registerStepRoutes } from './step-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerMetricsRoutes } from './metrics-routes.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -26,7 +28,8 @@ export type { HttpDeps, SessionView } from './http-deps.ts';
 /** The response header naming this process's instance (docs/operations.md "Restarts"). */
 export const INSTANCE_HEADER = 'X-Agent-Instance';
 
-export function createHttpServer(deps: HttpDeps): FastifyInstance {
+/** Start-up's http step: the agent's server, closed again if start-up fails later (`scope`). */
+export function createHttpServer(deps: HttpDeps, scope?: StartScope): FastifyInstance {
   // New for every server: a client that sees it change knows the seq numbers it holds came from
   // another process (until seq survives restarts, they may repeat).
   const instanceId = randomBytes(12).toString('base64url');
@@ -36,12 +39,13 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
   const auth = new BearerAuth(deps.tokens, [viewerAuth.credential]);
   // The OpenAPI generator loads first so that it sees every route registered after it.
   registerOpenApi(app, VERSION);
-  installApiCalls(app, deps);
+  installApiCalls(app, deps, auth);
   void app.register(async (instance) => {
     registerCdpRoutes(instance, deps, auth);
     registerHealthRoutes(instance, deps, auth);
     registerBrowserRoutes(instance, deps, auth);
     registerTelemetryRoutes(instance, deps, auth, viewerAuth);
+    registerStepRoutes(instance, deps, auth);
     registerHarRoutes(instance, deps, auth);
     registerTraceRoutes(instance, deps, auth);
     registerComputerRoutes(instance, deps, auth);
@@ -58,5 +62,6 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
   app.addHook('preClose', async () => {
     await deps.hub.closeAll();
   });
+  scope?.opened(() => app.close());
   return app;
 }

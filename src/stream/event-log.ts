@@ -16,7 +16,7 @@
 // and their run is then a view of it, not a copy.
 
 import type { EventContext, TelemetryEvent } from '../../injected/schema.ts';
-import { causeOf, matches, OPT_IN_TYPES, type EventFilter, type EventMeta } from './event-filter.ts';
+import { causeOf, matches, OPT_IN_TYPES, stepOf, type EventFilter, type EventMeta } from './event-filter.ts';
 import { envelopeBytesOf, envelopeFrameText, eventFrameText } from './sse-frame.ts';
 
 export interface EventLogOptions {
@@ -218,6 +218,7 @@ export class EventLog {
       targetId: data?.target_id ?? event.source.metadata?.target_id,
       navSeq: data?.nav_seq,
       causedBy: causeOf(event),
+      stepId: stepOf(event),
     };
 
     if (this.count === this.ring.length) {

@@ -12,6 +12,7 @@
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { SystemOomKillData } from '../../injected/schema.ts';
+import type { StartScope } from '../cleanup-stack.ts';
 import { heartbeat } from '../heartbeat.ts';
 import { kmsgMessage, kmsgTimestampUs, OomKillParser } from './oom-kill-parser.ts';
 
@@ -37,8 +38,11 @@ export class KmsgReader {
 
   private constructor(private readonly options: KmsgReaderOptions) {}
 
-  /** Opens the kernel log; undefined (after one log line) when the agent may not read it. */
-  static start(options: KmsgReaderOptions): KmsgReader | undefined {
+  /**
+   * Opens the kernel log; undefined (after one log line) when the agent may not read it. Start-up's
+   * kmsg step: `scope` closes it again if start-up fails later.
+   */
+  static start(options: KmsgReaderOptions, scope?: StartScope): KmsgReader | undefined {
     const path = options.path ?? KMSG_PATH;
     let fd: number;
     try {
@@ -49,6 +53,7 @@ export class KmsgReader {
     }
     const reader = new KmsgReader(options);
     reader.fd = fd;
+    scope?.opened(() => reader.close());
     // Skip what was logged before: only kills from now on are this session's.
     reader.drain(false);
     reader.stopPolling = heartbeat(KMSG_BEAT_MS).every(KMSG_POLL_MS / KMSG_BEAT_MS, () => reader.drain(true));

@@ -32,6 +32,7 @@ describe('GET /openapi.json', () => {
         'GET /browsers/{id}/telemetry',
         'GET /browsers/{id}/telemetry/stream',
         'GET /browsers/{id}/telemetry/events',
+        'POST /browsers/{id}/telemetry/steps',
         'GET /browsers/{id}/har',
         'GET /browsers/{id}/trace',
         'POST /browsers/{id}/viewer/sessions',
@@ -48,6 +49,16 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(trace.responses[200].content)).toEqual(['application/zip']);
     expect(trace.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['since', 'until', 'target_id', 'nav_seq']));
     expect(trace.responses[413]).toBeDefined();
+  });
+
+  it('documents the steps route: its body with the limits, the step_id answer, and the 413 and 429', () => {
+    const steps = doc.paths['/browsers/{id}/telemetry/steps'].post;
+    const body = steps.requestBody.content['application/json'].schema;
+    expect(body.properties.name).toMatchObject({ type: 'string', maxLength: 200 });
+    expect(body.properties.data.type).toBe('object');
+    expect(Object.keys(steps.responses[200].content['application/json'].schema.properties)).toEqual(['step_id', 'recorded']);
+    expect([steps.responses[413], steps.responses[429]].every((r) => r !== undefined)).toBe(true);
+    expect(doc.paths['/browsers/{id}/telemetry/events'].get.parameters.map((p: { name: string }) => p.name)).toContain('step_id');
   });
 
   it('describes request schemas: the batch actions, the write_file query and body, the PATCH body', () => {

@@ -1,7 +1,8 @@
 // The public browser paths (docs/gateway.md): `/browsers/{id}`, `/browsers/{id}/telemetry[/stream]`,
-// `/browsers/{id}/computer/batch`, `/browsers/{id}/fs/write_file`. After the caller's key and
-// project are checked, the request is forwarded to the session's agent with the agent's own
-// token: method, path and query verbatim, the body streamed unread. The agent's answer is piped
+// `/browsers/{id}/telemetry/steps`, `/browsers/{id}/computer/batch`, `/browsers/{id}/fs/write_file`.
+// After the caller's key and project are checked, the request is forwarded to the session's agent
+// with the agent's own token and the caller's key id (whose steps and actions go together, docs/events.md
+// "Steps"): method, path and query verbatim, the body streamed unread. The agent's answer is piped
 // back byte for byte (status, headers, body), so agent errors reach the client as they are.
 //
 // Streams: `pipe` moves bytes only as fast as the slower side takes them. A stalled client
@@ -22,7 +23,7 @@
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { finished, pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { notFound, requestedWaitMs, VIA_GATEWAY_HEADER, type Action } from 'browser-telemetry-agent/http-kit';
+import { CALLER_HEADER, notFound, requestedWaitMs, VIA_GATEWAY_HEADER, type Action } from 'browser-telemetry-agent/http-kit';
 import type { BrowserRecord, GatewayStore } from '../storage/store.ts';
 import { AgentConnections } from '../agent-link/agent-connections.ts';
 import { AgentTimeout, SilenceWatch, streamSilenceLimitMs, type AgentTimeouts } from '../agent-link/agent-silence.ts';
@@ -142,6 +143,7 @@ export class BrowserProxy {
       scope.route({ method: ['GET', 'PATCH', 'DELETE'], url: '/browsers/:id', ...options, handler });
       // The telemetry streams are the archive's routes (http/archive-routes.ts), which forward
       // through forward().
+      scope.post('/browsers/:id/telemetry/steps', options, handler);
       scope.post('/browsers/:id/computer/batch', options, handler);
       scope.put('/browsers/:id/fs/write_file', options, handler);
     });
@@ -256,7 +258,11 @@ export class BrowserProxy {
     const target = new URL(`${browser.agentUrl}${path}${query}`);
     // The agent then leaves its own cdp_ws_url out of the browser object: clients must not route
     // around the gateway (docs/gateway.md).
-    const headers: OutgoingHttpHeaders = { authorization: `Bearer ${browser.agentToken}`, [VIA_GATEWAY_HEADER]: '1' };
+    const headers: OutgoingHttpHeaders = {
+      authorization: `Bearer ${browser.agentToken}`,
+      [VIA_GATEWAY_HEADER]: '1',
+      [CALLER_HEADER]: `key:${principalOf(request).keyId}`,
+    };
     for (const name of FORWARDED_REQUEST_HEADERS) {
       const value: string | string[] | undefined = request.headers[name];
       if (value !== undefined) headers[name as string] = value;
