@@ -17,6 +17,7 @@ import { InteractionsPanel } from './panels/interactions-panel.ts';
 import { NetworkPanel } from './panels/network-panel.ts';
 import type { Panel } from './panels/panel.ts';
 import { TargetsPanel } from './panels/targets-panel.ts';
+import { SnapshotPanel } from './snapshot-panel.ts';
 import { Timeline } from './timeline.ts';
 import type { ViewFilter } from './view-filter.ts';
 
@@ -44,6 +45,7 @@ export class ViewerApp {
   private readonly feed: TelemetryFeed;
   private readonly timeline: Timeline;
   private readonly filmstrip: Filmstrip;
+  private readonly snapshot: SnapshotPanel;
   private readonly panels: Panel[];
   private readonly network: NetworkPanel;
   private readonly console: ConsolePanel;
@@ -97,7 +99,9 @@ export class ViewerApp {
         this.network.rangeChanged();
         this.schedule();
       },
-      effects: (_actionId, effects) => {
+      effects: (actionId, effects) => {
+        const action = actionId === undefined ? undefined : this.model.actions.find((a) => a.actionId === actionId);
+        this.snapshot.show(action);
         this.model.effectSeqs.clear();
         for (const e of effects) this.model.effectSeqs.add(e.seq);
         this.console.effectsChanged();
@@ -105,6 +109,7 @@ export class ViewerApp {
       },
     });
     this.filmstrip = new Filmstrip(this.model, (shot) => this.timeline.highlight(shot.ts));
+    this.snapshot = new SnapshotPanel(session, () => this.caps.history);
     this.network = new NetworkPanel(this.model, filter, () => this.timeline.range);
     this.console = new ConsolePanel(this.model, filter);
     this.targets = new TargetsPanel(
@@ -196,7 +201,7 @@ export class ViewerApp {
       this.banner,
       this.notices,
       this.timeline.element,
-      h('div', { class: 'workspace' }, h('main', { class: 'panels' }, tablist, panelStack), this.filmstrip.element),
+      h('div', { class: 'workspace' }, h('main', { class: 'panels' }, tablist, panelStack), h('div', { class: 'side' }, this.filmstrip.element, this.snapshot.element)),
     );
     this.activate(this.active);
   }
