@@ -439,6 +439,54 @@ const SESSION_TROUBLE_CATEGORY: Record<keyof SessionTroubleEventData, Category> 
   page_web_vitals: 'page',
 };
 
+// ---- replays (docs/replay.md "Events") ----------------------------------------------------------
+// When a recording of the screen ran: extension types of the agent's own (category `monitor`,
+// emitted whenever telemetry is on), so the stream and the history say when a replay covers them.
+
+/** Why a recording ended (docs/replay.md "Events"). */
+export type ReplayStopReason = 'requested' | 'max_duration' | 'max_size' | 'session_deleted' | 'shutdown' | 'encoder_failed' | 'interrupted';
+
+/** `replay_started`: a recording began; video time 0 is this event's `ts`. */
+export interface ReplayStartedData {
+  replay_id: string;
+  /** Most frames per second recorded. */
+  framerate: number;
+  /** The recording ends by itself after this many seconds, when set. */
+  max_duration_in_seconds?: number;
+  /** `video/mp4` (H.264) or `video/webm` (VP8). */
+  mime_type: string;
+}
+
+/** `replay_stopped`: a recording ended (its `ts` is the end of the video) and its file is final. */
+export interface ReplayStoppedData {
+  replay_id: string;
+  reason: ReplayStopReason;
+  /** Video time covered, from replay_started's `ts` to this event's. */
+  duration_ms: number;
+  /** Size of the file, bytes. */
+  size_bytes: number;
+  /**
+   * Frames written (the browser's paints, at most `framerate` a second, and the keepalive
+   * repeats); absent for `interrupted` (the count ended with the agent that recorded).
+   */
+  frames?: number;
+  /** Frames dropped because the encoder fell behind. */
+  dropped_frames?: number;
+  /** encoder_failed, interrupted: what happened. */
+  error?: string;
+}
+
+/** The event types of this block: data shapes. */
+export interface ReplayEventData {
+  replay_started: ReplayStartedData;
+  replay_stopped: ReplayStoppedData;
+}
+
+const REPLAY_CATEGORY: Record<keyof ReplayEventData, null> = {
+  replay_started: null,
+  replay_stopped: null,
+};
+
 // ---- control and connection events: the cause side (docs/events.md "Control events") ----------------
 // What automation clients and API callers made the browser do. Every control event carries an
 // `action_id`; the events it caused carry `caused_by` with that id.
@@ -553,7 +601,7 @@ export interface StepData {
 }
 
 /** Map from event type to the shape of its `data`. */
-export interface EventDataByType extends SessionTroubleEventData {
+export interface EventDataByType extends SessionTroubleEventData, ReplayEventData {
   console_log: ConsoleLogData;
   console_error: ConsoleErrorData;
   page_navigation: PageNavigationData;
@@ -622,6 +670,7 @@ export const EVENT_CATEGORY: Record<EventType, Category | OperationalCategory | 
   monitor_reconnect_failed: null,
   monitor_init_failed: null,
   ...SESSION_TROUBLE_CATEGORY,
+  ...REPLAY_CATEGORY,
   // failure signals and live view (docs/events.md "Failure signals")
   service_crashed: 'system',
   system_oom_kill: 'system',
@@ -662,18 +711,26 @@ export interface EventSource {
 }
 
 /**
- * One telemetry event (docs/events.md#common-fields). On the wire it also carries `category` (written from
- * EVENT_TYPE_CATEGORY when the frame is made; the agent's own objects need not hold it).
+ * One event of type `K` (docs/events.md#common-fields). On the wire it also carries `category`
+ * (written from EVENT_TYPE_CATEGORY when the frame is made; the agent's own objects need not hold it).
  */
-export interface TelemetryEvent<T extends EventType = EventType> {
+export interface EventOfType<K extends EventType> {
   /** Unix microseconds. */
   ts: number;
-  type: T;
+  type: K;
   category?: EventCategory;
   source: EventSource;
-  data?: EventDataByType[T];
+  data?: EventDataByType[K];
   truncated?: true;
 }
+
+/**
+ * One telemetry event: the union of `EventOfType<K>` over the types `T` (all by default), tagged by
+ * `type`, so `switch (event.type)` narrows `data` to that type's shape (docs/architecture.md
+ * "Add an event type"). Distributive, so that `TelemetryEvent<T>` of a type parameter `T` is
+ * still a `TelemetryEvent` (a type guard `e is TelemetryEvent<T>` holds).
+ */
+export type TelemetryEvent<T extends EventType = EventType> = T extends EventType ? EventOfType<T> : never;
 
 // ---- failure signals and live view (docs/events.md "Failure signals") --------
 // `service_crashed`, `system_oom_kill`, `live_view_connect` and `live_view_disconnect` have the

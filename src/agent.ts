@@ -7,8 +7,9 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { BrowserLink, type BrowserLinkOptions } from './browser/browser-link.ts';
-import { logIgnoredFailuresTo } from './browser/cdp-errors.ts';
+import { IgnoredFailures } from './browser/cdp-errors.ts';
 import { CleanupStack, type StartScope } from './cleanup-stack.ts';
+import { Heartbeats } from './heartbeat.ts';
 import { ComputerExecutor } from './computer/executor.ts';
 import { resolveConfig, type Config, type ConfigOptions } from './config.ts';
 import { startOtlpExport, type OtlpExporter, type OtlpExportTiming } from './export/otlp-exporter.ts';
@@ -30,9 +31,13 @@ import { CauseLinker } from './control/cause-linker.ts';
 import { computerActionObserver } from './control/computer-actions.ts';
 import { ControlRecorder } from './control/control-recorder.ts';
 import { Steps } from './control/steps.ts';
+import { ReplayService } from './replay/replay-service.ts';
+import { stepChapters } from './replay/step-chapters.ts';
+import { AGENT_SOURCE } from './telemetry/monitor.ts';
+import { eventOf } from './event-data.ts';
 
 /** What start-up opens, in order; a failure at any step closes what the steps before it opened. */
-export const START_STEPS = ['store', 'otlp', 'kmsg', 'browser', 'http', 'listen'] as const;
+export const START_STEPS = ['store', 'otlp', 'kmsg', 'replay', 'browser', 'http', 'listen'] as const;
 export type StartStep = (typeof START_STEPS)[number];
 
 /** How the agent runs, beside its configuration. */
@@ -106,8 +111,11 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     runtime.startHooks?.beforeStep?.(name);
     return cleanup.scope(name, (point) => runtime.startHooks?.reached?.(name, point));
   };
-  logIgnoredFailuresTo(logger);
   const createdAt = new Date();
+  // This agent's own, never shared with another agent in the process: the count of best-effort
+  // CDP failures let pass, and the beats its periodic work runs on.
+  const failures = new IgnoredFailures(logger);
+  const heartbeats = new Heartbeats((err) => logger.warn({ err }, 'a periodic job failed'));
   const store = openEventStore(config, logger, step('store'));
   const eventLog = new EventLog({
     maxEvents: config.ringEvents,
@@ -120,34 +128,48 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   const otlp = startOtlpExport(config.otlp, { sessionId: config.sessionId, logger, timing: timing?.otlp }, eventLog, step('otlp'));
   // caused_by (docs/events.md "caused_by"): stamped on the way to the log.
   const linker = new CauseLinker();
-  const telemetry = new SessionTelemetry(linker.linking(eventLog), config, { logger, onTabsLoading: (loading) => eventLog.setLoading(loading) });
+  const telemetry = new SessionTelemetry(linker.linking(eventLog), config, { logger, heartbeats, onTabsLoading: (loading) => eventLog.setLoading(loading) });
   reportUncleanEnd(store, telemetry, logger);
-  const kmsg = KmsgReader.start({ logger, onOomKill: (kill, ageUs) => telemetry.oomKilled(kill, ageUs) }, step('kmsg'));
+  const kmsg = KmsgReader.start({ logger, heartbeats, onOomKill: (kill, ageUs) => telemetry.oomKilled(kill, ageUs) }, step('kmsg'));
+  const history = new HistoryReader(eventLog, store);
+  const replays = startReplays(config, logger, { heartbeats, failures }, telemetry, history, step('replay'));
   // What clients make the browser do, recorded as control events (docs/events.md "Control events"):
   // the CDP endpoint (docs/operations.md "CDP endpoint") and the computer API.
   const recorder = new ControlRecorder(telemetry.sink, telemetry.clock, () => telemetry.config, linker);
   // Steps (docs/events.md "Steps"): marked over HTTP, CDP (the proxy) and MCP.
   const steps = new Steps(recorder);
-  const link = new BrowserLink(browserLinkOptions(config, logger, timing), telemetry);
+  const link = new BrowserLink({ ...browserLinkOptions(config, logger, timing), failures, heartbeats }, telemetry);
   const upstream = () => (link.isConnected ? link.browserWsUrl : undefined);
   // The page before and after each recorded action (docs/events.md "Snapshots").
   const snapshots = new ActionSnapshots({ snapshots: () => telemetry.snapshots, stats: telemetry.stats });
   recorder.onActionEnded = (actionId) => snapshots.ended(actionId);
   const relayHook = snapshots.relayHook();
-  const cdpProxy = new CdpProxy({ upstream, recorder, steps, relayHook, logger, maxClientBufferBytes: timing?.cdpClientBufferBytes });
-  const computer = new ComputerExecutor({ targets: () => telemetry.targets, logger, observer: computerActionObserver(recorder, snapshots) });
+  const cdpProxy = new CdpProxy({
+    upstream,
+    recorder,
+    steps,
+    relayHook,
+    logger,
+    maxClientBufferBytes: timing?.cdpClientBufferBytes,
+    onActivate: (targetId) => telemetry.targets?.activate(targetId),
+  });
+  const computer = new ComputerExecutor({ targets: () => telemetry.targets, logger, failures, observer: computerActionObserver(recorder, snapshots) });
   telemetry.follow({
     attached(connection, targets) {
       otlp?.learnUserAgent(connection);
+      replays.bind({ connection, targets });
       // A hidden cursor stays hidden in the tabs of a new connection too.
       void computer.cursor.sync(targets).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'cursor state sync failed'));
     },
     // Proxied clients talk to a browser that is gone: they reconnect to the new one.
-    lost: () => cdpProxy.upstreamChanged(),
+    lost: () => {
+      replays.bind(undefined);
+      cdpProxy.upstreamChanged();
+    },
   });
   await link.start(step('browser'));
-  const session = new SessionEnd({ sessionId: config.sessionId, logger, kmsg, telemetry, cdpProxy, hub, link, otlp, store, snapshots });
-  const parts: AgentParts = { logger, store, eventLog, hub, otlp, telemetry, link, recorder, steps, cdpProxy, computer, session, createdAt };
+  const session = new SessionEnd({ sessionId: config.sessionId, logger, kmsg, replays, telemetry, cdpProxy, hub, link, otlp, store, snapshots });
+  const parts: AgentParts = { logger, store, eventLog, history, hub, otlp, telemetry, link, recorder, steps, cdpProxy, computer, replays, session, createdAt };
   const app = createHttpServer(httpDeps(config, parts), step('http'));
   const listening = step('listen');
   const url = await listenUrl(app, config.host, config.port);
@@ -181,9 +203,39 @@ function browserLinkOptions(config: Config, logger: Logger, timing: AgentRuntime
   };
 }
 
+/**
+ * Replays (docs/replay.md): the screen of the tab in front, recorded on request; its events are
+ * monitor events (emitted whenever telemetry is on); the session's steps are its chapters.
+ */
+function startReplays(
+  config: Config,
+  logger: Logger,
+  agent: { heartbeats: Heartbeats; failures: IgnoredFailures },
+  telemetry: SessionTelemetry,
+  history: HistoryReader,
+  scope: StartScope,
+): ReplayService {
+  const replays = new ReplayService({
+    sessionId: config.sessionId,
+    dataDir: config.dataDir,
+    retainBytes: config.retainBytes,
+    retainMs: config.retainHours * 3_600_000,
+    maxBytes: config.replayMaxBytes,
+    ffmpegPath: config.ffmpegPath,
+    logger,
+    ...agent,
+    emit: (event) => {
+      if (telemetry.config.enabled) telemetry.sink.append(eventOf({ ts: event.tsUs, type: event.type, source: AGENT_SOURCE, data: event.data }));
+    },
+    chapters: stepChapters(history),
+  });
+  scope.opened(() => replays.close('shutdown'));
+  return replays;
+}
+
 /** The previous agent of this session ended without a clean shutdown: service_crashed (docs/events.md "Failure signals"). */
 function reportUncleanEnd(store: EventStore | undefined, telemetry: SessionTelemetry, logger: Logger): void {
-  const previousAgent = store?.markRunning(process.pid, isAlive);
+  const previousAgent = store?.markRunning(process.pid);
   if (!previousAgent || !store) return;
   logger.warn({ pid: previousAgent.pid }, 'the previous agent of this session ended without a clean shutdown');
   telemetry.previousAgentCrashed(previousAgent.pid, store.restoredLatestSeq);
@@ -194,6 +246,7 @@ interface AgentParts {
   logger: Logger;
   store: EventStore | undefined;
   eventLog: EventLog;
+  history: HistoryReader;
   hub: StreamHub;
   otlp: OtlpExporter | undefined;
   telemetry: SessionTelemetry;
@@ -202,6 +255,7 @@ interface AgentParts {
   steps: Steps;
   cdpProxy: CdpProxy;
   computer: ComputerExecutor;
+  replays: ReplayService;
   session: SessionEnd;
   createdAt: Date;
 }
@@ -209,14 +263,14 @@ interface AgentParts {
 /** What the routes are given: views of the parts, never the parts' internals (src/http/http-deps.ts). */
 function httpDeps(
   config: Config,
-  { logger, store, eventLog, hub, otlp, telemetry, link, recorder, steps, cdpProxy, computer, session, createdAt }: AgentParts,
+  { logger, store, eventLog, history, hub, otlp, telemetry, link, recorder, steps, cdpProxy, computer, replays, session, createdAt }: AgentParts,
 ): HttpDeps {
   return {
     sessionId: config.sessionId,
     tokens: config.tokens,
     hub,
     log: eventLog,
-    history: new HistoryReader(eventLog, store),
+    history,
     hosts: new HostPolicy(config.host, config.allowedHosts),
     logId: store?.logId,
     logger,
@@ -242,6 +296,7 @@ function httpDeps(
     steps,
     fsAllow: config.fsAllow,
     uploadIdleMs: config.uploadIdleMs,
+    replays,
     session: {
       createdAt,
       telemetryConfig: () => telemetry.config,
@@ -262,7 +317,7 @@ class SessionEnd {
   private closing: Promise<void> | undefined;
 
   constructor(
-    private readonly parts: Pick<AgentParts, 'logger' | 'telemetry' | 'cdpProxy' | 'hub' | 'link' | 'otlp' | 'store'> & {
+    private readonly parts: Pick<AgentParts, 'logger' | 'telemetry' | 'cdpProxy' | 'hub' | 'link' | 'otlp' | 'store' | 'replays'> & {
       sessionId: string;
       kmsg: KmsgReader | undefined;
       snapshots: ActionSnapshots;
@@ -271,11 +326,13 @@ class SessionEnd {
 
   /** Terminate the session (DELETE, signal, close()). Idempotent. */
   terminate(closeBrowser: boolean): Promise<void> {
-    const { logger, kmsg, telemetry, cdpProxy, hub, link, otlp } = this.parts;
+    const { logger, kmsg, replays, telemetry, cdpProxy, hub, link, otlp } = this.parts;
     this.terminating ??= (async () => {
       this.terminated = true;
       kmsg?.close();
       this.parts.snapshots.dispose();
+      // A recording ends with the session and is kept (replay_stopped goes out with the streams).
+      await replays.close(closeBrowser ? 'session_deleted' : 'shutdown');
       telemetry.endSession();
       cdpProxy.close(closeBrowser ? 'session_deleted' : 'shutdown');
       // Streams first: every admitted event is flushed, then each response ends.
@@ -295,15 +352,5 @@ class SessionEnd {
       .then(() => app.close())
       .finally(() => this.parts.store?.close());
     return this.closing;
-  }
-}
-
-/** Whether process `pid` exists (EPERM: it does, owned by another user). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

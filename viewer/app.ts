@@ -201,7 +201,12 @@ export class ViewerApp {
       this.banner,
       this.notices,
       this.timeline.element,
-      h('div', { class: 'workspace' }, h('main', { class: 'panels' }, tablist, panelStack), h('div', { class: 'side' }, this.filmstrip.element, this.snapshot.element)),
+      h(
+        'div',
+        { class: 'workspace' },
+        h('main', { class: 'panels' }, tablist, panelStack),
+        h('div', { class: 'side' }, this.filmstrip.element, this.snapshot.element),
+      ),
     );
     this.activate(this.active);
   }

@@ -33,7 +33,21 @@ const MAX_PAGES = 20;
 const AFTER_WINDOW_US = 60_000_000;
 
 /** Attributes left out: anything that would load, or run. */
-const DROPPED_ATTRIBUTES = new Set(['src', 'srcset', 'href', 'xlink:href', 'poster', 'data', 'action', 'formaction', 'background', 'ping', 'style', 'srcdoc', 'sandbox']);
+const DROPPED_ATTRIBUTES = new Set([
+  'src',
+  'srcset',
+  'href',
+  'xlink:href',
+  'poster',
+  'data',
+  'action',
+  'formaction',
+  'background',
+  'ping',
+  'style',
+  'srcdoc',
+  'sandbox',
+]);
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const HTML_NS = 'http://www.w3.org/1999/xhtml';
 

@@ -6,11 +6,11 @@
 import type { Protocol } from 'devtools-protocol';
 import type { Logger } from 'pino';
 import { CdpConnection, resolveBrowserWsUrl, type CommandResult } from './cdp-connection.ts';
-import { ignoredFailures, mayFail } from './cdp-errors.ts';
+import { IgnoredFailures } from './cdp-errors.ts';
 import { ChromiumProcess, ChromiumStartupExitError, locateChromium, type ChromiumBinary } from './chromium-launcher.ts';
 import { Reconnector, type Backoff } from './reconnector.ts';
 import type { StartScope } from '../cleanup-stack.ts';
-import { heartbeat } from '../heartbeat.ts';
+import { Heartbeats } from '../heartbeat.ts';
 
 export type DisconnectReason = 'browser_closed' | 'socket_closed' | 'unresponsive';
 
@@ -56,6 +56,10 @@ export interface BrowserLinkOptions {
   probeTimeoutMs?: number;
   /** Reconnect backoff; docs/events.md#telemetry-config-lifecycle-and-monitor-events's 250 ms → 5 s unless a test shortens it. */
   backoff?: Backoff;
+  /** The agent's count of best-effort failures, given to every connection (a fresh one by default). */
+  failures?: IgnoredFailures;
+  /** The agent's beats: the health probe runs on the one of its interval (a fresh set by default). */
+  heartbeats?: Heartbeats;
 }
 
 export const PROBE_INTERVAL_MS = 1000;
@@ -77,11 +81,15 @@ export class BrowserLink {
   private startScope: StartScope | undefined;
   /** CDP traffic of the connections before the current one (/metrics). */
   private readonly pastTraffic = { messages: 0, reads: 0 };
+  private readonly failures: IgnoredFailures;
+  private readonly heartbeats: Heartbeats;
 
   constructor(
     private readonly options: BrowserLinkOptions,
     private readonly listener: BrowserLinkListener,
   ) {
+    this.failures = options.failures ?? new IgnoredFailures(options.logger);
+    this.heartbeats = options.heartbeats ?? new Heartbeats((err) => options.logger.warn({ err }, 'a periodic job failed'));
     this.reconnector = new Reconnector(
       () => this.connect(),
       {
@@ -118,7 +126,7 @@ export class BrowserLink {
         const binary = await locateChromium({ chromePath: options.chromePath, cacheRoot: options.cacheRoot });
         this.binary = binary;
         await this.connect();
-        const version = this.current === undefined ? undefined : await mayFail(this.current.send('Browser.getVersion'));
+        const version = this.current === undefined ? undefined : await this.failures.mayFail(this.current.send('Browser.getVersion'));
         options.logger.info({ browser: binary.path, source: binary.source, version: version?.product }, 'embedded browser started');
         return;
       }
@@ -173,7 +181,7 @@ export class BrowserLink {
 
   /** Failures of best-effort commands let pass (/metrics). */
   get ignoredFailures(): { readonly gone: number; readonly other: number } {
-    return ignoredFailures;
+    return this.failures;
   }
 
   /** The id in the browser's own WebSocket path; undefined before the first connection. */
@@ -210,7 +218,7 @@ export class BrowserLink {
     const connection = this.current;
     this.retire();
     if (connection && closeBrowser && !this.isEmbedded) {
-      await mayFail(withTimeout(connection.send('Browser.close'), 2000));
+      await this.failures.mayFail(withTimeout(connection.send('Browser.close'), 2000));
     }
     await connection?.close();
     await this.chromium?.close();
@@ -235,7 +243,7 @@ export class BrowserLink {
       // Resolved again on every attempt: a browser restarted on the same port has a new URL.
       wsUrl = await resolveBrowserWsUrl(this.options.cdpUrl!);
     }
-    const connection = await CdpConnection.connect(wsUrl);
+    const connection = await CdpConnection.connect(wsUrl, this.failures);
     if (this.closed) {
       await connection.close();
       throw new Error('closed');
@@ -307,7 +315,7 @@ export class BrowserLink {
   }
 
   /**
-   * Probes on the process's shared beat (src/heartbeat.ts), so the kernel log's poll and the hang
+   * Probes on the agent's shared beat (src/heartbeat.ts), so the kernel log's poll and the hang
    * probe wake the agent in the same wake-up. A beat while the last probe waits for its answer
    * sends nothing; the timeout is counted in beats too (2 s: the second beat after the probe), so
    * a probe costs no timer of its own. A freeze right after an answer is seen one interval plus
@@ -334,7 +342,7 @@ export class BrowserLink {
       }
     };
     this.stopProbe();
-    this.stopProbeBeat = heartbeat(interval).every(1, onBeat);
+    this.stopProbeBeat = this.heartbeats.of(interval).every(1, onBeat);
   }
 
   private stopProbe(): void {

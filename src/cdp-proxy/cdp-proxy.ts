@@ -47,6 +47,11 @@ export interface CdpProxyOptions {
   relayHook?: RelayHook;
   logger?: Logger;
   maxClientBufferBytes?: number;
+  /**
+   * A client brought a tab to the front (`Page.bringToFront`, `Target.activateTarget`): the
+   * agent's "tab in front" follows (docs/replay.md "Which tab").
+   */
+  onActivate?: (targetId: string) => void;
 }
 
 /** Counters for /metrics. */
@@ -242,9 +247,13 @@ class Relay {
       return;
     }
     if (typeof message !== 'object' || message === null || typeof message.method !== 'string' || typeof message.id !== 'number') return;
-    const { recorder } = this.proxy.options;
-    if (!recorder.controlOn) return;
+    const { recorder, onActivate } = this.proxy.options;
     const params = typeof message.params === 'object' && message.params !== null ? (message.params as Record<string, unknown>) : undefined;
+    if (onActivate && (message.method === 'Page.bringToFront' || message.method === 'Target.activateTarget')) {
+      const activated = this.targetOf(typeof message.sessionId === 'string' ? message.sessionId : undefined, message.method, params);
+      if (activated !== undefined) onActivate(activated);
+    }
+    if (!recorder.controlOn) return;
     const record = shapeCommand(message.method, params, recorder.includeUrls);
     if (record === undefined) return;
     const sessionId = typeof message.sessionId === 'string' ? message.sessionId : undefined;

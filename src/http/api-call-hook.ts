@@ -15,6 +15,8 @@ export const API_CALL_OPERATIONS: Readonly<Record<string, string>> = {
   'PATCH /browsers/:id': 'updateBrowser',
   'DELETE /browsers/:id': 'deleteBrowser',
   'POST /browsers/:id/viewer/sessions': 'createViewerSession',
+  'POST /browsers/:id/replays': 'startReplay',
+  'POST /browsers/:id/replays/:replay_id/stop': 'stopReplay',
 };
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';

@@ -50,6 +50,13 @@ export class BearerAuth {
     if (!scopes.has('*') && !scopes.has(scope)) throw forbidden(`this token lacks the "${scope}" scope`);
   }
 
+  /** True when the header carries a known token that grants `scope` (no error when not). */
+  allows(authorization: string | undefined, scope: Scope): boolean {
+    const match = authorization === undefined ? null : BEARER.exec(authorization);
+    const scopes = match === null ? undefined : this.scopesOf(match[1]!);
+    return scopes !== undefined && (scopes.has('*') || scopes.has(scope));
+  }
+
   /** True when the header carries a known token (any scope). */
   isKnown(authorization: string | undefined): boolean {
     const match = authorization === undefined ? null : BEARER.exec(authorization);

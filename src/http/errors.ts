@@ -19,6 +19,12 @@ export const API_ERROR_CODES = [
   'rate_limited',
   'browser_unavailable',
   'internal_error',
+  // Replays (docs/replay.md "Errors").
+  'replay_in_progress',
+  'replay_not_recording',
+  'replay_not_ready',
+  'replay_unavailable',
+  'range_not_satisfiable',
 ] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
@@ -35,6 +41,11 @@ export const DEFAULT_STATUS: Record<ApiErrorCode, number> = {
   rate_limited: 429,
   browser_unavailable: 503,
   internal_error: 500,
+  replay_in_progress: 409,
+  replay_not_recording: 409,
+  replay_not_ready: 409,
+  replay_unavailable: 503,
+  range_not_satisfiable: 416,
 };
 
 export interface ErrorDetail {

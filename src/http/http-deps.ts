@@ -10,6 +10,7 @@ import type { Steps } from '../control/steps.ts';
 import type { TokenGrant } from '../config.ts';
 import type { EventLog } from '../stream/event-log.ts';
 import type { HistoryReader } from '../stream/history.ts';
+import type { ReplayService } from '../replay/replay-service.ts';
 import type { HostPolicy } from './host-policy.ts';
 import type { StreamHub } from '../stream/stream-hub.ts';
 import type { TelemetryConfig, TelemetryConfigPatch } from '../telemetry/telemetry-config.ts';
@@ -79,6 +80,8 @@ export interface HttpDeps {
   metrics?: MetricsSource;
   /** The CDP endpoint; its routes are absent without it. */
   cdp?: CdpEndpointDeps;
+  /** Replays (docs/replay.md); their routes are absent without it. */
+  replays?: ReplayService;
   /** Records api_call for the routes that act on the browser (docs/events.md "api_call"); none when absent. */
   apiCalls?: ApiCallRecorder;
   /** Steps (docs/events.md "Steps"): POST /browsers/{id}/telemetry/steps answers 503 without it. */

@@ -22,6 +22,7 @@ import type { HttpDeps } from './http-deps.ts';
 import { registerTelemetryRoutes } from './telemetry-routes.ts';
 import { ViewerAuth } from './viewer-auth.ts';
 import { registerViewerRoutes } from './viewer-routes.ts';
+import { registerReplayRoutes } from './replay-routes.ts';
 
 export type { HttpDeps, SessionView } from './http-deps.ts';
 
@@ -52,6 +53,7 @@ export function createHttpServer(deps: HttpDeps, scope?: StartScope): FastifyIns
     registerFsRoutes(instance, deps, auth);
     registerMetricsRoutes(instance, deps, auth);
     registerViewerRoutes(instance, deps, auth, viewerAuth);
+    registerReplayRoutes(instance, deps, auth, viewerAuth);
   });
 
   // write_file streams its body to disk: the parser hands the request stream over unread.

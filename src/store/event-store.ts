@@ -20,6 +20,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, stat
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { StartScope } from '../cleanup-stack.ts';
+import { isProcessAlive } from '../process-alive.ts';
 import { filterSql, type EventFilter, type EventMeta } from '../stream/event-query.ts';
 import type { LogArchive } from '../stream/event-log.ts';
 import type { HistoryQuery, HistoryStore, StoredEnvelope } from '../stream/history.ts';
@@ -79,6 +80,29 @@ CREATE INDEX IF NOT EXISTS events_target ON events (target_id, seq);
 /** File name of a session's database: the id is [A-Za-z0-9_-], safe in a file name. */
 export function sessionFileName(sessionId: string): string {
   return `session-${sessionId}.sqlite`;
+}
+
+/**
+ * Bytes the event stores of every session occupy in `dataDir` (databases, WAL and shm files): the
+ * replays' share of `--retain-bytes` is what these leave (docs/replay.md "Retention").
+ */
+export function storeBytesIn(dataDir: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(dataDir);
+  } catch {
+    return 0;
+  }
+  let bytes = 0;
+  for (const name of names) {
+    if (!/^session-[A-Za-z0-9_-]+\.sqlite(-wal|-shm)?$/.test(name)) continue;
+    try {
+      bytes += statSync(join(dataDir, name)).size;
+    } catch {
+      // Removed meanwhile.
+    }
+  }
+  return bytes;
 }
 
 const INSERT_ROWS = 'INSERT OR IGNORE INTO events (seq, ts, type, category, target_id, nav_seq, envelope) VALUES ';
@@ -463,7 +487,7 @@ export class EventStore implements LogArchive, HistoryStore {
    * signals"). Returns the previous mark when one is left: the agent that set it ended without
    * closing the store (killed, crashed, the machine lost power), unless it is still running.
    */
-  markRunning(pid: number, isAlive: (pid: number) => boolean): { pid: number; startedAt: number } | undefined {
+  markRunning(pid: number, isAlive: (pid: number) => boolean = isProcessAlive): { pid: number; startedAt: number } | undefined {
     let previous: { pid: number; startedAt: number } | undefined;
     const row = this.db.prepare("SELECT value FROM meta WHERE key = 'agent_running'").get() as { value: string } | undefined;
     if (row !== undefined) {

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { SystemOomKillData } from '../../injected/schema.ts';
 import type { BrowserCrash, BrowserLinkListener, DisconnectReason } from '../browser/browser-link.ts';
 import type { CdpConnection } from '../browser/cdp-connection.ts';
+import type { Heartbeats } from '../heartbeat.ts';
 import { TargetManager } from '../browser/target-manager.ts';
 import { BrowserClock } from './clock.ts';
 import { Monitor, type EventSink } from './monitor.ts';
@@ -40,6 +41,8 @@ export interface TelemetrySettings extends Pick<TelemetryOptions, 'limits' | 'ha
 
 export interface SessionTelemetryOptions {
   logger: Logger;
+  /** The agent's beats (the hang probe of every connection runs on one). */
+  heartbeats: Heartbeats;
   /** Told when the first tab starts loading (true) and when none is loading any more (false). */
   onTabsLoading?(loading: boolean): void;
 }
@@ -160,6 +163,7 @@ export class SessionTelemetry implements BrowserLinkListener {
       },
       hangThresholdMs: settings.hangThresholdMs,
       longTaskMs: settings.longTaskMs,
+      heartbeats: options.heartbeats,
     });
     telemetry.start();
     const targets = new TargetManager(connection, telemetry, options.logger);

@@ -36,6 +36,10 @@ describe('GET /openapi.json', () => {
         'GET /browsers/{id}/har',
         'GET /browsers/{id}/trace',
         'POST /browsers/{id}/viewer/sessions',
+        'POST /browsers/{id}/replays',
+        'GET /browsers/{id}/replays',
+        'POST /browsers/{id}/replays/{replay_id}/stop',
+        'GET /browsers/{id}/replays/{replay_id}',
         'POST /browsers/{id}/computer/batch',
         'PUT /browsers/{id}/fs/write_file',
         'GET /healthz',
@@ -89,5 +93,17 @@ describe('GET /openapi.json', () => {
     expect(doc.paths['/browsers/{id}'].delete.responses['204']).toBeDefined();
     expect(doc.paths['/browsers/{id}/computer/batch'].post.responses['422']).toBeDefined();
     expect(doc.paths['/browsers/{id}/fs/write_file'].put.responses['413']).toBeDefined();
+  });
+
+  it('documents the replays: the start body, the 409s, and the video with its Range answers', () => {
+    const start = doc.paths['/browsers/{id}/replays'].post;
+    expect(Object.keys(start.requestBody.content['application/json'].schema.properties)).toEqual(['framerate', 'max_duration_in_seconds', 'record_audio']);
+    expect(start.responses['409']).toBeDefined();
+    const download = doc.paths['/browsers/{id}/replays/{replay_id}'].get;
+    expect(Object.keys(download.responses['206'].content)).toEqual(['video/mp4', 'video/webm']);
+    expect(download.responses['416']).toBeDefined();
+    expect(doc.components.schemas.ErrorBody.properties.code.enum).toEqual(
+      expect.arrayContaining(['replay_in_progress', 'replay_not_ready', 'range_not_satisfiable']),
+    );
   });
 });
