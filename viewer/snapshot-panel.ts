@@ -31,6 +31,8 @@ const PAGE_EVENTS = 20;
 const MAX_PAGES = 20;
 /** How long after an action starts its after-snapshot may come (the history read's end). */
 const AFTER_WINDOW_US = 60_000_000;
+/** How soon the same action's snapshots are read again while one is missing. */
+const RELOAD_MS = 1000;
 
 /** Attributes left out: anything that would load, or run. */
 const DROPPED_ATTRIBUTES = new Set([
@@ -48,6 +50,8 @@ const DROPPED_ATTRIBUTES = new Set([
   'srcdoc',
   'sandbox',
 ]);
+/** A `url(…)` in a style sheet that would be fetched (not a data: URL). */
+const FETCHED_URL = /url\(\s*(?!['"]?data:)[^)]*\)/gi;
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const HTML_NS = 'http://www.w3.org/1999/xhtml';
 
@@ -70,6 +74,9 @@ export class SnapshotPanel {
   private shown: Partial<Record<Phase, Shown>> = {};
   /** Increments per selection: a load that finishes after another selection is dropped. */
   private generation = 0;
+  /** The selected action's load under way, or when its last one ended (performance.now()). */
+  private loading = false;
+  private loadedAt = 0;
   private frame: HTMLIFrameElement | undefined;
 
   constructor(
@@ -98,7 +105,14 @@ export class SnapshotPanel {
 
   /** An action was selected (undefined: none). */
   show(subject: SnapshotSubject | undefined): void {
+    // The timeline selects the action again as its effects arrive: read again only while a
+    // snapshot is missing (the after-snapshot comes once the action ended), at most once a second.
+    if (subject !== undefined && subject.actionId === this.subject?.actionId) {
+      const missing = this.shown.before === undefined || this.shown.after === undefined;
+      if (this.loading || !missing || performance.now() - this.loadedAt < RELOAD_MS) return;
+    }
     const generation = ++this.generation;
+    this.loading = false;
     this.subject = subject;
     this.shown = {};
     this.clear();
@@ -115,14 +129,21 @@ export class SnapshotPanel {
       return;
     }
     setText(this.caption, 'Loading the page snapshots…');
+    this.loading = true;
+    const done = () => {
+      if (generation !== this.generation) return false;
+      this.loading = false;
+      this.loadedAt = performance.now();
+      return true;
+    };
     void this.load(subject, subject.targetId).then(
       (shown) => {
-        if (generation !== this.generation) return;
+        if (!done()) return;
         this.shown = shown;
         this.render();
       },
       (err: unknown) => {
-        if (generation === this.generation) setText(this.caption, `Could not read the snapshots: ${err instanceof Error ? err.message : String(err)}`);
+        if (done()) setText(this.caption, `Could not read the snapshots: ${err instanceof Error ? err.message : String(err)}`);
       },
     );
   }
@@ -239,6 +260,7 @@ function buildDocument(iframe: HTMLIFrameElement, frame: FrameSnapshotData, root
   // Standards mode, as the page had it: a doctype is the one markup written.
   if (frame.doctype !== undefined) {
     doc.open();
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- the one way to give an about:blank frame standards mode before building into it synchronously
     doc.write('<!DOCTYPE html>');
     doc.close();
   }
@@ -285,8 +307,9 @@ class DomBuilder {
       if (text !== undefined) this.sheet(text);
       return undefined;
     }
-    if (lower === 'template' && attrs[A.styleSheet] !== undefined) {
-      this.sheet(attrs[A.styleSheet]);
+    const adopted = attrs[A.styleSheet];
+    if (lower === 'template' && adopted !== undefined) {
+      this.sheet(adopted);
       return undefined;
     }
     const namespace = lower === 'svg' || parentNamespace === SVG_NS ? SVG_NS : HTML_NS;
@@ -353,7 +376,9 @@ class DomBuilder {
     this.scope = outer;
   }
 
-  private sheet(text: string): void {
+  private sheet(source: string): void {
+    // What a sheet would fetch (images, fonts) stays out: the CSP would refuse it anyway, noisily.
+    const text = source.replace(FETCHED_URL, 'none');
     const list = this.sheets.get(this.scope);
     if (list === undefined) this.sheets.set(this.scope, [text]);
     else list.push(text);
