@@ -266,7 +266,8 @@ function buildDocument(iframe: HTMLIFrameElement, frame: FrameSnapshotData, root
   }
   const builder = new DomBuilder(doc, shown);
   const built = builder.node(root, HTML_NS);
-  if (!(built instanceof Element)) return;
+  // The nodes belong to the frame's realm: `instanceof` this window's classes would not hold.
+  if (built?.nodeType !== Node.ELEMENT_NODE) return;
   if (doc.documentElement !== null) doc.replaceChild(built, doc.documentElement);
   else doc.append(built);
   builder.finish(doc);
@@ -316,7 +317,7 @@ class DomBuilder {
     const childNamespace = lower === 'foreignobject' ? HTML_NS : namespace;
     const element = namespace === SVG_NS ? this.doc.createElementNS(SVG_NS, name) : this.doc.createElement(lower === 'x-noscript' ? 'div' : name);
     for (const [attr, value] of Object.entries(attrs)) this.attribute(element, attr, value);
-    if (attrs.style !== undefined && (element instanceof HTMLElement || element instanceof SVGElement)) element.style.cssText = attrs.style;
+    if (attrs.style !== undefined) (element).style.cssText = attrs.style;
     if ((lower === 'iframe' || lower === 'frame') && attrs.src?.startsWith('/snapshot/') === true) {
       const frameElement = this.doc.createElement('iframe');
       frameElement.setAttribute('sandbox', 'allow-same-origin');
@@ -339,8 +340,8 @@ class DomBuilder {
     const lower = attr.toLowerCase();
     if (lower.startsWith('on') || DROPPED_ATTRIBUTES.has(lower)) return;
     if (attr.startsWith('__')) {
-      if (attr === A.value && (element instanceof HTMLInputElement || element instanceof HTMLTextAreaElement)) {
-        if (element instanceof HTMLTextAreaElement) element.textContent = value;
+      if (attr === A.value && (element.localName === 'input' || element.localName === 'textarea')) {
+        if (element.localName === 'textarea') element.textContent = value;
         else element.setAttribute('value', value);
       } else if (attr === A.checked && value === 'true') element.setAttribute('checked', '');
       else if (attr === A.selected && value === 'true') element.setAttribute('selected', '');
