@@ -317,7 +317,7 @@ class DomBuilder {
     const childNamespace = lower === 'foreignobject' ? HTML_NS : namespace;
     const element = namespace === SVG_NS ? this.doc.createElementNS(SVG_NS, name) : this.doc.createElement(lower === 'x-noscript' ? 'div' : name);
     for (const [attr, value] of Object.entries(attrs)) this.attribute(element, attr, value);
-    if (attrs.style !== undefined) (element).style.cssText = attrs.style;
+    if (attrs.style !== undefined) element.style.cssText = attrs.style;
     if ((lower === 'iframe' || lower === 'frame') && attrs.src?.startsWith('/snapshot/') === true) {
       const frameElement = this.doc.createElement('iframe');
       frameElement.setAttribute('sandbox', 'allow-same-origin');
