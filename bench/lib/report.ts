@@ -10,6 +10,7 @@ import type { StoreResult } from '../sections/store.ts';
 import type { CdpProxyResult } from '../sections/cdp-proxy.ts';
 import type { ThroughputResult } from '../sections/throughput.ts';
 import { renderReplay, replayBudget, type ReplayResult } from '../sections/replay.ts';
+import { renderSnapshot, snapshotBudget, type SnapshotResult } from '../sections/snapshot.ts';
 import { bootstrapDifference, bootstrapQuantile, median } from './stats.ts';
 
 export interface Results {
@@ -22,6 +23,7 @@ export interface Results {
   store?: StoreResult;
   cdp?: CdpProxyResult;
   replay?: ReplayResult;
+  snapshot?: SnapshotResult;
 }
 
 export interface BudgetLine {
@@ -272,6 +274,7 @@ export function renderReport(results: Results): string {
     );
   }
   if (results.replay) out.push(renderReplay(results.replay));
+  if (results.snapshot) out.push(renderSnapshot(results.snapshot));
   return out.join('\n');
 }
 
@@ -457,6 +460,7 @@ export function evaluateBudget(results: Results): BudgetLine[] {
     });
   }
   if (results.replay) lines.push(...replayBudget(results.replay));
+  if (results.snapshot) lines.push(...snapshotBudget(results.snapshot));
   return lines;
 }
 
