@@ -12,7 +12,7 @@ import type { Envelope, PageSnapshotData, TelemetryEvent } from '../../injected/
 import { SnapshotTrees } from '../../injected/snapshot-tree.ts';
 import { centerOf, load, postBatch } from './support/computer-api.ts';
 import { SseClient, startRig, TOKEN, type Tab, type TestRig } from './support/harness.ts';
-import { readTraceListings } from './support/playwright-trace.ts';
+import { openTraceViewer, readTraceListings } from './support/playwright-trace.ts';
 
 /** A page of about 1,500 nodes; the button changes one line of it. */
 const LIST_PAGE = `<!doctype html><html><head><title>list</title><style>li { margin: 2px }</style></head><body>
@@ -106,20 +106,6 @@ describe('page_snapshot', () => {
 
   it('takes one snapshot at the settled navigation, and one before and after each click', () => {
     const data = snapshots.map((e) => e.data!);
-    console.log(JSON.stringify(rig.stream.ofType('computer_action').map((e) => [e.ts, e.data!.action_id, e.data!.duration_ms])));
-    const trees = new SnapshotTrees();
-    console.log(
-      JSON.stringify(
-        snapshots.map((e) => [
-          e.ts,
-          e.data!.reason,
-          e.data!.actions,
-          e.data!.frames[0]!.number,
-          e.data!.frames[0]!.base,
-          (JSON.stringify(trees.add(e.data!.frames[0]!)) ?? 'X').match(/clicked \d+ times/)?.[0],
-        ]),
-      ),
-    );
     expect(data[0]!.reason).toBe('navigation_settled');
     const clicks = rig.stream.ofType('computer_action').map((e) => e.data!.action_id);
     expect(clicks).toHaveLength(3);
@@ -221,6 +207,22 @@ describe('page_snapshot with the snapshot category off', () => {
     expect(cli.actions).toContain('click_mouse');
     expect(cli.actions).not.toContain('frame-snapshot');
   });
+
+  it("opens in Playwright's viewer (show-trace), with the batch", async () => {
+    const res = await fetch(`${rig.agent.url}/browsers/${rig.agent.sessionId}/trace`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(res.status).toBe(200);
+    const zip = join(dir, 'off-viewer.trace.zip');
+    writeFileSync(zip, Buffer.from(await res.arrayBuffer()));
+    const viewer = await openTraceViewer(zip, dir);
+    try {
+      const batches = viewer.page.locator('.actions-tree-view .action-title-method', { hasText: 'computerBatch' });
+      await batches.first().waitFor({ timeout: 20_000 });
+      expect(await batches.count()).toBe(1);
+    } finally {
+      await viewer.browser.close();
+      viewer.process.kill();
+    }
+  }, 60_000);
 
   it('starts taking them once turned on (PATCH), with no reconnect', async () => {
     const patch = await fetch(`${rig.agent.url}/browsers/${rig.agent.sessionId}`, {
