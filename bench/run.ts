@@ -3,7 +3,7 @@
 // tables and the budget lines, and writes bench/results.json. Every process it starts is stopped
 // at the end, also on failure and on Ctrl-C.
 //
-// Flags: --quick, --only=load,throughput,latency,reconnect,soak,idle,store,cdp,mcp,replay, --idle-seconds=N, --profile (agent
+// Flags: --quick, --only=load,throughput,latency,reconnect,soak,idle,store,cdp,mcp,replay,snapshot, --idle-seconds=N, --profile (agent
 // hosts under node --cpu-prof; prints hot spots), --diagnose (adds page-load modes and throughput
 // arms that remove or multiply one agent cost each: screenshots, body fetches, the page script,
 // subscribers), --experiment=<name> (a proposed
@@ -36,8 +36,9 @@ import { runCdpProxy } from './sections/cdp-proxy.ts';
 import { runMcp } from './sections/mcp.ts';
 import { runThroughput } from './sections/throughput.ts';
 import { runReplay } from './sections/replay.ts';
+import { runSnapshot } from './sections/snapshot.ts';
 
-const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak', 'idle', 'store', 'cdp', 'mcp', 'replay'] as const;
+const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak', 'idle', 'store', 'cdp', 'mcp', 'replay', 'snapshot'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Flags {
@@ -224,6 +225,14 @@ async function main(): Promise<void> {
         warmupLoads: flags.warmupLoads ?? 1,
         windowS: q ? 10 : 60,
         longS: q ? 20 : 600,
+      });
+    },
+    snapshot: async () => {
+      results.snapshot = await runSnapshot(ctx, {
+        clicks: q ? 20 : 200,
+        rounds: flags.rounds ?? (q ? 1 : 4),
+        loadsPerBlock: q ? 3 : 8,
+        warmupLoads: flags.warmupLoads ?? 1,
       });
     },
     idle: async () => {

@@ -8,13 +8,20 @@ import { installInteraction } from './interaction.ts';
 import { installLongTasks } from './long-tasks.ts';
 import { installPerformance, type PerformanceReporting } from './performance.ts';
 import { createReporter, type Report } from './report.ts';
+import { createSnapshotter, type SnapshotRequest, type Snapshotter, type SnapshotStats } from './snapshot.ts';
 import { installWebVitals, type WebVitalsReporting } from './web-vitals.ts';
 import { PAGE_SCRIPT_GLOBAL, type PageScriptOptions } from './schema.ts';
 
 /** What the agent can reach in the isolated world (by Runtime.evaluate in that context). */
 export interface InstalledPageScript {
-  configure(options: Pick<PageScriptOptions, 'interaction' | 'page' | 'history' | 'longTaskMs'>): void;
+  configure(options: Pick<PageScriptOptions, 'interaction' | 'page' | 'history' | 'longTaskMs' | 'snapshot'>): void;
   takeLcpElement(ref: number): Element | undefined;
+  /** A snapshot of this frame's document (docs/page-script.md "Snapshots"), as JSON; throws while the category is off. */
+  snapshot(request: SnapshotRequest): string;
+  /** The frame an `<iframe>` element holds (the agent's CDP frame id). */
+  markFrame(element: Element, frameId: string): void;
+  /** Snapshots taken in this world (zero while the category is off). */
+  snapshotStats(): SnapshotStats;
 }
 
 export function install(options: PageScriptOptions): void {
@@ -33,8 +40,13 @@ function create(report: Report): InstalledPageScript {
   let performanceInstalled = false;
   let stopLongTasks: (() => void) | undefined;
   let webVitals: WebVitalsReporting | undefined;
+  // Kept when the category goes off (nothing runs between snapshots), so its counters stay readable.
+  let snapshotter: Snapshotter | undefined;
+  let snapshotOn = false;
   return {
-    configure({ interaction, page, history, longTaskMs = 0 }) {
+    configure({ interaction, page, history, longTaskMs = 0, snapshot = false }) {
+      snapshotOn = snapshot;
+      if (snapshot) snapshotter ??= createSnapshotter(window);
       if (interaction && !stopInteraction) stopInteraction = installInteraction(report, window);
       if (!interaction && stopInteraction) {
         stopInteraction();
@@ -60,5 +72,13 @@ function create(report: Report): InstalledPageScript {
       stopLongTasks = page && longTaskMs > 0 ? installLongTasks(report, longTaskMs, globalThis.performance.now()) : undefined;
     },
     takeLcpElement: (ref) => performance?.takeLcpElement(ref),
+    snapshot(request) {
+      if (!snapshotOn || snapshotter === undefined) throw new Error('the snapshot category is off');
+      return snapshotter.snapshot(request);
+    },
+    markFrame(element, frameId) {
+      snapshotter?.markFrame(element, frameId);
+    },
+    snapshotStats: () => ({ ...(snapshotter?.stats ?? { snapshots: 0, lastMs: 0, lastNodes: 0 }) }),
   };
 }

@@ -1,7 +1,7 @@
 // The telemetry event schema (docs/events.md), shared by the agent (src/) and the page script (injected/)
 // so that the two sides cannot drift. Types only, plus the small constant tables both sides need.
 
-export const CATEGORIES = ['console', 'network', 'page', 'interaction'] as const;
+export const CATEGORIES = ['console', 'network', 'page', 'interaction', 'snapshot'] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 /**
@@ -650,6 +650,7 @@ export interface EventDataByType extends SessionTroubleEventData, ReplayEventDat
   api_call: ApiCallData;
   computer_action: ComputerActionData;
   step: StepData;
+  page_snapshot: PageSnapshotData;
 }
 
 export type EventType = keyof EventDataByType;
@@ -696,6 +697,7 @@ export const EVENT_CATEGORY: Record<EventType, Category | OperationalCategory | 
   api_call: 'control',
   computer_action: 'control',
   step: 'control',
+  page_snapshot: 'snapshot',
 };
 
 /**
@@ -703,7 +705,7 @@ export const EVENT_CATEGORY: Record<EventType, Category | OperationalCategory | 
  * name them: the four configurable ones, `screenshot` for monitor_screenshot, `monitor` for the
  * other monitor events (docs/events.md "category").
  */
-export const EVENT_CATEGORIES = ['console', 'network', 'page', 'interaction', 'monitor', 'screenshot', ...OPERATIONAL_CATEGORIES] as const;
+export const EVENT_CATEGORIES = ['console', 'network', 'page', 'interaction', 'snapshot', 'monitor', 'screenshot', ...OPERATIONAL_CATEGORIES] as const;
 export type EventCategory = (typeof EVENT_CATEGORIES)[number];
 
 export const EVENT_TYPE_CATEGORY: Record<EventType, EventCategory> = Object.fromEntries(
@@ -889,6 +891,8 @@ export interface PageScriptOptions {
   history: boolean;
   /** Report tasks at least this long (ms) as page_long_task; 0: no long-task observer. */
   longTaskMs?: number;
+  /** Keep the DOM snapshotter (category `snapshot`, docs/page-script.md "Snapshots"). */
+  snapshot?: boolean;
 }
 
 /** Property of the isolated world's global object holding the installed script (one per world). */
@@ -965,3 +969,103 @@ export interface LongTaskReport {
 
 export type PageScriptReport = ClickReport | KeyReport | ScrollSettledReport | LayoutShiftReport | LcpReport | WebVitalsReport | LongTaskReport;
 export type PageScriptReportType = PageScriptReport['type'];
+
+// ---- DOM snapshots (docs/events.md "Snapshots", docs/page-script.md "Snapshots") ----------------
+// The page at each action: a serialization of every frame's DOM, taken in the page script's world.
+// The node shape is Playwright's trace format's (`NodeSnapshot`), so the trace export stays close
+// to a pass-through; a reference names a subtree of the frame's previous snapshot.
+
+/**
+ * One node: a text node (its text); an element `[name, attributes, ...children]` (`[name]` when
+ * it has neither); or a reference `[[1, k]]`: the unchanged subtree rooted at node `k` of the
+ * frame's previous snapshot (`base`), counting every node of that snapshot as materialized
+ * (references expanded), children before their parent.
+ */
+export type SnapshotNode = string | [[number, number]] | [string] | [string, Record<string, string>, ...SnapshotNode[]];
+
+/** What the page script returns for one frame (docs/page-script.md "Snapshots"). */
+export interface FrameSnapshotReport {
+  /** The series of snapshots of one document in one world: references never leave it. */
+  doc: string;
+  /** 1, 2, … within `doc`. */
+  number: number;
+  /** The snapshot references point to (always `number - 1`); absent: no reference, a full snapshot. */
+  base?: number;
+  /** `document.doctype.name`. */
+  doctype?: string;
+  url: string;
+  viewport: { width: number; height: number };
+  html: SnapshotNode;
+  /** Nodes of the materialized tree. */
+  nodes: number;
+  /** Time the serialization took in the page (ms). */
+  collection_ms: number;
+  /** The node cap was reached: the rest of the document is left out. */
+  truncated?: true;
+}
+
+/** One frame of a page_snapshot. */
+export interface FrameSnapshotData extends FrameSnapshotReport {
+  frame_id: string;
+  /** The frame whose document holds this frame's element; absent for the tab's main frame. */
+  parent_frame_id?: string;
+}
+
+/** An action a snapshot shows, and when: before it began or after it ended. */
+export interface SnapshotAction {
+  action_id: string;
+  phase: 'before' | 'after';
+  /** The point the action's input hit, viewport CSS px of the tab's main frame. */
+  x?: number;
+  y?: number;
+}
+
+/** `page_snapshot` (category `snapshot`): the tab's frames at a moment that matters. */
+export interface PageSnapshotData extends EventContext {
+  /** `action`: before or after the recorded actions in `actions`; `navigation_settled`: the tab's page_navigation_settled. */
+  reason: 'action' | 'navigation_settled';
+  actions?: SnapshotAction[];
+  /** The tab's main frame first, then the other frames, each after its parent. */
+  frames: FrameSnapshotData[];
+}
+
+/** Attributes a snapshot adds to elements (Playwright's names, which its trace viewer applies), and ours. */
+export const SNAPSHOT_ATTRIBUTES = {
+  value: '__playwright_value_',
+  checked: '__playwright_checked_',
+  selected: '__playwright_selected_',
+  scrollTop: '__playwright_scroll_top_',
+  scrollLeft: '__playwright_scroll_left_',
+  shadowRoot: '__playwright_shadow_root_',
+  styleSheet: '__playwright_style_sheet_',
+  currentSrc: '__playwright_current_src__',
+  customElements: '__playwright_custom_elements__',
+  popoverOpen: '__playwright_popover_open_',
+  dialogOpen: '__playwright_dialog_open_',
+  /** Ours: on a `<link rel=stylesheet>`, the text of its style sheet as the page had it (URLs made absolute). */
+  sheet: '__bta_sheet__',
+} as const;
+
+/**
+ * Form fields whose value a snapshot never holds (docs/page-script.md "Snapshots"): passwords
+ * (also after a "show password" toggle, by their autocomplete token), one-time codes, payment
+ * cards, and fields a page marks itself.
+ */
+export const SNAPSHOT_MASKED_FIELDS = [
+  'input[type=password i]',
+  '[autocomplete~="current-password" i]',
+  '[autocomplete~="new-password" i]',
+  '[autocomplete~="one-time-code" i]',
+  '[autocomplete^="cc-" i]',
+  '[autocomplete*=" cc-" i]',
+  '[data-bta-mask]',
+] as const;
+
+/** What a masked field's non-empty value becomes (its length is not kept). */
+export const SNAPSHOT_MASK = '••••••••';
+
+/** Snapshot limits: a frame's nodes, and a full snapshot at least every so many (docs/page-script.md "Snapshots"). */
+export const SNAPSHOT_LIMITS = {
+  maxNodes: 200_000,
+  keyframeEvery: 50,
+} as const;

@@ -26,6 +26,7 @@ import { SessionTelemetry } from './telemetry/session-telemetry.ts';
 import type { CdpCuts } from './telemetry/cdp-cuts.ts';
 import { KmsgReader } from './telemetry/kmsg-reader.ts';
 import { CdpProxy } from './cdp-proxy/cdp-proxy.ts';
+import { ActionSnapshots } from './control/action-snapshots.ts';
 import { apiCalls } from './control/api-calls.ts';
 import { CauseLinker } from './control/cause-linker.ts';
 import { computerActionObserver } from './control/computer-actions.ts';
@@ -150,15 +151,20 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   const steps = new Steps(recorder);
   const link = new BrowserLink({ ...browserLinkOptions(config, logger, timing), failures, heartbeats }, telemetry);
   const upstream = () => (link.isConnected ? link.browserWsUrl : undefined);
+  // The page before and after each recorded action (docs/events.md "Snapshots").
+  const snapshots = new ActionSnapshots({ snapshots: () => telemetry.snapshots, stats: telemetry.stats });
+  recorder.onActionEnded = (actionId) => snapshots.ended(actionId);
+  const relayHook = snapshots.relayHook();
   const cdpProxy = new CdpProxy({
     upstream,
     recorder,
     steps,
+    relayHook,
     logger,
     maxClientBufferBytes: timing?.cdpClientBufferBytes,
     onActivate: (targetId) => telemetry.targets?.activate(targetId),
   });
-  const computer = new ComputerExecutor({ targets: () => telemetry.targets, logger, failures, observer: computerActionObserver(recorder) });
+  const computer = new ComputerExecutor({ targets: () => telemetry.targets, logger, failures, observer: computerActionObserver(recorder, snapshots) });
   telemetry.follow({
     attached(connection, targets) {
       otlp?.learnUserAgent(connection);
@@ -173,7 +179,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     },
   });
   await link.start(step('browser'));
-  const session = new SessionEnd({ sessionId: config.sessionId, logger, kmsg, replays, telemetry, cdpProxy, hub, link, otlp, store });
+  const session = new SessionEnd({ sessionId: config.sessionId, logger, kmsg, replays, telemetry, cdpProxy, hub, link, otlp, store, snapshots });
   const parts: AgentParts = { logger, store, eventLog, history, hub, otlp, telemetry, link, recorder, steps, cdpProxy, computer, replays, session, createdAt };
   const app = createHttpServer(httpDeps(config, parts), step('http'));
   const listening = step('listen');
@@ -325,6 +331,7 @@ class SessionEnd {
     private readonly parts: Pick<AgentParts, 'logger' | 'telemetry' | 'cdpProxy' | 'hub' | 'link' | 'otlp' | 'store' | 'replays'> & {
       sessionId: string;
       kmsg: KmsgReader | undefined;
+      snapshots: ActionSnapshots;
     },
   ) {}
 
@@ -334,6 +341,7 @@ class SessionEnd {
     this.terminating ??= (async () => {
       this.terminated = true;
       kmsg?.close();
+      this.parts.snapshots.dispose();
       // A recording ends with the session and is kept (replay_stopped goes out with the streams).
       await replays.close(closeBrowser ? 'session_deleted' : 'shutdown');
       telemetry.endSession();

@@ -17,6 +17,7 @@ import { InteractionsPanel } from './panels/interactions-panel.ts';
 import { NetworkPanel } from './panels/network-panel.ts';
 import type { Panel } from './panels/panel.ts';
 import { TargetsPanel } from './panels/targets-panel.ts';
+import { SnapshotPanel } from './snapshot-panel.ts';
 import { Timeline } from './timeline.ts';
 import type { ViewFilter } from './view-filter.ts';
 
@@ -27,6 +28,10 @@ const TIMELINE_DATA_MS = 100;
 const STATUS_MS = 250;
 /** Several category clicks in a row reconnect the stream once. */
 const FILTER_SETTLE_MS = 300;
+/** Holes in the stream up to this size are checked against the history for opt-in events (one page). */
+const HOLE_CHECK_MAX = 1000;
+/** The history read's start for that check: any time (the seq range bounds it). */
+const HOLE_CHECK_SINCE = '1970-01-01T00:00:00Z';
 
 /** Categories the user can hide; monitor events (disconnects, reconnects) always show. */
 const HIDEABLE: ReadonlyArray<[ViewCategory, string]> = [
@@ -44,6 +49,7 @@ export class ViewerApp {
   private readonly feed: TelemetryFeed;
   private readonly timeline: Timeline;
   private readonly filmstrip: Filmstrip;
+  private readonly snapshot: SnapshotPanel;
   private readonly panels: Panel[];
   private readonly network: NetworkPanel;
   private readonly console: ConsolePanel;
@@ -97,7 +103,9 @@ export class ViewerApp {
         this.network.rangeChanged();
         this.schedule();
       },
-      effects: (_actionId, effects) => {
+      effects: (actionId, effects) => {
+        const action = actionId === undefined ? undefined : this.model.actions.find((a) => a.actionId === actionId);
+        this.snapshot.show(action);
         this.model.effectSeqs.clear();
         for (const e of effects) this.model.effectSeqs.add(e.seq);
         this.console.effectsChanged();
@@ -105,6 +113,7 @@ export class ViewerApp {
       },
     });
     this.filmstrip = new Filmstrip(this.model, (shot) => this.timeline.highlight(shot.ts));
+    this.snapshot = new SnapshotPanel(session, () => this.caps.history);
     this.network = new NetworkPanel(this.model, filter, () => this.timeline.range);
     this.console = new ConsolePanel(this.model, filter);
     this.targets = new TargetsPanel(
@@ -196,7 +205,12 @@ export class ViewerApp {
       this.banner,
       this.notices,
       this.timeline.element,
-      h('div', { class: 'workspace' }, h('main', { class: 'panels' }, tablist, panelStack), this.filmstrip.element),
+      h(
+        'div',
+        { class: 'workspace' },
+        h('main', { class: 'panels' }, tablist, panelStack),
+        h('div', { class: 'side' }, this.filmstrip.element, this.snapshot.element),
+      ),
     );
     this.activate(this.active);
   }
@@ -362,19 +376,42 @@ export class ViewerApp {
           severity: 'warn',
         });
       } else if (this.liveEdge !== undefined && seq > this.liveEdge + 1) {
-        const lost = seq - this.liveEdge - 1;
-        this.model.addMark({
-          seq,
-          ts: envelope.event.ts,
-          kind: 'gap',
-          label: `${lost} event${lost === 1 ? '' : 's'} lost (seq ${this.liveEdge + 1}–${seq - 1}): the agent no longer had them`,
-          severity: 'error',
-        });
+        void this.markHole(this.liveEdge + 1, seq - 1, seq, envelope.event.ts);
       }
     }
     if (this.liveEdge === undefined || seq > this.liveEdge) this.liveEdge = seq;
     this.model.ingest(envelope);
     return true;
+  }
+
+  /**
+   * A hole in the unfiltered stream (seq `from`–`to`): events lost, unless they are of the opt-in
+   * categories the agent leaves out of a stream that names none (the DOM snapshots, docs/events.md
+   * "Filters"), which the history tells: only the rest are marked lost.
+   */
+  private async markHole(from: number, to: number, seq: number, ts: number): Promise<void> {
+    const size = to - from + 1;
+    let optIn = 0;
+    if (this.caps.history && size <= HOLE_CHECK_MAX) {
+      try {
+        const url = new URL('telemetry/events', this.session);
+        url.search = new URLSearchParams({ type: 'page_snapshot', offset: String(from), limit: String(size), since: HOLE_CHECK_SINCE }).toString();
+        const response = await fetch(url, { credentials: 'same-origin', cache: 'no-store' });
+        if (response.ok) optIn = ((await response.json()) as Envelope[]).filter((e) => e.seq >= from && e.seq <= to).length;
+      } catch {
+        // Unknown: counted as lost.
+      }
+    }
+    const lost = size - optIn;
+    if (lost <= 0) return;
+    this.model.addMark({
+      seq,
+      ts,
+      kind: 'gap',
+      label: `${lost} event${lost === 1 ? '' : 's'} lost (seq ${from}–${to}): the agent no longer had them`,
+      severity: 'error',
+    });
+    this.schedule();
   }
 
   private onFeedState(state: FeedState, detail: string): void {

@@ -385,7 +385,9 @@ export class SessionModel {
         if (activity) this.mark(base, activity.kind, activity.label, activity.severity, activity.value);
         break;
       }
-      // Held (and downloadable), not shown.
+      // Held (and downloadable), not shown. Page snapshots are read from the history when an action
+      // is selected (viewer/snapshot-panel.ts).
+      case 'page_snapshot':
       case 'cdp_connect':
       case 'cdp_disconnect':
       case 'replay_started':

@@ -11,6 +11,7 @@ import type { CdpProxyResult } from '../sections/cdp-proxy.ts';
 import type { McpResult } from '../sections/mcp.ts';
 import type { ThroughputResult } from '../sections/throughput.ts';
 import { renderReplay, replayBudget, type ReplayResult } from '../sections/replay.ts';
+import { renderSnapshot, snapshotBudget, type SnapshotResult } from '../sections/snapshot.ts';
 import { bootstrapDifference, bootstrapQuantile, median } from './stats.ts';
 
 export interface Results {
@@ -24,6 +25,7 @@ export interface Results {
   cdp?: CdpProxyResult;
   mcp?: McpResult;
   replay?: ReplayResult;
+  snapshot?: SnapshotResult;
 }
 
 export interface BudgetLine {
@@ -284,6 +286,7 @@ export function renderReport(results: Results): string {
     );
   }
   if (results.replay) out.push(renderReplay(results.replay));
+  if (results.snapshot) out.push(renderSnapshot(results.snapshot));
   return out.join('\n');
 }
 
@@ -478,6 +481,7 @@ export function evaluateBudget(results: Results): BudgetLine[] {
     });
   }
   if (results.replay) lines.push(...replayBudget(results.replay));
+  if (results.snapshot) lines.push(...snapshotBudget(results.snapshot));
   return lines;
 }
 

@@ -29,12 +29,22 @@ const UPSTREAM_GRACE_MS = 3500;
 
 export type ProxyEndpoint = { kind: 'browser' } | { kind: 'page'; targetId: string };
 
+/** Told before a recorded command is relayed (docs/events.md "Snapshots": the page before it). */
+export interface RelayHook {
+  /**
+   * `record` of `targetId` is about to be relayed as action `actionId`: a promise holds this
+   * client's messages, in order, until it settles (the hook bounds the wait); undefined relays now.
+   */
+  beforeRelay(actionId: string, targetId: string | undefined, record: CommandRecord): Promise<void> | undefined;
+}
+
 export interface CdpProxyOptions {
   /** The browser's WebSocket URL of the current connection; undefined while there is none. */
   upstream: () => string | undefined;
   recorder: ControlRecorder;
   /** Steps (docs/events.md "Steps"): Telemetry.addStep is answered here, each connection a caller. */
   steps?: Steps;
+  relayHook?: RelayHook;
   logger?: Logger;
   maxClientBufferBytes?: number;
   /**
@@ -135,6 +145,8 @@ class Relay {
   private readonly pending = new Map<number, Pending>();
   private readonly maxBuffer: number;
   private goneTimer: NodeJS.Timeout | undefined;
+  /** Client messages waiting, in order, while a relay hook holds the client (RelayHook). */
+  private held: Array<[Buffer, boolean]> | undefined;
 
   constructor(
     private readonly proxy: CdpProxy,
@@ -176,9 +188,33 @@ class Relay {
     if (this.done || this.goneTimer !== undefined) return;
     this.messages++;
     this.proxy.messagesTotal++;
+    if (this.held !== undefined) this.held.push([data, isBinary]);
+    else this.relay(data, isBinary);
+  }
+
+  private relay(data: Buffer, isBinary: boolean): void {
     if (!isBinary && this.answeredHere(data)) return;
-    if (!isBinary && data.length <= MAX_INSPECTED_BYTES) this.inspectCommand(data);
-    this.upstream.send(data, { binary: isBinary });
+    const hold = !isBinary && data.length <= MAX_INSPECTED_BYTES ? this.inspectCommand(data) : undefined;
+    if (hold === undefined) {
+      this.upstream.send(data, { binary: isBinary });
+      return;
+    }
+    this.held = [];
+    void hold.then(() => {
+      const waiting = this.held ?? [];
+      this.held = undefined;
+      if (this.done || this.goneTimer !== undefined) return;
+      this.upstream.send(data, { binary: isBinary });
+      for (let i = 0; i < waiting.length; i++) {
+        // A message relayed just now may have been held in turn: the rest waits behind it.
+        const heldAgain = this.held as Array<[Buffer, boolean]> | undefined;
+        if (heldAgain !== undefined) {
+          heldAgain.push(...waiting.slice(i));
+          return;
+        }
+        this.relay(...waiting[i]!);
+      }
+    });
   }
 
   /** Telemetry.addStep is the proxy's own (step-command.ts): answered here, never relayed. */
@@ -202,7 +238,8 @@ class Relay {
     this.client.send(data, { binary: isBinary });
   }
 
-  private inspectCommand(data: Buffer): void {
+  /** Records the command when it is one to record; a promise when a relay hook holds it. */
+  private inspectCommand(data: Buffer): Promise<void> | undefined {
     let message: { id?: unknown; method?: unknown; params?: unknown; sessionId?: unknown };
     try {
       message = JSON.parse(data.toString('utf8')) as typeof message;
@@ -221,9 +258,16 @@ class Relay {
     if (record === undefined) return;
     const sessionId = typeof message.sessionId === 'string' ? message.sessionId : undefined;
     const targetId = this.targetOf(sessionId, record.method, params);
-    // The step this connection marked last (docs/events.md "Steps").
-    const start = recorder.begin(targetId, record.opens, this.proxy.options.steps?.currentOf(this.connectionId));
-    this.pending.set(message.id, { start, record, sessionId });
+    const id = message.id;
+    const actionId = recorder.newId('act');
+    const hold = this.proxy.options.relayHook?.beforeRelay(actionId, targetId, record);
+    const begin = (): void => {
+      // The step this connection marked last (docs/events.md "Steps").
+      const start = recorder.begin(targetId, record.opens, this.proxy.options.steps?.currentOf(this.connectionId), actionId);
+      this.pending.set(id, { start, record, sessionId });
+    };
+    if (hold === undefined) begin();
+    return hold?.then(begin);
   }
 
   private targetOf(sessionId: string | undefined, method: string, params: Record<string, unknown> | undefined): string | undefined {

@@ -66,9 +66,14 @@ export interface BatchRunner {
 
 /** Told of every action of a batch (computer_action events, docs/events.md "computer_action"). */
 export interface ActionObserver {
-  /** The action begins on `targetId`'s tab; the returned function is called when it ends. */
-  begin(action: Action, index: number, targetId: string | undefined, requestId: string | undefined): ((error: string | undefined) => void) | undefined;
+  /**
+   * The action begins on `targetId`'s tab; the returned function is called when it ends. Its
+   * `ready`, when set, is awaited before the action acts (the page's before-snapshot, docs/events.md "Snapshots").
+   */
+  begin(action: Action, index: number, targetId: string | undefined, requestId: string | undefined): ActionEnd | undefined;
 }
+
+export type ActionEnd = ((error: string | undefined) => void) & { ready?: Promise<void> };
 
 export interface ComputerExecutorOptions {
   /** The current connection's targets; undefined while the browser is disconnected. */
@@ -124,6 +129,7 @@ export class ComputerExecutor implements BatchRunner {
       const action = actions[index]!;
       const ended = this.options.observer?.begin(action, index, source?.activePage()?.targetId, requestId);
       try {
+        if (ended?.ready !== undefined) await ended.ready;
         if (signal?.aborted) throw new ActionError('aborted', 'the client went away before this action ran');
         await this.runAction(action, context);
         ended?.(undefined);

@@ -430,7 +430,8 @@ export const OTLP_SETTINGS = {
     env: 'OTLP_CATEGORIES',
     arg: '<list>',
     default: DEFAULT_OTLP_CATEGORIES.join(','),
-    meaning: 'Categories exported, comma-separated (console, network, page, interaction, monitor, screenshot, control, connection, system, captcha), or all.',
+    meaning:
+      'Categories exported, comma-separated (console, network, page, interaction, snapshot, monitor, screenshot, control, connection, system, captcha), or all.',
     kind: otlpKinds.categories,
   },
   otlpQueueEvents: {

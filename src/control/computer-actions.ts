@@ -4,9 +4,10 @@
 
 import type { InputShape } from '../../injected/schema.ts';
 import type { Action } from '../computer/batch-schema.ts';
-import type { ActionObserver } from '../computer/executor.ts';
+import type { ActionEnd, ActionObserver } from '../computer/executor.ts';
 import { codePoints } from '../cdp-proxy/command-shape.ts';
-import type { ControlRecorder } from './control-recorder.ts';
+import type { ActionSnapshots } from './action-snapshots.ts';
+import type { ActionStart, ControlRecorder } from './control-recorder.ts';
 
 /** X keysym names (and common aliases) of keys that command the page; any other key counts as typed text. */
 const COMMAND_KEYSYMS = new Set(
@@ -87,21 +88,38 @@ export function computerActionShape(action: Action): InputShape {
   }
 }
 
-export function computerActionObserver(recorder: ControlRecorder): ActionObserver {
+/** Actions that act on the page: they get a before- and an after-snapshot (docs/events.md "Snapshots"). */
+const ACTING = new Set<Action['type']>(['click_mouse', 'move_mouse', 'type_text', 'press_key', 'scroll', 'drag_mouse']);
+
+export function computerActionObserver(recorder: ControlRecorder, snapshots?: ActionSnapshots): ActionObserver {
   return {
     begin(action, index, targetId, requestId) {
+      if (!recorder.controlOn) return undefined;
+      const actionId = recorder.newId('act');
+      const shape = computerActionShape(action);
+      const point = shape.x !== undefined && shape.y !== undefined ? { x: shape.x, y: shape.y } : undefined;
+      const before = ACTING.has(action.type) ? snapshots?.before(actionId, targetId, point) : undefined;
       // The batch's step: the one its caller had marked when the batch was asked for (docs/events.md "Steps").
-      const start = recorder.begin(targetId, OPENING.has(action.type), recorder.stepOfRequest(requestId));
-      if (start === undefined) return undefined;
-      return (error) =>
+      const stepId = recorder.stepOfRequest(requestId);
+      // The action starts once the page before it is taken: its duration is its own.
+      let start: ActionStart | undefined;
+      const begin = (): void => {
+        start = recorder.begin(targetId, OPENING.has(action.type), stepId, actionId);
+      };
+      if (before === undefined) begin();
+      const end: ActionEnd = (error) => {
+        if (start === undefined) return;
         recorder.computerAction(start, {
           action: action.type,
           index,
           request_id: requestId ?? '',
-          ...computerActionShape(action),
+          ...shape,
           outcome: error === undefined ? 'ok' : 'error',
           ...(error === undefined ? {} : { error }),
         });
+      };
+      if (before !== undefined) end.ready = before.then(begin);
+      return end;
     },
   };
 }

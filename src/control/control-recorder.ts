@@ -53,6 +53,8 @@ export class ControlRecorder {
   private readonly prefix = randomBytes(4).toString('hex');
   /** API requests under way (by request id) → their step: the batch's computer actions carry it. */
   private readonly requestSteps = new Map<string, string>();
+  /** Told when a cdp_command or computer_action is recorded (the action's after-snapshot, action-snapshots.ts). */
+  onActionEnded: ((actionId: string) => void) | undefined;
 
   constructor(
     private readonly sink: EventSink,
@@ -82,12 +84,13 @@ export class ControlRecorder {
 
   /**
    * An action begins; undefined when `control` is off (nothing is recorded). `opens`: it opens a
-   * caused_by window in `targetId`'s tab. `stepId`: the step its caller marked last.
+   * caused_by window in `targetId`'s tab. `stepId`: the step its caller marked last. `actionId`:
+   * one taken with `newId('act')` before (its before-snapshot names it, docs/events.md "Snapshots").
    */
-  begin(targetId: string | undefined, opens: boolean, stepId?: string): ActionStart | undefined {
+  begin(targetId: string | undefined, opens: boolean, stepId?: string, actionId?: string): ActionStart | undefined {
     if (!this.controlOn) return undefined;
     const start: ActionStart = {
-      actionId: this.newId('act'),
+      actionId: actionId ?? this.newId('act'),
       ts: this.clock.nowUs(),
       t0: performance.now(),
       targetId,
@@ -121,13 +124,14 @@ export class ControlRecorder {
   }
 
   cdpCommand(start: ActionStart, body: Body<CdpCommandData>): void {
-    if (this.controlOn)
-      this.append({
-        ts: start.ts,
-        type: 'cdp_command',
-        source: { kind: 'kernel_api', event: body.method },
-        data: { ...controlFields(start), ...body, ...stepField(start) },
-      });
+    if (!this.controlOn) return;
+    this.append({
+      ts: start.ts,
+      type: 'cdp_command',
+      source: { kind: 'kernel_api', event: body.method },
+      data: { ...controlFields(start), ...body, ...stepField(start) },
+    });
+    this.onActionEnded?.(start.actionId);
   }
 
   apiCall(start: ActionStart, body: Body<ApiCallData>): void {
@@ -136,8 +140,9 @@ export class ControlRecorder {
   }
 
   computerAction(start: ActionStart, body: Body<ComputerActionData>): void {
-    if (this.controlOn)
-      this.append({ ts: start.ts, type: 'computer_action', source: API_SOURCE, data: { ...controlFields(start), ...body, ...stepField(start) } });
+    if (!this.controlOn) return;
+    this.append({ ts: start.ts, type: 'computer_action', source: API_SOURCE, data: { ...controlFields(start), ...body, ...stepField(start) } });
+    this.onActionEnded?.(start.actionId);
   }
 
   cdpConnect(data: CdpConnectData): void {

@@ -26,8 +26,8 @@ export interface OtlpOptions extends Partial<OtlpConfig> {
   url: string;
 }
 
-/** Screenshots are base64 PNGs: large, and no log backend shows them. */
-export const DEFAULT_OTLP_CATEGORIES: readonly EventCategory[] = EVENT_CATEGORIES.filter((c) => c !== 'screenshot');
+/** Screenshots (base64 PNGs) and DOM snapshots are large, and no log backend shows them. */
+export const DEFAULT_OTLP_CATEGORIES: readonly EventCategory[] = EVENT_CATEGORIES.filter((c) => c !== 'screenshot' && c !== 'snapshot');
 export const DEFAULT_OTLP_PROTOCOL: OtlpProtocol = 'http/protobuf';
 export const DEFAULT_OTLP_QUEUE_EVENTS = 8192;
 export const DEFAULT_OTLP_QUEUE_BYTES = 16 * 1024 * 1024;

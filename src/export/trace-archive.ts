@@ -11,6 +11,7 @@ import { EVENT_TYPES, parseFilter, type EventFilter } from '../stream/event-filt
 import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
 import { contextOf } from '../event-data.ts';
 import { HAR_EVENT_TYPES, HarBuilder, type HarEntry } from './har.ts';
+import { SnapshotTraceWriter } from './snapshot-trace.ts';
 import { TraceBuilder, contextOptionsLine, errorLines, pngSize, resourceLine, type TraceContextInfo, type TraceFrame } from './trace.ts';
 
 /** One stored event: its seq and its JSON text (as the source keeps it). */
@@ -25,8 +26,12 @@ export interface TraceEventSource {
    * Rows matching `filter` in the export's window and seq bound, oldest first, `pageSize` at a
    * time. A page's array is the caller's, and a pass may empty it: a source that keeps no other
    * hold on the texts while the pass works on them (the agent's history does not) lets them go.
+   * `fromStart`: from the oldest retained row, whatever the window's start (the snapshots a
+   * window's first snapshots refer to).
    */
-  pages(filter: EventFilter | undefined, pageSize: number): AsyncIterable<TraceRow[]>;
+  pages(filter: EventFilter | undefined, pageSize: number, fromStart?: boolean): AsyncIterable<TraceRow[]>;
+  /** The window's start (Unix µs), when it has one. */
+  readonly sinceTs?: number;
   /** An upper bound of the bytes of every event the source holds, when it knows one cheaply. */
   storedBytes?(): number | undefined;
   /** The event of a row. */
@@ -70,6 +75,9 @@ const DECODE_CHARS = 1 << 14;
 const PLAIN_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 const SCREENSHOT_TYPES: EventType[] = ['monitor_screenshot'];
+const SNAPSHOT_TYPES: EventType[] = ['page_snapshot'];
+/** Snapshots per history page (a page's first one holds its whole document). */
+const PAGE_SNAPSHOTS = 10;
 /** The HAR's request events: the network pass reads them, the trace pass need not. */
 const REQUEST_TYPES = new Set<string>(['network_request', 'network_response', 'network_loading_failed']);
 
@@ -131,7 +139,7 @@ export function traceArchive(source: TraceEventSource, request: TraceRequest, on
     }
     const info: TraceContextInfo = { sessionId: request.sessionId, startTs: 0, title: `browser session ${request.sessionId}` };
     const builder = new TraceBuilder();
-    await add('trace.trace', Readable.from(pieces(traceLines(source, request, info, builder, frames))), true);
+    await add('trace.trace', Readable.from(pieces(concat(traceLines(source, request, info, builder, frames), snapshotLines(source, request, builder)))), true);
     if (gone) return;
     await add('trace.network', Readable.from(pieces(networkLines(source, request, bodies))), true);
     if (gone) return;
@@ -208,7 +216,7 @@ async function* traceLines(
   builder: TraceBuilder,
   frames: TraceFrame[],
 ): AsyncGenerator<string> {
-  const types = EVENT_TYPES.filter((type) => !REQUEST_TYPES.has(type) && type !== 'monitor_screenshot');
+  const types = EVENT_TYPES.filter((type) => !REQUEST_TYPES.has(type) && type !== 'monitor_screenshot' && type !== 'page_snapshot');
   const filter = narrow(types, request, true);
   let started = false;
   let next = 0;
@@ -236,6 +244,32 @@ async function* traceLines(
   while (next < frames.length) out += builder.frame(frames[next++]!);
   yield out + builder.end(Math.max(lastTs, frames[frames.length - 1]?.ts ?? 0));
 }
+
+/**
+ * The frame snapshots (docs/export.md "Snapshots in the trace"), after every action line: the
+ * viewer learns a snapshot's phase from the before and after lines that name it, so those must
+ * come first. Read from the oldest retained snapshot, since a window's first ones refer to
+ * earlier ones; written from the window's start.
+ */
+async function* snapshotLines(source: TraceEventSource, request: TraceRequest, builder: TraceBuilder): AsyncGenerator<string> {
+  const writer = new SnapshotTraceWriter(builder);
+  const since = source.sinceTs;
+  for await (const rows of source.pages(narrow(SNAPSHOT_TYPES, request, true), PAGE_SNAPSHOTS, true)) {
+    let out = '';
+    for (let i = 0; i < rows.length; i++) {
+      const event = source.event(rows[i]!);
+      rows[i] = EMPTY_ROW;
+      out += writer.add(event, since === undefined || event.ts >= since);
+    }
+    yield out;
+  }
+}
+
+async function* concat(...parts: Array<AsyncIterable<string>>): AsyncGenerator<string> {
+  for (const part of parts) yield* part;
+}
+
+const EMPTY_ROW: TraceRow = { seq: 0, text: '' };
 
 async function* networkLines(source: TraceEventSource, request: TraceRequest, bodies: ReadonlySet<number>): AsyncGenerator<string> {
   // The entries as objects (HarOptions.onEntry), not JSON text parsed again.

@@ -39,6 +39,8 @@ export const TRACE_VERSION = 8;
 const PENDING_LOG_PER_ACTION = 50;
 /** Actions whose effects may be waiting at once; beyond it, the oldest waiting are dropped. */
 const PENDING_ACTIONS = 1000;
+/** Actions and navigations whose call id a snapshot can look up. */
+const MAX_SNAPSHOT_CALLS = 1_000_000;
 
 /** A trace line (one JSON object); the shapes are those of the trace format version above. */
 type TraceLine = Record<string, unknown>;
@@ -153,9 +155,25 @@ interface OpenStep extends OpenAction {
   stepId: string;
 }
 
+/** Where the snapshots' actions are in the trace (snapshot-trace.ts asks). */
+export interface SnapshotCalls {
+  /** The call id of a control event's action. */
+  callOfAction(actionId: string): string | undefined;
+  /** The call id of the navigation whose page_navigation_settled came at `navSeq` of `tabId`. */
+  callOfSettledNavigation(tabId: string, navSeq: number): string | undefined;
+}
+
 /** Maps events to the lines of `trace.trace`; errors are collected for the error list. */
-export class TraceBuilder {
+export class TraceBuilder implements SnapshotCalls {
   private calls = 0;
+  /**
+   * The actions snapshots may show (docs/export.md "Snapshots in the trace"): a page-driving
+   * control event's action id, a settled navigation's tab and nav_seq, each to its call id.
+   * Bounded (MAX_SNAPSHOT_CALLS): a snapshot of an action older than that is not linked.
+   */
+  private readonly snapshotCalls = new Map<string, string>();
+  /** Tab → the call id of its latest navigation (its page_navigation_settled's). */
+  private readonly lastNavigation = new Map<string, string>();
   /** Tab → its navigation action still waiting for its load. */
   private readonly openNavigations = new Map<string, OpenAction & { loaderId: string }>();
   /** Dialogs (by tab) and downloads (by guid) still open. */
@@ -239,6 +257,11 @@ export class TraceBuilder {
       case 'page_dom_content_loaded':
       case 'page_load':
         return out + this.onLoad(type, event.ts, data);
+      case 'page_navigation_settled': {
+        const call = pageId === undefined ? undefined : this.lastNavigation.get(pageId);
+        if (call !== undefined && typeof data.nav_seq === 'number') this.rememberSnapshotCall(`nav:${pageId}/${data.nav_seq}`, call);
+        return out;
+      }
       // The console and the errors.
       case 'console_log':
         return out + this.console(event.ts, data, str(data.level) || 'log');
@@ -311,7 +334,7 @@ export class TraceBuilder {
         );
       }
       // In the trace's other passes (trace-archive.ts): requests and sockets are its resource
-      // snapshots (the HAR's entries), screenshots its filmstrip.
+      // snapshots (the HAR's entries), screenshots its filmstrip, page snapshots its frame snapshots.
       case 'network_request':
       case 'network_response':
       case 'network_loading_failed':
@@ -319,6 +342,7 @@ export class TraceBuilder {
       case 'network_websocket_frame':
       case 'network_websocket_closed':
       case 'monitor_screenshot':
+      case 'page_snapshot':
         return out;
       // Not shown in a trace: the trace viewer has no place for them.
       case 'network_idle':
@@ -329,7 +353,6 @@ export class TraceBuilder {
       case 'page_layout_shift':
       case 'page_lcp':
       case 'page_layout_settled':
-      case 'page_navigation_settled':
       case 'page_file_chooser_opened':
       case 'page_web_vitals':
       case 'page_recovered':
@@ -356,8 +379,10 @@ export class TraceBuilder {
   end(endTs: number): string {
     const time = traceTime(endTs);
     let out = '';
+    for (const open of this.openNavigations.values())
+      out += line({ type: 'after', callId: open.callId, endTime: Math.max(open.startTime, time), afterSnapshot: `after@${open.callId}` });
     const steps = [...this.openSteps.values()].flatMap((open) => open.reverse());
-    for (const open of [...this.openNavigations.values(), ...this.openDialogs.values(), ...this.openDownloads.values(), ...steps])
+    for (const open of [...this.openDialogs.values(), ...this.openDownloads.values(), ...steps])
       out += line({ type: 'after', callId: open.callId, endTime: Math.max(open.startTime, time) });
     this.openNavigations.clear();
     this.openDialogs.clear();
@@ -410,11 +435,15 @@ export class TraceBuilder {
     // An action of a step is nested in it (a batch's actions already are, through their batch).
     if (parentId === undefined && data.step_id !== undefined) parentId = this.callOf(stepKey(data.step_id));
     if (data.action_id !== undefined) this.remember(data.action_id, callId);
+    // Its page before and after (the frame snapshots that name them come at the end of the file).
     // Control events are causes, never linked to another (src/control/cause-linker.ts): a computer
     // action's parent is its batch's api_call.
-    let out = this.before(callId, startTime, klass, method, title, params, pageId, undefined, parentId);
+    const snapshots = type !== 'api_call' && data.action_id !== undefined;
+    if (snapshots) this.rememberSnapshotCall(data.action_id, callId);
+    let out = this.before(callId, startTime, klass, method, title, params, pageId, undefined, parentId, snapshots);
     if (at !== undefined) out += line({ type: 'input', callId, point: at });
     const after: TraceLine = { type: 'after', callId, endTime };
+    if (snapshots) after.afterSnapshot = `after@${callId}`;
     if (data.outcome === 'error') {
       after.error = { name: 'Error', message: data.error ?? `${method} failed` };
       this.addError(event.ts, `${title}: ${data.error ?? 'failed'}`);
@@ -467,9 +496,10 @@ export class TraceBuilder {
     const time = traceTime(ts);
     let out = '';
     const previous = this.openNavigations.get(tab);
-    if (previous !== undefined) out += line({ type: 'after', callId: previous.callId, endTime: time });
+    if (previous !== undefined) out += line({ type: 'after', callId: previous.callId, endTime: time, afterSnapshot: `after@${previous.callId}` });
     const callId = this.nextCall();
     this.openNavigations.set(tab, { callId, startTime: time, loaderId: str(data.loader_id) });
+    this.lastNavigation.set(tab, callId);
     out += this.before(callId, time, 'Navigation', 'navigate', `navigate to ${str(data.url)}`, { url: data.url }, tab, data.caused_by);
     out += line({ type: 'event', time, class: 'Frame', method: 'navigated', params: { url: data.url, name: '', newDocument: true }, pageId: tab });
     return out;
@@ -486,7 +516,8 @@ export class TraceBuilder {
     out += line({ type: 'log', callId: open.callId, time, message: `${state} event fired` });
     if (type === 'page_load' && (data.loader_id === undefined || data.loader_id === open.loaderId)) {
       this.openNavigations.delete(tab);
-      out += line({ type: 'after', callId: open.callId, endTime: time });
+      // The settled page is its after-snapshot (page_navigation_settled).
+      out += line({ type: 'after', callId: open.callId, endTime: time, afterSnapshot: `after@${open.callId}` });
     }
     return out;
   }
@@ -501,6 +532,7 @@ export class TraceBuilder {
     pageId: string | undefined,
     causedBy: unknown,
     parentId?: string,
+    snapshots = false,
   ): string {
     const parent = parentId ?? (typeof causedBy === 'string' ? this.callOf(causedBy) : undefined);
     const before: TraceLine = {
@@ -515,7 +547,23 @@ export class TraceBuilder {
     };
     if (pageId !== undefined) before.pageId = pageId;
     if (parent !== undefined) before.parentId = parent;
+    if (snapshots) before.beforeSnapshot = `before@${callId}`;
     return line(before);
+  }
+
+  // ---- snapshots (SnapshotCalls) -----------------------------------------------------------------
+
+  callOfAction(actionId: string): string | undefined {
+    return this.snapshotCalls.get(actionId);
+  }
+
+  callOfSettledNavigation(tabId: string, navSeq: number): string | undefined {
+    return this.snapshotCalls.get(`nav:${tabId}/${navSeq}`);
+  }
+
+  private rememberSnapshotCall(key: string, callId: string): void {
+    if (this.snapshotCalls.size >= MAX_SNAPSHOT_CALLS) this.snapshotCalls.delete(this.snapshotCalls.keys().next().value!);
+    this.snapshotCalls.set(key, callId);
   }
 
   // ---- console, errors and effects ---------------------------------------------------------------

@@ -56,10 +56,11 @@ export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: 
 /** The history read as the trace's event source: a window, bounded by the seq the export began at. */
 export function historySource(history: HistoryReader, sinceTs: number | undefined, untilTs: number | undefined, lastSeq: number): TraceEventSource {
   return {
-    async *pages(filter: EventFilter | undefined, pageSize: number): AsyncGenerator<TraceRow[]> {
+    sinceTs,
+    async *pages(filter: EventFilter | undefined, pageSize: number, fromStart = false): AsyncGenerator<TraceRow[]> {
       let offset: number | undefined;
       for (;;) {
-        const page = readRows(history, { filter, order: 'asc', offset, sinceTs, untilTs, limit: pageSize }, lastSeq);
+        const page = readRows(history, { filter, order: 'asc', offset, sinceTs: fromStart ? undefined : sinceTs, untilTs, limit: pageSize }, lastSeq);
         if (page.rows.length > 0) yield page.rows;
         if (page.done) return;
         offset = page.nextOffset;

@@ -54,7 +54,8 @@ export class AgentMetrics {
   constructor(sources: MetricsSources) {
     const r = this.registry;
     const { stats } = sources;
-    const [admitted, dropped, bytes, reconnects, bodies, cdpMessages, cdpReads, ignored] = [
+    const [admitted, dropped, bytes, reconnects, bodies, cdpMessages, cdpReads, ignored, snapshots] = [
+      totalsMirror(),
       totalsMirror(),
       totalsMirror(),
       totalsMirror(),
@@ -159,6 +160,15 @@ export class AgentMetrics {
       registers: [r],
       collect() {
         for (const [outcome, n] of Object.entries(stats.bodyFetches)) bodies(this, n, { outcome });
+      },
+    });
+    new Counter({
+      name: 'bta_snapshots_total',
+      help: 'DOM snapshots of a tab (docs/events.md "Snapshots"): taken, failed (the page did not answer within 5 s, or the tab went away), too_large (a frame over 16 MiB left out), skipped (an action did not wait longer for its before-snapshot).',
+      labelNames: ['outcome'],
+      registers: [r],
+      collect() {
+        for (const [outcome, n] of Object.entries(stats.snapshots)) snapshots(this, n, { outcome });
       },
     });
     if (sources.otlp) registerOtlpMetrics(r, sources.otlp);

@@ -4,10 +4,10 @@
 
 import { EVENT_CATEGORY, EVENT_TYPE_CATEGORY, type EventCategory, type EventType, type TelemetryEvent } from '../../injected/schema.ts';
 import { contextOf } from '../event-data.ts';
-import type { EventFilter, EventMeta } from './event-query.ts';
+import { OPT_IN_TYPES, type EventFilter, type EventMeta } from './event-query.ts';
 
 export type { BodyColumn, EventFilter, EventMeta } from './event-query.ts';
-export { filterSql } from './event-query.ts';
+export { filterSql, OPT_IN_CATEGORIES, OPT_IN_TYPES } from './event-query.ts';
 
 /** EventMeta.causedBy of an event. */
 export function causeOf(event: TelemetryEvent): string | undefined {
@@ -31,7 +31,19 @@ export function stepOf(event: TelemetryEvent): string | undefined {
  * Categories a client may name: ours, plus those of the official client that this agent never
  * produces (`system`, `captcha`): accepted, and they match nothing.
  */
-export const FILTER_CATEGORIES = ['console', 'network', 'page', 'interaction', 'monitor', 'screenshot', 'control', 'connection', 'system', 'captcha'] as const;
+export const FILTER_CATEGORIES = [
+  'console',
+  'network',
+  'page',
+  'interaction',
+  'snapshot',
+  'monitor',
+  'screenshot',
+  'control',
+  'connection',
+  'system',
+  'captcha',
+] as const;
 export type FilterCategory = (typeof FILTER_CATEGORIES)[number];
 
 export const EVENT_TYPES = Object.keys(EVENT_CATEGORY) as EventType[];
@@ -121,8 +133,14 @@ export function parseFilter(query: FilterQuery): EventFilter | undefined {
   return filter;
 }
 
-export function matches(filter: EventFilter, meta: EventMeta): boolean {
-  if (filter.types !== undefined && !filter.types.has(meta.type)) return false;
+/** Whether a reader with `filter` (undefined: none, the default) gets the event. */
+export function matches(filter: EventFilter | undefined, meta: EventMeta): boolean {
+  if (filter?.types === undefined) return !OPT_IN_TYPES.has(meta.type) && (filter === undefined || matchesRest(filter, meta));
+  if (!filter.types.has(meta.type)) return false;
+  return matchesRest(filter, meta);
+}
+
+function matchesRest(filter: EventFilter, meta: EventMeta): boolean {
   if (filter.targetIds !== undefined && (meta.targetId === undefined || !filter.targetIds.has(meta.targetId))) return false;
   if (filter.navSeqs !== undefined && (meta.navSeq === undefined || !filter.navSeqs.has(meta.navSeq))) return false;
   if (filter.causedBy !== undefined && (meta.causedBy === undefined || !filter.causedBy.has(meta.causedBy))) return false;

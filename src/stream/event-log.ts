@@ -17,7 +17,7 @@
 
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import { contextOf } from '../event-data.ts';
-import { causeOf, matches, stepOf, type EventFilter, type EventMeta } from './event-filter.ts';
+import { causeOf, matches, OPT_IN_TYPES, stepOf, type EventFilter, type EventMeta } from './event-filter.ts';
 import { envelopeBytesOf, envelopeFrameText, eventFrameText } from './sse-frame.ts';
 
 export interface EventLogOptions {
@@ -293,17 +293,25 @@ export class EventLog {
   }
 
   /**
-   * The frames from `from` through `to` (inclusive, clamped to what is retained), as one Buffer of
-   * at most MAX_RUN_BYTES (always at least the first frame). A single frame is the stored Buffer
-   * itself, frames adjacent in a slab are a view of it, others are copied into memory of their own.
-   * Undefined when `from` is not retained. The last run is cached: every subscriber at the same
-   * cursor gets the same Buffer.
+   * The frames from `from` through `to` (inclusive, clamped to what is retained) that a reader
+   * without a filter gets, as one Buffer of at most MAX_RUN_BYTES (always at least the first
+   * frame). A single frame is the stored Buffer itself, frames adjacent in a slab are a view of it,
+   * others are copied into memory of their own. The opt-in categories' frames (OPT_IN_TYPES) end a
+   * run: a run that starts at them is empty and passes over them. Undefined when `from` is not
+   * retained. The last run is cached: every subscriber at the same cursor gets the same Buffer.
    */
   read(from: number, to: number): FrameRun | undefined {
     const cached = this.lastRun;
     if (cached !== undefined && cached.from === from && cached.to === to) return cached.run;
     const first = this.frame(from);
     if (first === undefined) return from < this.ringOldestSeq ? this.readArchived(from, to) : undefined;
+    if (this.isOptIn(from)) {
+      let next = from + 1;
+      while (next <= to && this.frame(next) !== undefined && this.isOptIn(next)) next++;
+      const run: FrameRun = { from, next, bytes: EMPTY };
+      this.lastRun = { from, to, run };
+      return run;
+    }
     // Measure the run first: the frames of one tick are adjacent in a slab, and need no copy.
     let size = first.length;
     let adjacent = true;
@@ -311,7 +319,7 @@ export class EventLog {
     let next = from + 1;
     for (; next <= to; next++) {
       const frame = this.frame(next);
-      if (frame === undefined || size + frame.length > MAX_RUN_BYTES) break;
+      if (frame === undefined || size + frame.length > MAX_RUN_BYTES || this.isOptIn(next)) break;
       if (frame.buffer !== previous.buffer || frame.byteOffset !== previous.byteOffset + previous.length) adjacent = false;
       size += frame.length;
       previous = frame;
@@ -328,6 +336,11 @@ export class EventLog {
     const run: FrameRun = { from, next, bytes };
     this.lastRun = { from, to, run };
     return run;
+  }
+
+  /** An event of an opt-in category (a reader without a filter does not get it). */
+  private isOptIn(seq: number): boolean {
+    return OPT_IN_TYPES.has(this.meta(seq)!.type);
   }
 
   /**

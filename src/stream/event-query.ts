@@ -3,7 +3,19 @@
 // parses and matches filters; the durable store (the layer above) and the gateway's archive turn
 // them into SQL with filterSql.
 
-import type { EventType } from '../../injected/schema.ts';
+import { EVENT_TYPE_CATEGORY, type EventCategory, type EventType } from '../../injected/schema.ts';
+
+/**
+ * Categories a reader gets only by naming them (`category` or `type`): a reader that names
+ * neither, the stream's and the history's default, gets every other category (docs/events.md
+ * "Filters"). DOM snapshots are large and read by the exports and the viewer's snapshot panel,
+ * not by a client following the session.
+ */
+export const OPT_IN_CATEGORIES: readonly EventCategory[] = ['snapshot'];
+/** The event types of OPT_IN_CATEGORIES. */
+export const OPT_IN_TYPES: ReadonlySet<EventType> = new Set(
+  (Object.keys(EVENT_TYPE_CATEGORY) as EventType[]).filter((type) => OPT_IN_CATEGORIES.includes(EVENT_TYPE_CATEGORY[type])),
+);
 
 /** What the log keeps of every event besides its frame, for filters and the store's columns. */
 export interface EventMeta {
@@ -17,7 +29,10 @@ export interface EventMeta {
   stepId?: string;
 }
 
-/** A parsed filter: each set present narrows; types is a union of the named types and categories. */
+/**
+ * A parsed filter: each set present narrows; types is a union of the named types and categories.
+ * Without types (or without a filter at all) the opt-in categories are left out (OPT_IN_TYPES).
+ */
 export interface EventFilter {
   /** Event types any of which matches (categories are expanded into their types). */
   types?: ReadonlySet<EventType>;
@@ -62,6 +77,10 @@ export function filterSql(
   if (untilTs !== undefined) {
     clauses.push('ts < ?');
     params.push(untilTs);
+  }
+  if (filter?.types === undefined && OPT_IN_TYPES.size > 0) {
+    clauses.push(`type NOT IN (${[...OPT_IN_TYPES].map(() => '?').join(', ')})`);
+    params.push(...OPT_IN_TYPES);
   }
   if (!filter) return { clauses, params };
   const oneOf = (column: string, values: ReadonlySet<string | number>) => {

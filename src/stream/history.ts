@@ -98,7 +98,7 @@ export class HistoryReader {
       if (meta === undefined) return false;
       if (sinceTs !== undefined && meta.ts < sinceTs) return false;
       if (request.untilTs !== undefined && meta.ts >= request.untilTs) return false;
-      return request.filter === undefined || matches(request.filter, meta);
+      return matches(request.filter, meta);
     };
     const push = (seq: number) => {
       rows.push({ seq, json: envelopeJsonOf(this.log.frame(seq)!) });

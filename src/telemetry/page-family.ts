@@ -18,6 +18,8 @@ export class PageFamily implements TelemetryFamily {
   constructor(
     private readonly announcedTabs: Set<string>,
     private readonly scheduler: Scheduler = systemScheduler,
+    /** Told of every page_navigation_settled emitted (the snapshot family's settled snapshot). */
+    private readonly onNavigationSettled: (tab: TargetState) => void = () => undefined,
   ) {}
 
   start(host: FamilyHost): void {
@@ -84,6 +86,7 @@ export class PageFamily implements TelemetryFamily {
   private emitSettled(type: 'page_layout_settled' | 'page_navigation_settled', tab: TargetState): void {
     if (tab.target.isDetached || !this.host.admits('page')) return;
     this.host.emit(type, this.host.clock.nowUs(), this.host.tracker.contextOf(tab));
+    if (type === 'page_navigation_settled') this.onNavigationSettled(tab);
   }
 }
 

@@ -128,7 +128,7 @@ export class PageScriptFamily implements TelemetryFamily {
   setUpTarget(state: TargetState): Array<Promise<unknown>> {
     if (!SCRIPT_TARGET_TYPES.has(state.target.type)) return [];
     const options = this.optionsFor(true);
-    if (!options.interaction && !options.page) return [];
+    if (!installs(options)) return [];
     const target = state.target;
     return this.register(state, options, !target.wasWaiting || target.type === 'page');
   }
@@ -139,7 +139,7 @@ export class PageScriptFamily implements TelemetryFamily {
     if (!SCRIPT_TARGET_TYPES.has(target.type)) return [];
     const options = this.optionsFor(false);
     const current = this.registrations.get(target.sessionId);
-    if ((current?.categories ?? categoriesOf({ interaction: false, page: false })) === categoriesOf(options)) return [];
+    if ((current?.categories ?? categoriesOf({ interaction: false, page: false, snapshot: false })) === categoriesOf(options)) return [];
     const commands: Array<Promise<unknown>> = [];
     if (current) {
       this.registrations.delete(target.sessionId);
@@ -149,7 +149,7 @@ export class PageScriptFamily implements TelemetryFamily {
       });
       commands.push(remove);
     }
-    if (options.interaction || options.page) {
+    if (installs(options)) {
       commands.push(...this.register(state, options, true));
     } else {
       // Nothing to register: tell the script in every existing world to remove everything.
@@ -210,7 +210,13 @@ export class PageScriptFamily implements TelemetryFamily {
   }
 
   private optionsFor(history: boolean): PageScriptOptions {
-    const options: PageScriptOptions = { binding: BINDING_NAME, interaction: this.host.isOn('interaction'), page: this.host.isOn('page'), history };
+    const options: PageScriptOptions = {
+      binding: BINDING_NAME,
+      interaction: this.host.isOn('interaction'),
+      page: this.host.isOn('page'),
+      history,
+      snapshot: this.host.isOn('snapshot'),
+    };
     if (this.longTaskMs > 0) options.longTaskMs = this.longTaskMs;
     return options;
   }
@@ -434,8 +440,13 @@ export class PageScriptFamily implements TelemetryFamily {
   }
 }
 
-function categoriesOf(options: Pick<PageScriptOptions, 'interaction' | 'page'>): string {
-  return `${options.interaction ? 'interaction' : ''},${options.page ? 'page' : ''}`;
+function categoriesOf(options: Pick<PageScriptOptions, 'interaction' | 'page' | 'snapshot'>): string {
+  return `${options.interaction ? 'interaction' : ''},${options.page ? 'page' : ''},${options.snapshot === true ? 'snapshot' : ''}`;
+}
+
+/** Whether the script has anything to do (with every one of its categories off it is not injected). */
+function installs(options: PageScriptOptions): boolean {
+  return options.interaction || options.page || options.snapshot === true;
 }
 
 /** The frame whose document reported the entry; page and iframe targets always know it. */

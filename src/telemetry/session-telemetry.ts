@@ -17,6 +17,7 @@ import type { CdpCuts } from './cdp-cuts.ts';
 import { BrowserClock } from './clock.ts';
 import { Monitor, type EventSink } from './monitor.ts';
 import { OperationalEvents } from './operational-events.ts';
+import type { TabSnapshots } from './snapshot-family.ts';
 import { mergeTelemetryConfig, type TelemetryConfig, type TelemetryConfigPatch } from './telemetry-config.ts';
 import { TelemetryStats } from './telemetry-stats.ts';
 import { Telemetry, TelemetryMemory, type TelemetryOptions } from './telemetry.ts';
@@ -103,6 +104,11 @@ export class SessionTelemetry implements BrowserLinkListener {
   /** The current connection's targets; undefined while the browser is disconnected. */
   get targets(): TargetManager | undefined {
     return this.scope?.targets;
+  }
+
+  /** The current connection's DOM snapshots (docs/events.md "Snapshots"); undefined while the browser is disconnected. */
+  get snapshots(): TabSnapshots | undefined {
+    return this.scope?.telemetry.snapshots;
   }
 
   /** Types of the targets attached right now (/metrics). */

@@ -25,6 +25,7 @@ import { DialogFamily } from './dialog-family.ts';
 import { DownloadFamily } from './download-family.ts';
 import { SocketFamily } from './socket-family.ts';
 import { ScreenshotFamily, type ScreenshotOptions } from './screenshot-family.ts';
+import { SnapshotFamily, type TabSnapshots } from './snapshot-family.ts';
 import { HangFamily } from './hang-family.ts';
 import { TabCrashFamily } from './tab-crash-family.ts';
 import { AGENT_SOURCE, Monitor, type EventSink, type MonitorType } from './monitor.ts';
@@ -79,8 +80,8 @@ export interface TelemetryOptions {
   cuts?: Partial<CdpCuts>;
 }
 
-/** Categories whose work needs the Runtime domain (console events; the page script's binding). */
-const RUNTIME_CATEGORIES: readonly Category[] = ['console', 'page', 'interaction'];
+/** Categories whose work needs the Runtime domain (console events; the page script's binding and world). */
+const RUNTIME_CATEGORIES: readonly Category[] = ['console', 'page', 'interaction', 'snapshot'];
 /** The same on targets other than pages and iframes, which run no page script. */
 const WORKER_RUNTIME_CATEGORIES: readonly Category[] = ['console'];
 
@@ -99,6 +100,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
   private readonly announcedLoaders = new Map<string, string>();
   private readonly pageFamily: PageFamily;
   private readonly pageScript: PageScriptFamily;
+  private readonly snapshotFamily: SnapshotFamily;
   private readonly families: TelemetryFamily[];
   /** The CDP cuts (cdp-cuts.ts). */
   private readonly cuts: CdpCuts;
@@ -117,8 +119,10 @@ export class Telemetry implements TargetObserver, FamilyHost {
     this.stats = options.stats ?? new TelemetryStats();
     this.monitor = options.monitor ?? new Monitor(sink, this.clock, () => this.currentConfig);
     this.loadingTabs = new LoadingTabsFamily(options.onTabsLoading);
-    this.pageFamily = new PageFamily(this.memory.announcedTabs);
     const pageScript = new PageScriptFamily((state) => this.pageFamily.layoutShift(state), undefined, options.longTaskMs ?? 0);
+    // DOM snapshots (docs/events.md "Snapshots"), taken in the page script's world.
+    this.snapshotFamily = new SnapshotFamily(pageScript.worldName);
+    this.pageFamily = new PageFamily(this.memory.announcedTabs, undefined, (tab) => this.snapshotFamily.navigationSettled(tab));
     const heartbeats = options.heartbeats ?? new Heartbeats((err) => options.logger.warn({ err }, 'a periodic job failed'));
     const hangs = new HangFamily(options.hangThresholdMs ?? 0, heartbeats);
     const crashes = new TabCrashFamily((state) => hangs.tabCrashed(state));
@@ -134,12 +138,17 @@ export class Telemetry implements TargetObserver, FamilyHost {
       hangs,
     ];
     // Dialogs, downloads, WebSockets and EventSource (docs/events.md).
-    this.families.push(new DialogFamily(), new DownloadFamily(), new SocketFamily());
+    this.families.push(new DialogFamily(), new DownloadFamily(), new SocketFamily(), this.snapshotFamily);
     if (options.screenshots) this.families.push(new ScreenshotFamily({ ...options.screenshots, monitor: this.monitor }));
   }
 
   get config(): TelemetryConfig {
     return this.currentConfig;
+  }
+
+  /** The tabs' DOM snapshots, for the control layer's before and after of each action. */
+  get snapshots(): TabSnapshots {
+    return this.snapshotFamily;
   }
 
   start(): void {

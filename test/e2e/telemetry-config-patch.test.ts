@@ -44,6 +44,7 @@ describe('telemetry config at runtime', () => {
         network: { enabled: false, bodies: DEFAULT_BODIES },
         page: ON,
         interaction: ON,
+        snapshot: ON,
         // The rig starts with screenshots off (--screenshots off).
         screenshot: { enabled: false },
         control: { ...ON, include_urls: false },

@@ -5,7 +5,7 @@ import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { EventContext, TelemetryEvent } from '../../injected/schema.ts';
+import type { EventContext, FrameSnapshotData, TelemetryEvent } from '../../injected/schema.ts';
 import { parseFilter } from '../../src/stream/event-filter.ts';
 import { EventLog } from '../../src/stream/event-log.ts';
 import { HistoryReader, parseTimeBound } from '../../src/stream/history.ts';
@@ -28,6 +28,21 @@ function openStore(options: Partial<ConstructorParameters<typeof EventStore>[0]>
 function event(type: 'console_log' | 'console_error', text: string, context: EventContext = {}, ts = Date.now() * 1000): TelemetryEvent {
   const source = { kind: 'cdp' } as const;
   return type === 'console_log' ? { ts, type, source, data: { text, level: 'log', args: [], ...context } } : { ts, type, source, data: { text, ...context } };
+}
+
+/** A page_snapshot of about 2 KB (its `n`th). */
+function snapshotEvent(n: number, ts = Date.now() * 1000): TelemetryEvent {
+  const frame = {
+    frame_id: 'F1',
+    doc: 'D1',
+    number: n,
+    url: 'http://example.test/',
+    viewport: { width: 800, height: 600 },
+    html: ['HTML', {}, ['BODY', {}, ['P', {}, `${n} ${'x'.repeat(2000)}`]]] as FrameSnapshotData['html'],
+    nodes: 3,
+    collection_ms: 1,
+  };
+  return { ts, type: 'page_snapshot', source: { kind: 'cdp' }, data: { target_id: 'T1', reason: 'navigation_settled', frames: [frame] } };
 }
 
 /** A log over a store, `count` console events appended and written. */
@@ -180,6 +195,23 @@ describe('retention', () => {
     expect(stats.bytes).toBeLessThanOrEqual(256 * 1024);
     expect(stats.oldestSeq).toBeGreaterThan(1);
     expect(log.oldestSeq).toBe(stats.oldestSeq);
+    store.close();
+  });
+
+  it('counts page snapshots in the size limit, and drops the oldest of them like any event', () => {
+    const store = openStore({ retainBytes: 256 * 1024 });
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 26, archive: store });
+    // 400 snapshots of about 2 KB: three times the budget.
+    for (let i = 0; i < 400; i++) log.append(snapshotEvent(i));
+    store.flush();
+    store.enforceRetention();
+    const stats = store.stats();
+    expect(stats.bytes).toBeLessThanOrEqual(256 * 1024);
+    expect(stats.oldestSeq).toBeGreaterThan(1);
+    const kept = store.readRange(1, log.latestSeq, 1 << 26, parseFilter({ type: 'page_snapshot' })).rows;
+    expect(kept[0]!.seq).toBe(stats.oldestSeq);
+    expect(kept.length).toBe(log.latestSeq - stats.oldestSeq + 1);
+    expect(kept.length).toBeLessThan(400);
     store.close();
   });
 

@@ -135,17 +135,26 @@ describe('page script injection', () => {
     expect(rig.fake.sent).toEqual([]);
   });
 
-  it('registers nothing when both page and interaction are off', () => {
-    const rig = new Rig(mergeTelemetryConfig(defaultTelemetryConfig(), { browser: { page: { enabled: false }, interaction: { enabled: false } } }));
+  it('registers nothing when page, interaction and snapshot are off', () => {
+    const rig = new Rig(
+      mergeTelemetryConfig(defaultTelemetryConfig(), { browser: { page: { enabled: false }, interaction: { enabled: false }, snapshot: { enabled: false } } }),
+    );
     rig.attach('S1', 'T1', 'page');
     expect(rig.fake.sent).toEqual([]);
+  });
+
+  it('registers the script for the snapshot category alone', () => {
+    const rig = new Rig(mergeTelemetryConfig(defaultTelemetryConfig(), { browser: { page: { enabled: false }, interaction: { enabled: false } } }));
+    rig.attach('S1', 'T1', 'page');
+    const { source } = rig.fake.sent[1]!.params as { source: string };
+    expect(source).toContain('"interaction":false,"page":false,"history":true,"snapshot":true');
   });
 
   it('tells the script which categories to install', () => {
     const rig = new Rig(mergeTelemetryConfig(defaultTelemetryConfig(), { browser: { interaction: { enabled: false } } }));
     rig.attach('S1', 'T1', 'page');
     const { source } = rig.fake.sent[1]!.params as { source: string };
-    expect(source).toContain(`.install({"binding":"${rig.binding.name}","interaction":false,"page":true,"history":true})`);
+    expect(source).toContain(`.install({"binding":"${rig.binding.name}","interaction":false,"page":true,"history":true,"snapshot":true})`);
   });
 
   it('uses a world name of its own per agent connection', () => {
@@ -190,8 +199,8 @@ describe('page script on a config change', () => {
     expect(lastSource().runImmediately).toBe(true);
   });
 
-  it('unregisters the script and stops it in every existing world when both categories are turned off', async () => {
-    const methods = await switchTo({ interaction: false, page: false });
+  it('unregisters the script and stops it in every existing world when its three categories are turned off', async () => {
+    const methods = await switchTo({ interaction: false, page: false, snapshot: false });
     expect(methods.sort()).toEqual(['Page.removeScriptToEvaluateOnNewDocument', 'Runtime.evaluate', 'Runtime.evaluate']);
     const evaluations = rig.fake.sent.filter((c) => c.method === 'Runtime.evaluate').map((c) => c.params as { contextId: number; expression: string });
     expect(evaluations.map((e) => e.contextId).sort()).toEqual([5, 6]);
@@ -199,7 +208,7 @@ describe('page script on a config change', () => {
   });
 
   it('registers binding and script again when a category comes back on', async () => {
-    await switchTo({ interaction: false, page: false });
+    await switchTo({ interaction: false, page: false, snapshot: false });
     expect(await switchTo({ page: true })).toEqual(['Runtime.addBinding', 'Page.addScriptToEvaluateOnNewDocument']);
     expect(lastSource().source).toContain('"interaction":false,"page":true,"history":false');
   });

@@ -18,7 +18,7 @@ const DEFAULT_BODIES = {
 };
 
 describe('telemetry config merge', () => {
-  it('defaults to enabled with every category of the official client explicit and on', () => {
+  it("defaults to enabled with every category (the official client's and snapshot) explicit and on", () => {
     const on = { enabled: true };
     expect(defaultTelemetryConfig()).toEqual({
       enabled: true,
@@ -27,6 +27,7 @@ describe('telemetry config merge', () => {
         network: { enabled: true, bodies: DEFAULT_BODIES },
         page: on,
         interaction: on,
+        snapshot: on,
         screenshot: on,
         control: { enabled: true, include_urls: false },
         connection: on,

@@ -7,8 +7,12 @@ import type { ArchiveStore, SessionRecord } from './archive-store.ts';
 
 export function archiveTraceSource(store: ArchiveStore, session: SessionRecord, sinceTs: number | undefined, untilTs: number | undefined): TraceEventSource {
   return {
-    async *pages(filter: EventFilter | undefined, pageSize: number): AsyncGenerator<TraceRow[]> {
-      for await (const rows of store.events(session.sessionKey, 1, session.archivedSeq, filter, pageSize, { sinceTs, untilTs })) {
+    sinceTs,
+    async *pages(filter: EventFilter | undefined, pageSize: number, fromStart = false): AsyncGenerator<TraceRow[]> {
+      for await (const rows of store.events(session.sessionKey, 1, session.archivedSeq, filter, pageSize, {
+        sinceTs: fromStart ? undefined : sinceTs,
+        untilTs,
+      })) {
         yield rows.map((row) => ({ seq: row.seq, text: row.eventJson }));
       }
     },

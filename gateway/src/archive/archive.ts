@@ -4,6 +4,7 @@
 // retention job, the drain before a DELETE, and the reads (history pages and stream plans).
 
 import type { Logger } from 'pino';
+import { FILTER_CATEGORIES } from 'browser-telemetry-agent/events';
 import type { ArchiveConfig } from '../config.ts';
 import type { Database } from '../storage/database.ts';
 import type { BrowserRecord } from '../storage/store.ts';
@@ -17,6 +18,8 @@ import { ArchiveRetention, DAY_MS, DEFAULT_RETENTION_INTERVAL_MS } from './reten
 
 /** Transactions the archive writes at once on PostgreSQL (the pool has 10 connections). */
 const POSTGRES_WRITE_LANES = 4;
+/** The drain's filter: every category by name (docs/events.md "Filters": snapshots are opt-in). */
+const EVERY_CATEGORY = { category: FILTER_CATEGORIES };
 /** Events per history page the drain asks for (the agent's largest page). */
 const DRAIN_PAGE_EVENTS = 1000;
 
@@ -87,7 +90,8 @@ export class Archive {
     if (!session) return;
     let offset = session.archivedSeq + 1;
     for (;;) {
-      const page = await this.client.historyPage(browser, { offset, limit: DRAIN_PAGE_EVENTS, order: 'asc' });
+      // Every category named: a read that names none leaves out the opt-in ones (DOM snapshots).
+      const page = await this.client.historyPage(browser, { offset, limit: DRAIN_PAGE_EVENTS, order: 'asc', filters: EVERY_CATEGORY });
       const rows: QueuedEvent[] = [];
       for (const item of page.items) {
         try {

@@ -117,6 +117,7 @@ function kindOf(type: string, data: WireEvent['data']): EventKind {
     case 'interaction_key':
     case 'interaction_scroll_settled':
     case 'monitor_screenshot':
+    case 'page_snapshot':
     case 'monitor_disconnected':
     case 'monitor_reconnected':
     case 'monitor_reconnect_failed':

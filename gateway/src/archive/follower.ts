@@ -8,6 +8,7 @@
 
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
+import { FILTER_CATEGORIES } from 'browser-telemetry-agent/events';
 import { SilenceWatch } from '../agent-link/agent-silence.ts';
 import { AgentUnreachable, type AgentAddress, type AgentClient } from './agent-client.ts';
 import type { ArchiveStore } from './archive-store.ts';
@@ -19,6 +20,11 @@ const BACKOFF_INITIAL_MS = 100;
 const BACKOFF_MAX_MS = 5000;
 /** An agent that answers but refuses the stream (a wrong token) is asked again this rarely. */
 const REFUSED_RETRY_MS = 30_000;
+/**
+ * Every category by name: a reader that names none does not get the opt-in ones (the DOM
+ * snapshots, docs/events.md "Filters"), and the archive keeps everything.
+ */
+const EVERY_CATEGORY = `category=${FILTER_CATEGORIES.join(',')}`;
 
 export interface FollowedSession extends AgentAddress {
   sessionKey: number;
@@ -54,6 +60,8 @@ export class Follower {
   private backoffMs = BACKOFF_INITIAL_MS;
   private stopped = false;
   private refusedLogged = false;
+  /** Whether the stream is asked with every category named (EVERY_CATEGORY); an older agent refuses that. */
+  private namesCategories = true;
   private streamEnded: (() => void) | undefined;
   private readonly log: Logger;
 
@@ -112,9 +120,10 @@ export class Follower {
   private async connect(): Promise<void> {
     if (this.stopped) return;
     const headers: Record<string, string> = { accept: 'text/event-stream' };
-    let query = '';
+    const params: string[] = this.namesCategories ? [EVERY_CATEGORY] : [];
     if (this.lastSeq > 0) headers['last-event-id'] = String(this.lastSeq);
-    else query = '?replay=all';
+    else params.push('replay=all');
+    const query = params.length === 0 ? '' : `?${params.join('&')}`;
     let request: ClientRequest;
     let response: IncomingMessage;
     try {
@@ -138,6 +147,13 @@ export class Follower {
       this.log.info({ last_seq: this.lastSeq }, 'archive follower: the agent ended the session');
       this.stop();
       this.deps.onGone(this);
+      return;
+    }
+    if (status === 400 && this.namesCategories) {
+      // An agent older than the snapshot category refuses its name: it has no opt-in category either.
+      response.resume();
+      this.namesCategories = false;
+      this.retry(0);
       return;
     }
     if (status !== 200) {

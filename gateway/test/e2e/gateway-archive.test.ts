@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../../../src/agent.ts';
 import type { QueuedEvent } from '../../src/archive/archive-writer.ts';
 import { archivedEvent } from '../../src/archive/event-row.ts';
+import { FILTER_CATEGORIES } from '../../../src/stream/event-filter.ts';
 import { BACKENDS, GatewayRig, uniqueName } from './support/gateway-harness.ts';
 import { AgentProgram, eventually } from './support/gateway-processes.ts';
 import { gatewaySuite, readyTab } from './support/gateway-suite.ts';
@@ -75,6 +76,14 @@ async function archivedUpToDate(rig: GatewayRig, agent: { url: string; sessionId
   return seq;
 }
 
+/** Waits until the agent has taken a page snapshot (the settled navigation's, docs/events.md "Snapshots"). */
+async function snapshotTaken(agentUrl: string, id: string): Promise<void> {
+  await eventually(async () => {
+    const page = (await (await agentFetch(agentUrl, `/browsers/${id}/telemetry/events?type=page_snapshot&limit=1`)).json()) as unknown[];
+    return page.length > 0 ? true : undefined;
+  }, 'a page snapshot');
+}
+
 const consoleLines = (tab: Tab, prefix: string, count: number) =>
   tab.evaluate(`for (let i = 0; i < ${count}; i++) console.log(${JSON.stringify(prefix)} + '-' + i)`);
 
@@ -129,6 +138,20 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
         pageOf(await agentFetch(agent.url, `/browsers/${id}/telemetry/events?${query}`)),
       ]);
       expect(fromGateway).toEqual(fromAgent);
+    });
+
+    it('archives the page snapshots, and serves them only to a reader that names their category, as the agent does', async () => {
+      await snapshotTaken(agent.url, id);
+      await archivedUpToDate(rig, agent);
+      const query = 'type=page_snapshot&limit=1000';
+      const [fromGateway, fromAgent] = await Promise.all([
+        pageOf(await rig.fetch(`/browsers/${id}/telemetry/events?${query}`)),
+        pageOf(await agentFetch(agent.url, `/browsers/${id}/telemetry/events?${query}`)),
+      ]);
+      expect(fromGateway.seqs.length).toBeGreaterThan(0);
+      expect(fromGateway).toEqual(fromAgent);
+      const unnamed = JSON.parse((await pageOf(await rig.fetch(`/browsers/${id}/telemetry/events?limit=1000`))).body) as Envelope[];
+      expect(unnamed.filter((e) => e.event.type === 'page_snapshot')).toEqual([]);
     });
 
     it('the official SDK reads the same events through browsers.telemetry.events', async () => {
@@ -274,6 +297,7 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       await tab.navigate(suite.fixtures.url('/page'));
       await tab.evaluate(`console.error('one'); console.error('two')`);
       await tab.evaluate(`Promise.allSettled([fetch('/missing'), fetch('http://127.0.0.1:9/refused')])`);
+      await snapshotTaken(agent.url, id);
       await eventually(async () => ((await sessionOf(rig, id))?.failed_request_count === 2 ? true : undefined), 'the failed requests archived');
       // A burst logged right before the DELETE, not waited for: the DELETE's drain must get it.
       burstPrefix = uniqueName('burst');
@@ -293,9 +317,16 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
 
     it('the official SDK pages through every event of the session: seq 1 to the last, each once', async () => {
       const seqs: number[] = [];
-      for await (const item of client.browsers.telemetry.events(id, { limit: 200 })) seqs.push((item as unknown as Envelope).seq);
+      // Every category named: the opt-in ones (the DOM snapshots) too.
+      for await (const item of client.browsers.telemetry.events(id, { limit: 200, category: [...FILTER_CATEGORIES] } as never))
+        seqs.push((item as unknown as Envelope).seq);
       const session = (await sessionOf(rig, id))!;
       expect({ count: seqs.length, contiguous: seqs.every((seq, i) => seq === i + 1) }).toEqual({ count: session.event_count, contiguous: true });
+    });
+
+    it('keeps its page snapshots, for a reader that names their category', async () => {
+      const snapshots = JSON.parse((await pageOf(await rig.fetch(`/browsers/${id}/telemetry/events?category=snapshot&limit=1000`))).body) as Envelope[];
+      expect(snapshots.length).toBeGreaterThan(0);
     });
 
     it('the burst logged just before the DELETE is archived whole', async () => {
@@ -321,7 +352,8 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
     });
 
     it('the stream with replay=all replays the archive and ends', async () => {
-      const stream = await client.browsers.telemetry.stream(id, { replay: 'all' });
+      // Every category named: the opt-in ones (the DOM snapshots) too.
+      const stream = await client.browsers.telemetry.stream(id, { replay: 'all', category: [...FILTER_CATEGORIES] } as never);
       const seqs: number[] = [];
       for await (const item of stream) seqs.push((item as unknown as Envelope).seq);
       const session = (await sessionOf(rig, id))!;

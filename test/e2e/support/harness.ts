@@ -289,6 +289,14 @@ export class Driver {
     });
   }
 
+  /** Calls `listener` with the params of every `method` event on `sessionId` until the returned function is called. */
+  onCdpEvent(method: string, sessionId: string, listener: (params: any) => void): () => void {
+    const emitter = this.client as unknown as import('node:events').EventEmitter;
+    const event = `${method}.${sessionId}`;
+    emitter.on(event, listener);
+    return () => emitter.off(event, listener);
+  }
+
   async attach(targetId: string): Promise<Tab> {
     const { sessionId } = (await this.send('Target.attachToTarget', { targetId, flatten: true })) as { sessionId: string };
     return new Tab(this, targetId, sessionId);
