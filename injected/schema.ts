@@ -709,18 +709,26 @@ export interface EventSource {
 }
 
 /**
- * One telemetry event (docs/events.md#common-fields). On the wire it also carries `category` (written from
- * EVENT_TYPE_CATEGORY when the frame is made; the agent's own objects need not hold it).
+ * One event of type `K` (docs/events.md#common-fields). On the wire it also carries `category`
+ * (written from EVENT_TYPE_CATEGORY when the frame is made; the agent's own objects need not hold it).
  */
-export interface TelemetryEvent<T extends EventType = EventType> {
+export interface EventOfType<K extends EventType> {
   /** Unix microseconds. */
   ts: number;
-  type: T;
+  type: K;
   category?: EventCategory;
   source: EventSource;
-  data?: EventDataByType[T];
+  data?: EventDataByType[K];
   truncated?: true;
 }
+
+/**
+ * One telemetry event: the union of `EventOfType<K>` over the types `T` (all by default), tagged by
+ * `type`, so `switch (event.type)` narrows `data` to that type's shape (docs/architecture.md
+ * "Add an event type"). Distributive, so that `TelemetryEvent<T>` of a type parameter `T` is
+ * still a `TelemetryEvent` (a type guard `e is TelemetryEvent<T>` holds).
+ */
+export type TelemetryEvent<T extends EventType = EventType> = T extends EventType ? EventOfType<T> : never;
 
 // ---- failure signals and live view (docs/events.md "Failure signals") --------
 // `service_crashed`, `system_oom_kill`, `live_view_connect` and `live_view_disconnect` have the

@@ -1,40 +1,39 @@
-// startAgent(options): the programmatic entry. Wires the layers one way:
-// Chromium → browser/ → telemetry/ → stream/ → http/.
+// startAgent(options): the programmatic entry and the composition root. `start` wires the layers
+// one way (Chromium → browser/ → telemetry/ → stream/ → http/) as a sequence of named steps, each
+// in the module that owns it. A step that opens something registers how to close it with the
+// step's scope, so that a failure later in start-up closes it again (docs/architecture.md
+// "Recipes": add a component).
 
+import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { BrowserLink, type BrowserLinkListener } from './browser/browser-link.ts';
-import type { CdpConnection } from './browser/cdp-connection.ts';
-import { ignoredFailures, logIgnoredFailuresTo } from './browser/cdp-errors.ts';
-import { TargetManager } from './browser/target-manager.ts';
-import { CleanupStack } from './cleanup-stack.ts';
+import { BrowserLink, type BrowserLinkOptions } from './browser/browser-link.ts';
+import { IgnoredFailures } from './browser/cdp-errors.ts';
+import { CleanupStack, type StartScope } from './cleanup-stack.ts';
+import { Heartbeats } from './heartbeat.ts';
 import { ComputerExecutor } from './computer/executor.ts';
 import { resolveConfig, type Config, type ConfigOptions } from './config.ts';
-import { OtlpExporter, type OtlpExportTiming } from './export/otlp-exporter.ts';
+import { startOtlpExport, type OtlpExporter, type OtlpExportTiming } from './export/otlp-exporter.ts';
+import type { HttpDeps } from './http/http-deps.ts';
 import { listenUrl } from './http/listen.ts';
 import { HostPolicy } from './http/host-policy.ts';
 import { createHttpServer } from './http/server.ts';
 import { EventLog } from './stream/event-log.ts';
 import { HistoryReader } from './stream/history.ts';
-import { EventStore } from './store/event-store.ts';
-import { registerStoreMetrics } from './metrics/store-metrics.ts';
+import { openEventStore, type EventStore } from './store/event-store.ts';
 import { StreamHub } from './stream/stream-hub.ts';
-import { BrowserClock } from './telemetry/clock.ts';
 import { AgentMetrics } from './metrics/agent-metrics.ts';
-import { Monitor, type EventSink } from './telemetry/monitor.ts';
-import { TelemetryStats } from './telemetry/telemetry-stats.ts';
-import { mergeTelemetryConfig, type TelemetryConfig, type TelemetryConfigPatch } from './telemetry/telemetry-config.ts';
-import { Telemetry, TelemetryMemory } from './telemetry/telemetry.ts';
+import { SessionTelemetry } from './telemetry/session-telemetry.ts';
 import { KmsgReader } from './telemetry/kmsg-reader.ts';
-import { OperationalEvents } from './telemetry/operational-events.ts';
 import { CdpProxy } from './cdp-proxy/cdp-proxy.ts';
+import { apiCalls } from './control/api-calls.ts';
 import { CauseLinker } from './control/cause-linker.ts';
 import { computerActionObserver } from './control/computer-actions.ts';
 import { ControlRecorder } from './control/control-recorder.ts';
 import { Steps } from './control/steps.ts';
-import { registerCdpProxyMetrics } from './metrics/cdp-proxy-metrics.ts';
 import { ReplayService } from './replay/replay-service.ts';
 import { stepChapters } from './replay/step-chapters.ts';
 import { AGENT_SOURCE } from './telemetry/monitor.ts';
+import { eventOf } from './event-data.ts';
 
 /** What start-up opens, in order; a failure at any step closes what the steps before it opened. */
 export const START_STEPS = ['store', 'otlp', 'kmsg', 'replay', 'browser', 'http', 'listen'] as const;
@@ -54,8 +53,11 @@ export interface AgentRuntime {
     /** Bytes that may wait for one CDP proxy client before it is cut (docs/operations.md "CDP endpoint"). */
     cdpClientBufferBytes?: number;
   };
-  /** Tests: told before each start-up step (a throw fails it) and of each close done after a failure. */
-  startHooks?: { beforeStep?(step: StartStep): void; closed?(step: StartStep): void };
+  /**
+   * Tests: told before each start-up step and at each point inside one (`StartScope.reached`; a
+   * throw fails start-up there), and of each close done after a failure.
+   */
+  startHooks?: { beforeStep?(step: StartStep): void; reached?(step: StartStep, point: string): void; closed?(step: StartStep): void };
 }
 
 export interface StartAgentOptions extends ConfigOptions, Omit<AgentRuntime, 'startHooks'> {}
@@ -76,13 +78,6 @@ export interface Agent {
    * the embedded browser is stopped. The HTTP server stops too. Idempotent.
    */
   close(): Promise<void>;
-}
-
-/** The parts that live exactly as long as one CDP connection. */
-interface ConnectionScope {
-  connection: CdpConnection;
-  telemetry: Telemetry;
-  targets: TargetManager;
 }
 
 /** Start an agent from options given in code: checked and completed like the command line's. */
@@ -111,22 +106,16 @@ export async function startAgentWithConfig(config: Config, runtime: AgentRuntime
 
 async function start(config: Config, logger: Logger, runtime: AgentRuntime, cleanup: CleanupStack<StartStep>): Promise<Agent> {
   const { timing } = runtime;
-  const step = (name: StartStep): void => runtime.startHooks?.beforeStep?.(name);
-  logIgnoredFailuresTo(logger);
+  const step = (name: StartStep): StartScope => {
+    runtime.startHooks?.beforeStep?.(name);
+    return cleanup.scope(name, (point) => runtime.startHooks?.reached?.(name, point));
+  };
   const createdAt = new Date();
-  step('store');
-  const store =
-    config.dataDir === undefined
-      ? undefined
-      : new EventStore({
-          dataDir: config.dataDir,
-          sessionId: config.sessionId,
-          retainBytes: config.retainBytes,
-          retainMs: config.retainHours * 3_600_000,
-          log: (level, fields, message) => logger[level](fields, message),
-        });
-  if (store) cleanup.push('store', () => store.close());
-  if (store) logger.info({ data_dir: config.dataDir, resumed_after_seq: store.resumeAfterSeq, log_id: store.logId }, 'event store opened');
+  // This agent's own, never shared with another agent in the process: the count of best-effort
+  // CDP failures let pass, and the beats its periodic work runs on.
+  const failures = new IgnoredFailures(logger);
+  const heartbeats = new Heartbeats((err) => logger.warn({ err }, 'a periodic job failed'));
+  const store = openEventStore(config, logger, step('store'));
   const eventLog = new EventLog({
     maxEvents: config.ringEvents,
     maxBytes: config.ringBytes,
@@ -135,304 +124,51 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     loadPaceMs: config.streamLoadPaceMs,
   });
   const hub = new StreamHub(eventLog, { keepaliveMs: config.keepaliveMs });
-  // OTLP export (docs/export.md): sees every admitted event; converts and sends off the producer's path.
-  step('otlp');
-  const otlp = config.otlp && new OtlpExporter({ config: config.otlp, sessionId: config.sessionId, logger, timing: timing?.otlp });
-  if (otlp) cleanup.push('otlp', () => otlp.close());
-  otlp?.follow(eventLog);
-  const clock = new BrowserClock();
-  const memory = new TelemetryMemory();
-  let telemetryConfig: TelemetryConfig = config.telemetry;
-  const stats = new TelemetryStats();
+  const otlp = startOtlpExport(config.otlp, { sessionId: config.sessionId, logger, timing: timing?.otlp }, eventLog, step('otlp'));
   // caused_by (docs/events.md "caused_by"): stamped on the way to the log.
   const linker = new CauseLinker();
-  // Every admitted event passes here once: count it by type for /metrics.
-  const sink: EventSink = {
-    append(event) {
-      linker.link(event);
-      stats.countAdmitted(event.type);
-      return eventLog.append(event);
-    },
-  };
-  const monitor = new Monitor(sink, clock, () => telemetryConfig);
-  // Failure signals and live view (docs/events.md "Failure signals").
-  const operational = new OperationalEvents(sink, clock, () => telemetryConfig);
-  const previousAgent = store?.markRunning(process.pid, isAlive);
-  if (previousAgent && store) {
-    logger.warn({ pid: previousAgent.pid }, 'the previous agent of this session ended without a clean shutdown');
-    operational.emit('service_crashed', {
-      service_name: 'browser-telemetry-agent',
-      phase: 'running',
-      pid: previousAgent.pid,
-      last_seq: store.restoredLatestSeq,
-    });
-  }
-  step('kmsg');
-  const kmsg = KmsgReader.start({ logger, onOomKill: (kill, ageUs) => operational.emit('system_oom_kill', kill, clock.nowUs() - ageUs) });
-  cleanup.push('kmsg', () => kmsg?.close());
-  // Replays (docs/replay.md): the screen of the tab in front, recorded on request; its events are
-  // monitor events (emitted whenever telemetry is on); the session's steps are its chapters.
-  step('replay');
+  const telemetry = new SessionTelemetry(linker.linking(eventLog), config, { logger, heartbeats, onTabsLoading: (loading) => eventLog.setLoading(loading) });
+  reportUncleanEnd(store, telemetry, logger);
+  const kmsg = KmsgReader.start({ logger, heartbeats, onOomKill: (kill, ageUs) => telemetry.oomKilled(kill, ageUs) }, step('kmsg'));
   const history = new HistoryReader(eventLog, store);
-  const replays = new ReplayService({
-    sessionId: config.sessionId,
-    dataDir: config.dataDir,
-    retainBytes: config.retainBytes,
-    retainMs: config.retainHours * 3_600_000,
-    maxBytes: config.replayMaxBytes,
-    ffmpegPath: config.ffmpegPath,
-    logger,
-    emit: ({ type, data, tsUs }) => {
-      if (telemetryConfig.enabled) sink.append({ ts: tsUs, type, source: AGENT_SOURCE, data });
-    },
-    chapters: stepChapters(history),
-  });
-  cleanup.push('replay', () => replays.close('shutdown'));
-  const recorder = new ControlRecorder(sink, clock, () => telemetryConfig, linker);
+  const replays = startReplays(config, logger, { heartbeats, failures }, telemetry, history, step('replay'));
+  // What clients make the browser do, recorded as control events (docs/events.md "Control events"):
+  // the CDP endpoint (docs/operations.md "CDP endpoint") and the computer API.
+  const recorder = new ControlRecorder(telemetry.sink, telemetry.clock, () => telemetry.config, linker);
   // Steps (docs/events.md "Steps"): marked over HTTP, CDP (the proxy) and MCP.
   const steps = new Steps(recorder);
-  let reconnects = 0;
-  const withStoreMetrics = (metrics: AgentMetrics): AgentMetrics => {
-    if (store) registerStoreMetrics(metrics.registry, store);
-    registerCdpProxyMetrics(metrics.registry, cdpProxy);
-    return metrics;
-  };
-
-  let scope: ConnectionScope | undefined;
-  // The CDP endpoint for automation clients (docs/operations.md "CDP endpoint").
-  // The link is set once it is up; the proxy may ask before that.
-  const upstream: { link?: BrowserLink } = {};
+  const link = new BrowserLink({ ...browserLinkOptions(config, logger, timing), failures, heartbeats }, telemetry);
+  const upstream = () => (link.isConnected ? link.browserWsUrl : undefined);
   const cdpProxy = new CdpProxy({
-    upstream: () => (upstream.link?.isConnected ? upstream.link.browserWsUrl : undefined),
+    upstream,
     recorder,
     steps,
     logger,
     maxClientBufferBytes: timing?.cdpClientBufferBytes,
-    onActivate: (targetId) => scope?.targets.activate(targetId),
+    onActivate: (targetId) => telemetry.targets?.activate(targetId),
   });
-  const computer = new ComputerExecutor({ targets: () => scope?.targets, logger, observer: computerActionObserver(recorder) });
-  let terminated = false;
-
-  /** CDP traffic of the connections before the current one (/metrics). */
-  const pastTraffic = { messages: 0, reads: 0 };
-  const dropScope = () => {
-    if (scope) {
-      pastTraffic.messages += scope.connection.messages;
-      pastTraffic.reads += scope.connection.reads;
-    }
-    replays.bind(undefined);
-    scope?.targets.dispose();
-    scope?.telemetry.dispose();
-    scope = undefined;
-  };
-
-  const listener: BrowserLinkListener = {
-    async attached(connection) {
-      dropScope();
-      // Fresh state machines for every connection; memory (tabs announced, console watermarks)
-      // carries over so a reconnect repeats nothing.
-      // The screenshot option asks for the active page; the target manager comes after Telemetry.
-      const current: { targets?: TargetManager } = {};
-      const telemetry = new Telemetry(connection, sink, {
-        stats,
-        config: telemetryConfig,
-        limits: config.limits,
-        logger,
-        memory,
-        clock,
-        monitor,
-        screenshots: { enabled: config.screenshots, activePage: () => current.targets?.activePage() },
-        onTabsLoading: (loading) => {
-          eventLog.setLoading(loading);
-          connection.setReadRest(loading ? config.loadCdpReadMs : 0);
-        },
-        hangThresholdMs: config.hangThresholdMs,
-        longTaskMs: config.longTaskMs,
-      });
-      telemetry.start();
-      const targets = new TargetManager(connection, telemetry, logger);
-      current.targets = targets;
-      try {
-        await targets.start();
-      } catch (err) {
-        targets.dispose();
-        telemetry.dispose();
-        monitor.emit('monitor_init_failed', { step: 'Target.setAutoAttach', error: (err as Error).message });
-        throw err;
-      }
-      scope = { connection, telemetry, targets };
+  const computer = new ComputerExecutor({ targets: () => telemetry.targets, logger, failures, observer: computerActionObserver(recorder) });
+  telemetry.follow({
+    attached(connection, targets) {
+      otlp?.learnUserAgent(connection);
       replays.bind({ connection, targets });
-      // May fail (the browser went away): records then lack user_agent.original until the next connection.
-      if (otlp)
-        void connection.send('Browser.getVersion').then(
-          (version) => otlp.setUserAgent(version.userAgent),
-          () => undefined,
-        );
       // A hidden cursor stays hidden in the tabs of a new connection too.
       void computer.cursor.sync(targets).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'cursor state sync failed'));
     },
-    lost(reason) {
-      dropScope();
-      // Proxied clients talk to a browser that is gone: they reconnect to the new one.
+    // Proxied clients talk to a browser that is gone: they reconnect to the new one.
+    lost: () => {
+      replays.bind(undefined);
       cdpProxy.upstreamChanged();
-      monitor.emit('monitor_disconnected', { reason });
-    },
-    reconnected(durationMs) {
-      reconnects++;
-      monitor.emit('monitor_reconnected', { reconnect_duration_ms: durationMs });
-    },
-    reconnectFailed(attempts) {
-      monitor.emit('monitor_reconnect_failed', { reason: 'reconnect_exhausted', attempts });
-    },
-    initialConnectFailed(error) {
-      monitor.emit('monitor_init_failed', { step: 'connect', error: error.message });
-    },
-    browserCrashed(crash) {
-      operational.emit('service_crashed', {
-        service_name: 'chromium',
-        phase: crash.phase,
-        ...(crash.pid !== undefined && { pid: crash.pid }),
-        ...(crash.exitCode !== undefined && { exit_code: crash.exitCode }),
-        ...(crash.signal !== undefined && { signal: crash.signal }),
-        ...(crash.attempts !== undefined && { attempts: crash.attempts }),
-      });
-    },
-  };
-
-  step('browser');
-  const link = await BrowserLink.start(
-    {
-      cdpUrl: config.cdpUrl,
-      chromePath: config.chromePath,
-      logger,
-      probeIntervalMs: timing?.probeIntervalMs,
-      probeTimeoutMs: timing?.probeTimeoutMs,
-      backoff: { initialMs: timing?.backoffInitialMs ?? 250, maxMs: timing?.backoffMaxMs ?? 5000 },
-    },
-    listener,
-  );
-  cleanup.push('browser', () => link.close(false));
-
-  upstream.link = link;
-
-  /** Terminate the session (DELETE, signal, close()). */
-  let terminating: Promise<void> | undefined;
-  const terminate = (closeBrowser: boolean): Promise<void> => {
-    terminating ??= (async () => {
-      terminated = true;
-      kmsg?.close();
-      // A recording ends with the session and is kept (replay_stopped goes out with the streams).
-      await replays.close(closeBrowser ? 'session_deleted' : 'shutdown');
-      // The last Web Vitals of every tab's document (docs/events.md "Web Vitals").
-      scope?.telemetry.endSession();
-      cdpProxy.close(closeBrowser ? 'session_deleted' : 'shutdown');
-      // Streams first: every admitted event is flushed, then each response ends.
-      await hub.closeAll();
-      dropScope();
-      await link.close(closeBrowser);
-      // Last, so that the events of the session's end go out too.
-      await otlp?.close();
-      logger.info({ session_id: config.sessionId }, 'session terminated');
-    })();
-    return terminating;
-  };
-
-  step('http');
-  const app = createHttpServer({
-    sessionId: config.sessionId,
-    tokens: config.tokens,
-    hub,
-    log: eventLog,
-    history,
-    hosts: new HostPolicy(config.host, config.allowedHosts),
-    logId: store?.logId,
-    logger,
-    metrics: withStoreMetrics(
-      new AgentMetrics({
-        stats,
-        stream: hub,
-        otlp,
-        cdp: {
-          get isConnected() {
-            return link.isConnected;
-          },
-          get reconnects() {
-            return reconnects;
-          },
-          get messages() {
-            return pastTraffic.messages + (scope?.connection.messages ?? 0);
-          },
-          get reads() {
-            return pastTraffic.reads + (scope?.connection.reads ?? 0);
-          },
-          ignoredFailures,
-        },
-        attachedTargetTypes: function* () {
-          if (scope) for (const target of scope.targets.all()) yield target.type;
-        },
-      }),
-    ),
-    computer,
-    liveView: { opened: (viewerId) => operational.liveViewOpened(viewerId) },
-    maxUploadBytes: config.limits.maxUploadBytes,
-    cdp: {
-      version: async () => {
-        if (!scope) throw new Error('the browser is not connected');
-        return scope.connection.send('Browser.getVersion');
-      },
-      targets: async () => {
-        if (!scope) throw new Error('the browser is not connected');
-        const { targetInfos } = await scope.connection.send('Target.getTargets');
-        return targetInfos.filter((t) => t.type !== 'browser' && t.type !== 'tab');
-      },
-      browserId: () => (link.browserWsUrl === '' ? undefined : link.browserWsUrl.slice(link.browserWsUrl.lastIndexOf('/') + 1)),
-      upgrade: (request, socket, head, endpoint) => cdpProxy.handleUpgrade(request, socket, head, endpoint),
-    },
-    apiCalls: {
-      newRequestId: () => recorder.newId('req'),
-      activeTarget: () => scope?.targets.activePage()?.targetId,
-      begin(targetId, requestId, stepId) {
-        const start = recorder.beginRequest(requestId, targetId, stepId);
-        if (start === undefined) return undefined;
-        return {
-          end: (operationId, requestId, status) =>
-            recorder.apiCall(start, { operation_id: operationId, request_id: requestId, status, outcome: status < 400 ? 'ok' : 'error' }),
-        };
-      },
-    },
-    steps,
-    fsAllow: config.fsAllow,
-    uploadIdleMs: config.uploadIdleMs,
-    replays,
-    session: {
-      createdAt,
-      telemetryConfig: () => telemetryConfig,
-      cdpConnected: () => link.isConnected,
-      isTerminated: () => terminated,
-      updateTelemetry: async (patch: TelemetryConfigPatch) => {
-        telemetryConfig = mergeTelemetryConfig(telemetryConfig, patch);
-        logger.info({ telemetry: telemetryConfig }, 'telemetry config changed');
-        await scope?.telemetry.setConfig(telemetryConfig);
-        return telemetryConfig;
-      },
-      // DELETE /browsers/{id}: in attached mode the browser itself is closed too (docs/decisions.md).
-      terminate: () => terminate(true),
     },
   });
-  cleanup.push('http', () => app.close());
-  step('listen');
+  await link.start(step('browser'));
+  const session = new SessionEnd({ sessionId: config.sessionId, logger, kmsg, replays, telemetry, cdpProxy, hub, link, otlp, store });
+  const parts: AgentParts = { logger, store, eventLog, history, hub, otlp, telemetry, link, recorder, steps, cdpProxy, computer, replays, session, createdAt };
+  const app = createHttpServer(httpDeps(config, parts), step('http'));
+  const listening = step('listen');
   const url = await listenUrl(app, config.host, config.port);
+  listening.reached('listening');
   logger.info({ url, session_id: config.sessionId, mode: link.isEmbedded ? 'embedded' : 'attached' }, 'listening');
-
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    // A signal or close() leaves an attached browser running: the agent does not own it.
-    closing ??= terminate(false)
-      .then(() => app.close())
-      .finally(() => store?.close());
-    return closing;
-  };
-
   return {
     url,
     sessionId: config.sessionId,
@@ -446,16 +182,167 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     get cdpConnected() {
       return link.isConnected;
     },
-    close,
+    close: () => session.close(app),
   };
 }
 
-/** Whether process `pid` exists (EPERM: it does, owned by another user). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+function browserLinkOptions(config: Config, logger: Logger, timing: AgentRuntime['timing']): BrowserLinkOptions {
+  return {
+    cdpUrl: config.cdpUrl,
+    chromePath: config.chromePath,
+    logger,
+    probeIntervalMs: timing?.probeIntervalMs,
+    probeTimeoutMs: timing?.probeTimeoutMs,
+    backoff: { initialMs: timing?.backoffInitialMs ?? 250, maxMs: timing?.backoffMaxMs ?? 5000 },
+  };
+}
+
+/**
+ * Replays (docs/replay.md): the screen of the tab in front, recorded on request; its events are
+ * monitor events (emitted whenever telemetry is on); the session's steps are its chapters.
+ */
+function startReplays(
+  config: Config,
+  logger: Logger,
+  agent: { heartbeats: Heartbeats; failures: IgnoredFailures },
+  telemetry: SessionTelemetry,
+  history: HistoryReader,
+  scope: StartScope,
+): ReplayService {
+  const replays = new ReplayService({
+    sessionId: config.sessionId,
+    dataDir: config.dataDir,
+    retainBytes: config.retainBytes,
+    retainMs: config.retainHours * 3_600_000,
+    maxBytes: config.replayMaxBytes,
+    ffmpegPath: config.ffmpegPath,
+    logger,
+    ...agent,
+    emit: (event) => {
+      if (telemetry.config.enabled) telemetry.sink.append(eventOf({ ts: event.tsUs, type: event.type, source: AGENT_SOURCE, data: event.data }));
+    },
+    chapters: stepChapters(history),
+  });
+  scope.opened(() => replays.close('shutdown'));
+  return replays;
+}
+
+/** The previous agent of this session ended without a clean shutdown: service_crashed (docs/events.md "Failure signals"). */
+function reportUncleanEnd(store: EventStore | undefined, telemetry: SessionTelemetry, logger: Logger): void {
+  const previousAgent = store?.markRunning(process.pid);
+  if (!previousAgent || !store) return;
+  logger.warn({ pid: previousAgent.pid }, 'the previous agent of this session ended without a clean shutdown');
+  telemetry.previousAgentCrashed(previousAgent.pid, store.restoredLatestSeq);
+}
+
+/** What start-up made that the HTTP layer and the session's end use. */
+interface AgentParts {
+  logger: Logger;
+  store: EventStore | undefined;
+  eventLog: EventLog;
+  history: HistoryReader;
+  hub: StreamHub;
+  otlp: OtlpExporter | undefined;
+  telemetry: SessionTelemetry;
+  link: BrowserLink;
+  recorder: ControlRecorder;
+  steps: Steps;
+  cdpProxy: CdpProxy;
+  computer: ComputerExecutor;
+  replays: ReplayService;
+  session: SessionEnd;
+  createdAt: Date;
+}
+
+/** What the routes are given: views of the parts, never the parts' internals (src/http/http-deps.ts). */
+function httpDeps(
+  config: Config,
+  { logger, store, eventLog, history, hub, otlp, telemetry, link, recorder, steps, cdpProxy, computer, replays, session, createdAt }: AgentParts,
+): HttpDeps {
+  return {
+    sessionId: config.sessionId,
+    tokens: config.tokens,
+    hub,
+    log: eventLog,
+    history,
+    hosts: new HostPolicy(config.host, config.allowedHosts),
+    logId: store?.logId,
+    logger,
+    metrics: new AgentMetrics({
+      stats: telemetry.stats,
+      stream: hub,
+      otlp,
+      cdp: link,
+      attachedTargetTypes: () => telemetry.attachedTargetTypes(),
+      store,
+      cdpProxy,
+    }),
+    computer,
+    liveView: { opened: (viewerId) => telemetry.operational.liveViewOpened(viewerId) },
+    maxUploadBytes: config.limits.maxUploadBytes,
+    cdp: {
+      version: () => link.version(),
+      targets: () => link.pageTargets(),
+      browserId: () => link.browserId,
+      upgrade: (request, socket, head, endpoint) => cdpProxy.handleUpgrade(request, socket, head, endpoint),
+    },
+    apiCalls: apiCalls(recorder, () => telemetry.targets?.activePage()?.targetId),
+    steps,
+    fsAllow: config.fsAllow,
+    uploadIdleMs: config.uploadIdleMs,
+    replays,
+    session: {
+      createdAt,
+      telemetryConfig: () => telemetry.config,
+      cdpConnected: () => link.isConnected,
+      isTerminated: () => session.terminated,
+      updateTelemetry: (patch) => telemetry.updateConfig(patch),
+      // DELETE /browsers/{id}: in attached mode the browser itself is closed too (docs/decisions.md).
+      terminate: () => session.terminate(true),
+    },
+  };
+}
+
+/** How the session ends, each part in its turn. */
+class SessionEnd {
+  /** True once the session was deleted or the agent is shutting down. */
+  terminated = false;
+  private terminating: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly parts: Pick<AgentParts, 'logger' | 'telemetry' | 'cdpProxy' | 'hub' | 'link' | 'otlp' | 'store' | 'replays'> & {
+      sessionId: string;
+      kmsg: KmsgReader | undefined;
+    },
+  ) {}
+
+  /** Terminate the session (DELETE, signal, close()). Idempotent. */
+  terminate(closeBrowser: boolean): Promise<void> {
+    const { logger, kmsg, replays, telemetry, cdpProxy, hub, link, otlp } = this.parts;
+    this.terminating ??= (async () => {
+      this.terminated = true;
+      kmsg?.close();
+      // A recording ends with the session and is kept (replay_stopped goes out with the streams).
+      await replays.close(closeBrowser ? 'session_deleted' : 'shutdown');
+      telemetry.endSession();
+      cdpProxy.close(closeBrowser ? 'session_deleted' : 'shutdown');
+      // Streams first: every admitted event is flushed, then each response ends.
+      await hub.closeAll();
+      // Drops the connection's telemetry, then closes it (and the embedded browser).
+      await link.close(closeBrowser);
+      // Last, so that the events of the session's end go out too.
+      await otlp?.close();
+      logger.info({ session_id: this.parts.sessionId }, 'session terminated');
+    })();
+    return this.terminating;
+  }
+
+  /** Agent.close(): a signal or close() leaves an attached browser running: the agent does not own it. */
+  close(app: FastifyInstance): Promise<void> {
+    this.closing ??= this.terminate(false)
+      .then(() => app.close())
+      .finally(() => this.parts.store?.close());
+    return this.closing;
   }
 }

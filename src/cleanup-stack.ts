@@ -16,6 +16,11 @@ export class CleanupStack<Name extends string = string> {
     this.entries.push({ name, close });
   }
 
+  /** The scope of the step `name`: what it opens is closed under its name; `reached` is told of its points. */
+  scope(name: Name, reached?: (point: string) => void): StartScope {
+    return { opened: (close) => this.push(name, close), reached: (point) => reached?.(point) };
+  }
+
   /** Closes everything pushed, the last first. */
   async unwind(): Promise<void> {
     for (let entry = this.entries.pop(); entry !== undefined; entry = this.entries.pop()) {
@@ -27,4 +32,19 @@ export class CleanupStack<Name extends string = string> {
       this.onClosed?.(entry.name);
     }
   }
+}
+
+/**
+ * What one start-up step is given (src/agent.ts): where it registers how to close each resource
+ * it opens, the moment the resource exists, so that a failure later in start-up closes it.
+ */
+export interface StartScope {
+  /** `close` undoes what was just opened. */
+  opened(close: () => unknown): void;
+  /**
+   * A point inside the step, after something was opened and before the step is done: the
+   * start-up fault test (test/e2e/start-cleanup.test.ts) throws here to check that a failure
+   * there leaves nothing behind. Does nothing otherwise.
+   */
+  reached(point: string): void;
 }

@@ -2,7 +2,9 @@
 // wake-ups: the browser's health probe (every second), the kernel log's poll (every 5 s) and the
 // hang probe of active tabs (every second) each on a timer of its own wake the process at their
 // own moments. On one shared beat they run in the same wake-up. The beat runs only while a job
-// is subscribed, and never keeps the process alive.
+// is subscribed, and never keeps the process alive. The beats belong to one agent (Heartbeats):
+// two agents in one process never share one, and a job that throws is reported, not a reason to
+// skip the other jobs of its beat.
 
 interface Subscription {
   every: number;
@@ -16,7 +18,11 @@ export class Heartbeat {
   private timer: NodeJS.Timeout | undefined;
   private beats = 0;
 
-  constructor(readonly periodMs: number) {}
+  constructor(
+    readonly periodMs: number,
+    /** Told of a job that threw; the beat goes on with the next job. */
+    private readonly onError: (error: unknown) => void,
+  ) {}
 
   /** Runs `job` on every `every`th beat from now until the returned function is called. */
   every(every: number, job: () => void): () => void {
@@ -43,19 +49,30 @@ export class Heartbeat {
     this.beats++;
     // A job may unsubscribe (itself or another) while the beat runs: iterate over a copy.
     for (const subscription of [...this.subscriptions]) {
-      if (this.subscriptions.has(subscription) && (this.beats - subscription.joined) % subscription.every === 0) subscription.job();
+      if (!this.subscriptions.has(subscription) || (this.beats - subscription.joined) % subscription.every !== 0) continue;
+      try {
+        subscription.job();
+      } catch (err) {
+        this.onError(err);
+      }
     }
   }
 }
 
-const shared = new Map<number, Heartbeat>();
+/** One agent's beats, one per period: its parts that ask for the same period share one timer. */
+export class Heartbeats {
+  private readonly beats = new Map<number, Heartbeat>();
 
-/** The process's beat of `periodMs`: every caller with the same period shares its timer. */
-export function heartbeat(periodMs: number): Heartbeat {
-  let beat = shared.get(periodMs);
-  if (!beat) {
-    beat = new Heartbeat(periodMs);
-    shared.set(periodMs, beat);
+  /** `onError`: told of a job that threw (the agent logs it). */
+  constructor(private readonly onError: (error: unknown) => void) {}
+
+  /** The beat of `periodMs`. */
+  of(periodMs: number): Heartbeat {
+    let beat = this.beats.get(periodMs);
+    if (!beat) {
+      beat = new Heartbeat(periodMs, this.onError);
+      this.beats.set(periodMs, beat);
+    }
+    return beat;
   }
-  return beat;
 }

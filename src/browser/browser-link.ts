@@ -3,12 +3,14 @@
 // a connection is up (to follow its targets) and when it is lost; the agent never exits because
 // the browser went away.
 
+import type { Protocol } from 'devtools-protocol';
 import type { Logger } from 'pino';
-import { CdpConnection, resolveBrowserWsUrl } from './cdp-connection.ts';
-import { mayFail } from './cdp-errors.ts';
+import { CdpConnection, resolveBrowserWsUrl, type CommandResult } from './cdp-connection.ts';
+import { IgnoredFailures } from './cdp-errors.ts';
 import { ChromiumProcess, ChromiumStartupExitError, locateChromium, type ChromiumBinary } from './chromium-launcher.ts';
 import { Reconnector, type Backoff } from './reconnector.ts';
-import { heartbeat } from '../heartbeat.ts';
+import type { StartScope } from '../cleanup-stack.ts';
+import { Heartbeats } from '../heartbeat.ts';
 
 export type DisconnectReason = 'browser_closed' | 'socket_closed' | 'unresponsive';
 
@@ -17,6 +19,8 @@ export interface BrowserLinkListener {
   attached(connection: CdpConnection): Promise<void>;
   /** The connection was lost: drop everything that belonged to it. */
   lost(reason: DisconnectReason): void;
+  /** The link was closed for good (the session ended, or start-up failed): the same, silently. */
+  closed(): void;
   reconnected(durationMs: number): void;
   reconnectFailed(attempts: number): void;
   /** Attached mode only: the browser was not reachable at start-up (attempts go on). */
@@ -52,6 +56,10 @@ export interface BrowserLinkOptions {
   probeTimeoutMs?: number;
   /** Reconnect backoff; docs/events.md#telemetry-config-lifecycle-and-monitor-events's 250 ms → 5 s unless a test shortens it. */
   backoff?: Backoff;
+  /** The agent's count of best-effort failures, given to every connection (a fresh one by default). */
+  failures?: IgnoredFailures;
+  /** The agent's beats: the health probe runs on the one of its interval (a fresh set by default). */
+  heartbeats?: Heartbeats;
 }
 
 export const PROBE_INTERVAL_MS = 1000;
@@ -68,15 +76,25 @@ export class BrowserLink {
   private closed = false;
   private wsUrl = '';
   private binary: ChromiumBinary | undefined;
+  private reconnectCount = 0;
+  /** While start() runs: its step's scope (fault points). */
+  private startScope: StartScope | undefined;
+  /** CDP traffic of the connections before the current one (/metrics). */
+  private readonly pastTraffic = { messages: 0, reads: 0 };
+  private readonly failures: IgnoredFailures;
+  private readonly heartbeats: Heartbeats;
 
-  private constructor(
+  constructor(
     private readonly options: BrowserLinkOptions,
     private readonly listener: BrowserLinkListener,
   ) {
+    this.failures = options.failures ?? new IgnoredFailures(options.logger);
+    this.heartbeats = options.heartbeats ?? new Heartbeats((err) => options.logger.warn({ err }, 'a periodic job failed'));
     this.reconnector = new Reconnector(
       () => this.connect(),
       {
         reconnected: (ms) => {
+          this.reconnectCount++;
           options.logger.info({ reconnect_duration_ms: ms }, 'CDP reconnected');
           listener.reconnected(ms);
         },
@@ -93,27 +111,35 @@ export class BrowserLink {
   }
 
   /**
-   * Connect for the first time. Embedded mode: a browser that cannot be launched is an error.
-   * Attached mode: an unreachable browser is reported and attempts go on in the background.
+   * Start-up's browser step: connect for the first time. Embedded mode: a browser that cannot be
+   * launched is an error. Attached mode: an unreachable browser is reported and attempts go on in
+   * the background.
    */
-  static async start(options: BrowserLinkOptions, listener: BrowserLinkListener): Promise<BrowserLink> {
-    const link = new BrowserLink(options, listener);
-    if (options.cdpUrl === undefined) {
-      const binary = await locateChromium({ chromePath: options.chromePath, cacheRoot: options.cacheRoot });
-      link.binary = binary;
-      await link.connect();
-      const version = link.current === undefined ? undefined : await mayFail(link.current.send('Browser.getVersion'));
-      options.logger.info({ browser: binary.path, source: binary.source, version: version?.product }, 'embedded browser started');
-      return link;
-    }
+  async start(scope?: StartScope): Promise<void> {
+    const { options } = this;
+    // Before anything is launched: a failure at any later point (the checks after the launch
+    // included) closes the browser and its profile (docs/operations.md "Which browser").
+    scope?.opened(() => this.close(false));
+    this.startScope = scope;
     try {
-      await link.connect();
-    } catch (err) {
-      options.logger.warn({ err: (err as Error).message }, 'browser not reachable at start-up; retrying');
-      listener.initialConnectFailed(err as Error);
-      link.reconnector.start();
+      if (options.cdpUrl === undefined) {
+        const binary = await locateChromium({ chromePath: options.chromePath, cacheRoot: options.cacheRoot });
+        this.binary = binary;
+        await this.connect();
+        const version = this.current === undefined ? undefined : await this.failures.mayFail(this.current.send('Browser.getVersion'));
+        options.logger.info({ browser: binary.path, source: binary.source, version: version?.product }, 'embedded browser started');
+        return;
+      }
+      try {
+        await this.connect();
+      } catch (err) {
+        options.logger.warn({ err: (err as Error).message }, 'browser not reachable at start-up; retrying');
+        this.listener.initialConnectFailed(err as Error);
+        this.reconnector.start();
+      }
+    } finally {
+      this.startScope = undefined;
     }
-    return link;
   }
 
   get connection(): CdpConnection | undefined {
@@ -138,6 +164,47 @@ export class BrowserLink {
     return this.options.cdpUrl === undefined;
   }
 
+  /** Successful reconnections (/metrics). */
+  get reconnects(): number {
+    return this.reconnectCount;
+  }
+
+  /** CDP messages received over every connection (/metrics). */
+  get messages(): number {
+    return this.pastTraffic.messages + (this.current?.messages ?? 0);
+  }
+
+  /** The socket reads those messages came in, over every connection (/metrics). */
+  get reads(): number {
+    return this.pastTraffic.reads + (this.current?.reads ?? 0);
+  }
+
+  /** Failures of best-effort commands let pass (/metrics). */
+  get ignoredFailures(): { readonly gone: number; readonly other: number } {
+    return this.failures;
+  }
+
+  /** The id in the browser's own WebSocket path; undefined before the first connection. */
+  get browserId(): string | undefined {
+    return this.wsUrl === '' ? undefined : this.wsUrl.slice(this.wsUrl.lastIndexOf('/') + 1);
+  }
+
+  /** `Browser.getVersion` on the current connection (the CDP endpoint's discovery). */
+  version(): Promise<CommandResult<'Browser.getVersion'>> {
+    return this.connected().send('Browser.getVersion');
+  }
+
+  /** The targets a CDP client can open: pages, iframes and workers, not the browser or its tabs. */
+  async pageTargets(): Promise<Protocol.Target.TargetInfo[]> {
+    const { targetInfos } = await this.connected().send('Target.getTargets');
+    return targetInfos.filter((t) => t.type !== 'browser' && t.type !== 'tab');
+  }
+
+  private connected(): CdpConnection {
+    if (!this.current) throw new Error('the browser is not connected');
+    return this.current;
+  }
+
   /**
    * Stop for good. `closeBrowser`: in attached mode send `Browser.close` (session deletion); the
    * embedded browser is always stopped.
@@ -145,12 +212,13 @@ export class BrowserLink {
   async close(closeBrowser: boolean): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.listener.closed();
     this.reconnector.stop();
     this.stopProbe();
     const connection = this.current;
-    this.current = undefined;
+    this.retire();
     if (connection && closeBrowser && !this.isEmbedded) {
-      await mayFail(withTimeout(connection.send('Browser.close'), 2000));
+      await this.failures.mayFail(withTimeout(connection.send('Browser.close'), 2000));
     }
     await connection?.close();
     await this.chromium?.close();
@@ -168,13 +236,14 @@ export class BrowserLink {
           throw err;
         });
         this.watchProcess(this.chromium);
+        this.startScope?.reached('launched');
       }
       wsUrl = this.chromium.browserWsUrl;
     } else {
       // Resolved again on every attempt: a browser restarted on the same port has a new URL.
       wsUrl = await resolveBrowserWsUrl(this.options.cdpUrl!);
     }
-    const connection = await CdpConnection.connect(wsUrl);
+    const connection = await CdpConnection.connect(wsUrl, this.failures);
     if (this.closed) {
       await connection.close();
       throw new Error('closed');
@@ -189,6 +258,15 @@ export class BrowserLink {
     this.current = connection;
     connection.onDisconnect(() => void this.onSocketClosed(connection));
     this.startProbe(connection);
+  }
+
+  /** The current connection is no longer current: its traffic joins the past connections'. */
+  private retire(): void {
+    if (this.current) {
+      this.pastTraffic.messages += this.current.messages;
+      this.pastTraffic.reads += this.current.reads;
+    }
+    this.current = undefined;
   }
 
   private watchProcess(chromium: ChromiumProcess): void {
@@ -223,7 +301,7 @@ export class BrowserLink {
 
   private lose(connection: CdpConnection, reason: DisconnectReason): void {
     if (this.current !== connection || this.closed) return;
-    this.current = undefined;
+    this.retire();
     this.stopProbe();
     this.options.logger.warn({ reason }, 'CDP connection lost');
     void connection.close();
@@ -237,7 +315,7 @@ export class BrowserLink {
   }
 
   /**
-   * Probes on the process's shared beat (src/heartbeat.ts), so the kernel log's poll and the hang
+   * Probes on the agent's shared beat (src/heartbeat.ts), so the kernel log's poll and the hang
    * probe wake the agent in the same wake-up. A beat while the last probe waits for its answer
    * sends nothing; the timeout is counted in beats too (2 s: the second beat after the probe), so
    * a probe costs no timer of its own. A freeze right after an answer is seen one interval plus
@@ -264,7 +342,7 @@ export class BrowserLink {
       }
     };
     this.stopProbe();
-    this.stopProbeBeat = heartbeat(interval).every(1, onBeat);
+    this.stopProbeBeat = this.heartbeats.of(interval).every(1, onBeat);
   }
 
   private stopProbe(): void {

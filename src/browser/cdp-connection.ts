@@ -19,7 +19,7 @@ import type { ClientRequestArgs } from 'node:http';
 import { connect as netConnect, type NetConnectOpts, type Socket } from 'node:net';
 import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping.js';
 import WebSocket from 'ws';
-import { ConnectionClosedError, ProtocolError } from './cdp-errors.ts';
+import { ConnectionClosedError, IgnoredFailures, ProtocolError } from './cdp-errors.ts';
 
 export type CommandName = keyof ProtocolMapping.Commands;
 export type CommandParams<M extends CommandName> = ProtocolMapping.Commands[M]['paramsType'][0];
@@ -94,6 +94,8 @@ export class CdpConnection {
     private readonly ws: WebSocket,
     /** The TCP socket under the websocket (readRestSocket); undefined: it cannot rest. */
     private readonly socket: Socket | undefined,
+    /** Where the best-effort commands on this connection count what they let pass: the agent's. */
+    readonly failures: IgnoredFailures,
   ) {
     ws.on('message', (data: Buffer) => this.onMessage(data));
     this.closed = new Promise((resolve) => ws.once('close', () => resolve()));
@@ -102,7 +104,8 @@ export class CdpConnection {
     ws.on('error', () => undefined);
   }
 
-  static async connect(wsUrl: string): Promise<CdpConnection> {
+  /** `failures`: the agent's count of best-effort failures (a fresh one, logging nothing, by default). */
+  static async connect(wsUrl: string, failures = new IgnoredFailures()): Promise<CdpConnection> {
     // In flatten mode the URL must be the browser's own websocket URL (not a page's).
     let socket: Socket | undefined;
     let reads = 0;
@@ -126,7 +129,7 @@ export class CdpConnection {
       ws.once('open', opened);
       ws.once('error', failed);
     });
-    const connection = new CdpConnection(wsUrl, ws, socket);
+    const connection = new CdpConnection(wsUrl, ws, socket, failures);
     // The handshake's reads are not the connection's.
     reads = 0;
     connection.readCount = () => reads;

@@ -2,7 +2,7 @@
 // typed errors itself when what a command was sent to is no longer there (the connection closed,
 // the target detached); Chromium and the websocket answer that case with messages of their own,
 // recognised here and nowhere else. mayFail is the one way to ignore a failure: silent only when
-// the target is gone, a debug line and a counter for anything else.
+// the target is gone, a debug line and a counter of the agent's (IgnoredFailures) for anything else.
 
 import type { Logger } from 'pino';
 
@@ -68,32 +68,34 @@ export function isTargetGone(error: unknown, target?: { readonly isDetached: boo
 }
 
 /**
- * Failures mayFail let pass, over the process (several agents in one process share them): `gone`
- * (the target or connection went away: expected, silent) and `other` (anything else: each one is
- * logged at debug to the logger given to `logIgnoredFailuresTo`; /metrics shows both).
+ * The failures one agent's best-effort commands let pass (mayFail), for its /metrics: `gone` (the
+ * target or connection went away: expected, silent) and `other` (anything else: each one is
+ * logged at debug). Each agent has its own, handed to its connections (CdpConnection.failures):
+ * two agents in one process never count or log into each other's.
  */
-export const ignoredFailures = { gone: 0, other: 0 };
-let debugLogger: Logger | undefined;
+export class IgnoredFailures {
+  gone = 0;
+  other = 0;
 
-/** Where mayFail logs the failures it ignores that are not a gone target (debug level). */
-export function logIgnoredFailuresTo(logger: Logger | undefined): void {
-  debugLogger = logger;
-}
+  /** `logger`: where the failures other than a gone target are logged (debug level); none without. */
+  constructor(private readonly logger?: Logger) {}
 
-/**
- * A best-effort command: its answer, or undefined whatever went wrong. For cleanup and optional
- * steps whose failure changes nothing. A gone target is the expected case and passes silently;
- * anything else (a refused command, a bug in a `.then` the promise carries) is counted and logged
- * at debug, so it does not vanish. `target`, when given, counts as gone once it is detached.
- */
-export function mayFail<T>(command: Promise<T>, target?: { readonly isDetached: boolean }): Promise<T | undefined> {
-  return command.catch((error: unknown) => {
-    if (isTargetGone(error, target)) {
-      ignoredFailures.gone++;
+  /**
+   * A best-effort command: its answer, or undefined whatever went wrong. For cleanup and optional
+   * steps whose failure changes nothing. A gone target is the expected case and passes silently;
+   * anything else (a refused command, a bug in a `.then` the promise carries) is counted and
+   * logged at debug, so it does not vanish. `target`, when given, counts as gone once it is
+   * detached.
+   */
+  mayFail<T>(command: Promise<T>, target?: { readonly isDetached: boolean }): Promise<T | undefined> {
+    return command.catch((error: unknown) => {
+      if (isTargetGone(error, target)) {
+        this.gone++;
+        return undefined;
+      }
+      this.other++;
+      this.logger?.debug({ err: error, method: error instanceof ProtocolError ? error.method : undefined }, 'ignored CDP failure');
       return undefined;
-    }
-    ignoredFailures.other++;
-    debugLogger?.debug({ err: error, method: error instanceof ProtocolError ? error.method : undefined }, 'ignored CDP failure');
-    return undefined;
-  });
+    });
+  }
 }

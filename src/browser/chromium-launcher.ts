@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, readFileSync, accessSync, constants, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { isProcessAlive } from '../process-alive.ts';
 import { bundledChromium, bundledPackageDir, BUNDLED_PACKAGE, type ChromiumBinary } from './bundled-chromium.ts';
 
 export type { ChromiumBinary } from './bundled-chromium.ts';
@@ -280,7 +281,7 @@ export function removeStaleProfiles(dir = tmpdir()): string[] {
   }
   for (const name of names) {
     const match = /^bta-chromium-(\d+)-/.exec(name);
-    if (!match || isAlive(Number(match[1]))) continue;
+    if (!match || isProcessAlive(Number(match[1]))) continue;
     try {
       rmSync(join(dir, name), { recursive: true, force: true });
       removed.push(join(dir, name));
@@ -290,13 +291,4 @@ export function removeStaleProfiles(dir = tmpdir()): string[] {
     }
   }
   return removed;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -6,7 +6,7 @@
 import type { Protocol } from 'devtools-protocol';
 import type { Logger } from 'pino';
 import type { CdpConnection, CommandName, CommandParams, CommandResult } from './cdp-connection.ts';
-import { isTargetGone, mayFail, TargetClosedError } from './cdp-errors.ts';
+import { isTargetGone, TargetClosedError } from './cdp-errors.ts';
 
 /** One attached target and its flattened CDP session. */
 export class AttachedTarget {
@@ -77,7 +77,12 @@ export class AttachedTarget {
    * typically because the target went away meanwhile.
    */
   sendMayFail<M extends CommandName>(method: M, params?: CommandParams<M>): Promise<CommandResult<M> | undefined> {
-    return mayFail(this.send(method, params));
+    return this.mayFail(this.send(method, params));
+  }
+
+  /** `command` as a best-effort one (IgnoredFailures.mayFail), counted with the connection's. */
+  mayFail<T>(command: Promise<T>): Promise<T | undefined> {
+    return this.connection.failures.mayFail(command);
   }
 }
 
@@ -269,9 +274,10 @@ export class TargetManager {
   }
 
   private release(sessionId: string): void {
-    void mayFail(this.connection.send('Runtime.runIfWaitingForDebugger', undefined, sessionId)).then(() =>
-      mayFail(this.connection.send('Target.detachFromTarget', { sessionId })),
-    );
+    const { failures } = this.connection;
+    void failures
+      .mayFail(this.connection.send('Runtime.runIfWaitingForDebugger', undefined, sessionId))
+      .then(() => failures.mayFail(this.connection.send('Target.detachFromTarget', { sessionId })));
   }
 
   private onDetached(sessionId: string): void {

@@ -5,7 +5,7 @@
 // attached later (a TargetManager setup hook, before they are resumed). Showing the cursor removes
 // the registrations and the style elements.
 
-import { isTargetGone, mayFail } from '../browser/cdp-errors.ts';
+import { isTargetGone, type IgnoredFailures } from '../browser/cdp-errors.ts';
 import { CommandTimeout, hostsDocuments, within, withDeadline, type InputTarget, type TargetSource } from './targets.ts';
 
 const WORLD = '__bta_cursor';
@@ -33,8 +33,12 @@ export class CursorVisibility {
   private readonly registrations = new WeakMap<InputTarget, Promise<string>>();
   private readonly hookedSources = new WeakSet<TargetSource>();
 
-  /** `commandTimeoutMs`: how long a tab may take to answer a command before the action fails. */
-  constructor(private readonly commandTimeoutMs: number) {}
+  constructor(
+    /** How long a tab may take to answer a command before the action fails. */
+    private readonly commandTimeoutMs: number,
+    /** The agent's count of best-effort failures. */
+    private readonly failures: IgnoredFailures,
+  ) {}
 
   get isHidden(): boolean {
     return this.hidden;
@@ -92,10 +96,10 @@ export class CursorVisibility {
     this.registrations.delete(target);
     let identifier: string | undefined;
     try {
-      identifier = await within(mayFail(registration), this.commandTimeoutMs, 'Page.addScriptToEvaluateOnNewDocument');
+      identifier = await within(this.failures.mayFail(registration), this.commandTimeoutMs, 'Page.addScriptToEvaluateOnNewDocument');
     } catch (err) {
       // A hung tab: take the registration back whenever it does answer.
-      void mayFail(registration.then((late) => target.send('Page.removeScriptToEvaluateOnNewDocument', { identifier: late })));
+      void this.failures.mayFail(registration.then((late) => target.send('Page.removeScriptToEvaluateOnNewDocument', { identifier: late })));
       throw err;
     }
     const bounded = withDeadline(target, this.commandTimeoutMs);

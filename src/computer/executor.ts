@@ -16,7 +16,7 @@ import {
   type TypeTextAction,
 } from './batch-schema.ts';
 import { assertNever } from '../assert-never.ts';
-import { ConnectionClosedError, isTargetGone, mayFail } from '../browser/cdp-errors.ts';
+import { ConnectionClosedError, IgnoredFailures, isTargetGone } from '../browser/cdp-errors.ts';
 import { CursorVisibility } from './cursor.ts';
 import { TabInput, type PointerState } from './input.ts';
 import { holdKey, keyForCharacter, parseCombo, type KeyDefinition } from './keysyms.ts';
@@ -78,6 +78,8 @@ export interface ComputerExecutorOptions {
   commandTimeoutMs?: number;
   /** Told of every action (control events). */
   observer?: ActionObserver;
+  /** The agent's count of best-effort failures (a fresh one by default). */
+  failures?: IgnoredFailures;
 }
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 10_000;
@@ -97,10 +99,12 @@ export class ComputerExecutor implements BatchRunner {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly pointers = new WeakMap<InputTarget, PointerState>();
   private readonly commandTimeoutMs: number;
+  private readonly failures: IgnoredFailures;
 
   constructor(private readonly options: ComputerExecutorOptions) {
     this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
-    this.cursor = new CursorVisibility(this.commandTimeoutMs);
+    this.failures = options.failures ?? new IgnoredFailures(options.logger);
+    this.cursor = new CursorVisibility(this.commandTimeoutMs, this.failures);
     const source = options.targets();
     if (source) this.cursor.follow(source);
   }
@@ -220,7 +224,7 @@ export class ComputerExecutor implements BatchRunner {
       pointer = { x: 0, y: 0, buttons: 0 };
       this.pointers.set(active, pointer);
     }
-    return new TabInput(target, pointer);
+    return new TabInput(target, pointer, this.failures);
   }
 
   // ---- actions ------------------------------------------------------------------------------------
@@ -276,7 +280,7 @@ export class ComputerExecutor implements BatchRunner {
           try {
             await wait(holdMs, signal);
           } finally {
-            await mayFail(input.keyUp(combo.key));
+            await this.failures.mayFail(input.keyUp(combo.key));
           }
         });
       }
@@ -315,7 +319,7 @@ export class ComputerExecutor implements BatchRunner {
         await input.release(button, 1);
       } finally {
         // Never leave the button held after a failed drag.
-        if (input.isHeld(button)) await mayFail(input.release(button, 1));
+        if (input.isHeld(button)) await this.failures.mayFail(input.release(button, 1));
       }
     });
   }

@@ -3,7 +3,7 @@
 // buttons held, the modifiers held.
 
 import type { Protocol } from 'devtools-protocol';
-import { mayFail } from '../browser/cdp-errors.ts';
+import type { IgnoredFailures } from '../browser/cdp-errors.ts';
 import type { MouseButton } from './batch-schema.ts';
 import { MODIFIER_BIT, type KeyDefinition, type KeyPress } from './keysyms.ts';
 import type { Point } from './motion.ts';
@@ -27,6 +27,8 @@ export class TabInput {
   constructor(
     readonly target: InputTarget,
     readonly pointer: PointerState,
+    /** The agent's count of best-effort failures. */
+    private readonly failures: IgnoredFailures,
   ) {}
 
   get position(): Point {
@@ -86,7 +88,7 @@ export class TabInput {
       for (const key of pressed.reverse()) {
         this.modifiers &= ~MODIFIER_BIT[key.modifier!];
         // Best effort: the tab may be gone, and the original failure is what matters.
-        await mayFail(this.key('keyUp', { def: key, shifted: false }));
+        await this.failures.mayFail(this.key('keyUp', { def: key, shifted: false }));
       }
     }
   }

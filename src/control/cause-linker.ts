@@ -14,6 +14,8 @@
 //   the last field of its data (the step filter's SQL form relies on it: src/stream/event-query.ts).
 
 import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
+import { contextOf } from '../event-data.ts';
+import type { EventSink } from '../telemetry/monitor.ts';
 
 /** How many scripts and in-flight requests per tab are remembered for the chain (oldest dropped). */
 const MAX_REMEMBERED = 512;
@@ -57,20 +59,6 @@ interface TabState {
   requests: Map<string, Cause>;
 }
 
-interface LinkableData {
-  caused_by?: string;
-  step_id?: string;
-  target_id?: string;
-  nav_seq?: number;
-  opener_id?: string;
-  request_id?: string;
-  resource_type?: string;
-  initiator_url?: string;
-  url?: string;
-  frame_id?: string;
-  parent_frame_id?: string;
-}
-
 /** How many targets' latest nav_seq is remembered (oldest dropped). */
 const MAX_TARGETS = 4096;
 
@@ -78,6 +66,16 @@ export class CauseLinker {
   private readonly tabs = new Map<string, TabState>();
   /** Latest nav_seq of every target seen, also before its first action. */
   private readonly navSeqs = new Map<string, number>();
+
+  /** `next`, with every event stamped on its way there. */
+  linking(next: EventSink): EventSink {
+    return {
+      append: (event) => {
+        this.link(event);
+        return next.append(event);
+      },
+    };
+  }
 
   /** An opening action began in `targetId`'s tab; `stepId`: the step its caller marked last. */
   open(targetId: string, actionId: string, stepId?: string): void {
@@ -94,55 +92,56 @@ export class CauseLinker {
   /** Stamp `event` (before it is admitted) when an action caused it. */
   link(event: TelemetryEvent): void {
     if (UNLINKED.has(event.type)) return;
-    const data = event.data as LinkableData | undefined;
-    if (data === undefined) return;
+    const context = contextOf(event);
+    if (context === undefined) return;
     // A tab opened by another: the opener's window.
-    const tabId = event.type === 'page_tab_opened' ? data.opener_id : data.target_id;
+    const tabId = event.type === 'page_tab_opened' ? event.data?.opener_id : context.target_id;
     if (tabId === undefined) return;
-    if (typeof data.nav_seq === 'number' && this.navSeqs.get(tabId) !== data.nav_seq) {
+    const navSeq = context.nav_seq;
+    if (typeof navSeq === 'number' && this.navSeqs.get(tabId) !== navSeq) {
       this.navSeqs.delete(tabId);
-      this.navSeqs.set(tabId, data.nav_seq);
+      this.navSeqs.set(tabId, navSeq);
       if (this.navSeqs.size > MAX_TARGETS) this.navSeqs.delete(this.navSeqs.keys().next().value!);
     }
     const tab = this.tabs.get(tabId);
     if (tab === undefined) return;
-    if (typeof data.nav_seq === 'number') tab.navSeq = data.nav_seq;
-    const cause = this.causeOf(event.type, data, tab);
+    if (typeof navSeq === 'number') tab.navSeq = navSeq;
+    const cause = this.causeOf(event, tab);
     if (cause !== undefined) {
-      data.caused_by = cause.actionId;
-      if (cause.stepId !== undefined) data.step_id = cause.stepId;
+      context.caused_by = cause.actionId;
+      if (cause.stepId !== undefined) context.step_id = cause.stepId;
     }
-    this.remember(event.type, data, tab, cause);
+    this.remember(event, tab, cause);
     if (event.type === 'page_navigation_settled' && tab.window !== undefined) {
       const opened = tab.window.navSeq;
-      if (typeof data.nav_seq === 'number' && (opened === undefined || data.nav_seq > opened)) tab.window = undefined;
+      if (typeof navSeq === 'number' && (opened === undefined || navSeq > opened)) tab.window = undefined;
     }
   }
 
-  private causeOf(type: EventType, data: LinkableData, tab: TabState): Cause | undefined {
-    if ((type === 'network_response' || type === 'network_loading_failed') && data.request_id !== undefined) {
-      const own = tab.requests.get(data.request_id);
+  private causeOf(event: TelemetryEvent, tab: TabState): Cause | undefined {
+    if ((event.type === 'network_response' || event.type === 'network_loading_failed') && event.data?.request_id !== undefined) {
+      const own = tab.requests.get(event.data.request_id);
       if (own !== undefined) return own;
     }
-    if (type === 'network_request' && data.initiator_url !== undefined) {
-      const chained = tab.scripts.get(data.initiator_url);
+    if (event.type === 'network_request' && event.data?.initiator_url !== undefined) {
+      const chained = tab.scripts.get(event.data.initiator_url);
       if (chained !== undefined) return chained;
     }
     return tab.window?.cause;
   }
 
-  private remember(type: EventType, data: LinkableData, tab: TabState, cause: Cause | undefined): void {
-    if (type === 'page_navigation' && data.parent_frame_id === undefined) {
+  private remember(event: TelemetryEvent, tab: TabState, cause: Cause | undefined): void {
+    if (event.data === undefined) return;
+    if (event.type === 'page_navigation' && event.data.parent_frame_id === undefined) {
       // A new document: its scripts are new ones.
       tab.scripts.clear();
-    }
-    if (data.request_id === undefined) return;
-    if (type === 'network_request') {
-      if (cause === undefined) return;
+    } else if (event.type === 'network_request') {
+      const data = event.data;
+      if (cause === undefined || data.request_id === undefined) return;
       bounded(tab.requests, data.request_id, cause);
       if (data.resource_type === 'Script' && data.url !== undefined) bounded(tab.scripts, data.url, cause);
-    } else if (type === 'network_response' || type === 'network_loading_failed') {
-      tab.requests.delete(data.request_id);
+    } else if ((event.type === 'network_response' || event.type === 'network_loading_failed') && event.data.request_id !== undefined) {
+      tab.requests.delete(event.data.request_id);
     }
   }
 

@@ -11,6 +11,7 @@ import type {
   CdpConnectData,
   CdpDisconnectData,
   ComputerActionData,
+  ControlData,
   EventSource,
   StepData,
   TelemetryEvent,
@@ -35,8 +36,11 @@ export interface ActionStart {
   readonly stepId?: string;
 }
 
+/** The fields of a control event the recorder fills in. */
+type ControlFields = Pick<ControlData, 'action_id' | 'target_id' | 'duration_ms'>;
+
 /** Control event data without the fields the recorder fills in. */
-type Body<T> = Omit<T, 'action_id' | 'duration_ms' | 'target_id' | 'step_id'>;
+type Body<T> = Omit<T, keyof ControlFields | 'step_id'>;
 
 /** API requests under way whose step is kept (more only when responses never end). */
 const MAX_REQUESTS = 10_000;
@@ -117,16 +121,23 @@ export class ControlRecorder {
   }
 
   cdpCommand(start: ActionStart, body: Body<CdpCommandData>): void {
-    this.emitControl('cdp_command', start, body, { kind: 'kernel_api', event: body.method });
+    if (this.controlOn)
+      this.append({
+        ts: start.ts,
+        type: 'cdp_command',
+        source: { kind: 'kernel_api', event: body.method },
+        data: { ...controlFields(start), ...body, ...stepField(start) },
+      });
   }
 
   apiCall(start: ActionStart, body: Body<ApiCallData>): void {
     this.requestSteps.delete(body.request_id);
-    this.emitControl('api_call', start, body, API_SOURCE);
+    if (this.controlOn) this.append({ ts: start.ts, type: 'api_call', source: API_SOURCE, data: { ...controlFields(start), ...body, ...stepField(start) } });
   }
 
   computerAction(start: ActionStart, body: Body<ComputerActionData>): void {
-    this.emitControl('computer_action', start, body, API_SOURCE);
+    if (this.controlOn)
+      this.append({ ts: start.ts, type: 'computer_action', source: API_SOURCE, data: { ...controlFields(start), ...body, ...stepField(start) } });
   }
 
   cdpConnect(data: CdpConnectData): void {
@@ -137,19 +148,6 @@ export class ControlRecorder {
     if (this.connectionOn) this.append({ ts: this.clock.nowUs(), type: 'cdp_disconnect', source: API_SOURCE, data });
   }
 
-  private emitControl(type: 'cdp_command' | 'api_call' | 'computer_action', start: ActionStart, body: object, source: EventSource): void {
-    if (!this.controlOn) return;
-    const data = {
-      action_id: start.actionId,
-      ...(start.targetId === undefined ? {} : { target_id: start.targetId }),
-      duration_ms: round3(performance.now() - start.t0),
-      ...body,
-      // Last: the step filter's SQL form matches it at the end of the event (src/stream/event-query.ts).
-      ...(start.stepId === undefined ? {} : { step_id: start.stepId }),
-    };
-    this.append({ ts: start.ts, type, source, data });
-  }
-
   private append(event: TelemetryEvent): void {
     this.sink.append(event);
   }
@@ -157,4 +155,18 @@ export class ControlRecorder {
 
 function round3(ms: number): number {
   return Math.round(ms * 1000) / 1000;
+}
+
+/** The fields the recorder fills in, in the order every control event carries them. */
+function controlFields(start: ActionStart): ControlFields {
+  return {
+    action_id: start.actionId,
+    ...(start.targetId === undefined ? {} : { target_id: start.targetId }),
+    duration_ms: round3(performance.now() - start.t0),
+  };
+}
+
+/** Last: the step filter's SQL form matches `step_id` at the end of the event (src/stream/event-query.ts). */
+function stepField(start: ActionStart): { step_id?: string } {
+  return start.stepId === undefined ? {} : { step_id: start.stepId };
 }

@@ -14,6 +14,8 @@ import { resourceFromAttributes, type Resource } from '@opentelemetry/resources'
 import type { LogRecordExporter, ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import type { Logger } from 'pino';
 import { EVENT_CATEGORIES, EVENT_TYPE_CATEGORY, type EventCategory } from '../../injected/schema.ts';
+import type { CdpConnection } from '../browser/cdp-connection.ts';
+import type { StartScope } from '../cleanup-stack.ts';
 import type { AppendObserver, EventLog } from '../stream/event-log.ts';
 import { VERSION } from '../version.ts';
 import { describeUrl, type OtlpConfig } from './otlp-config.ts';
@@ -38,6 +40,23 @@ export interface OtlpExporterOptions {
   sessionId: string;
   logger: Logger;
   timing?: OtlpExportTiming;
+}
+
+/**
+ * Start-up's OTLP step: an exporter that sees every event `log` admits (converting and sending off
+ * the producer's path), when an endpoint is configured; closed again if start-up fails later.
+ */
+export function startOtlpExport(
+  config: OtlpConfig | undefined,
+  options: Omit<OtlpExporterOptions, 'config'>,
+  log: EventLog,
+  scope: StartScope,
+): OtlpExporter | undefined {
+  if (config === undefined) return undefined;
+  const exporter = new OtlpExporter({ ...options, config });
+  scope.opened(() => exporter.close());
+  exporter.follow(log);
+  return exporter;
 }
 
 export type OtlpDropReason = 'queue_full' | 'rejected' | 'shutdown';
@@ -153,6 +172,17 @@ export class OtlpExporter implements OtlpExportStats {
   follow(log: EventLog): void {
     this.stopFollowing?.();
     this.stopFollowing = log.observeAppends(this.observe);
+  }
+
+  /**
+   * A connection to the browser is up: its user agent for later records. May fail (the browser
+   * went away): records then lack user_agent.original until the next connection.
+   */
+  learnUserAgent(connection: CdpConnection): void {
+    void connection.send('Browser.getVersion').then(
+      (version) => this.setUserAgent(version.userAgent),
+      () => undefined,
+    );
   }
 
   /** The browser's user agent (Browser.getVersion): `user_agent.original` of later records. */

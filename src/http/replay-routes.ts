@@ -311,7 +311,14 @@ export function sendVideo(request: FastifyRequest, reply: FastifyReply, video: V
   const length = size === 0 ? 0 : end - start + 1;
   reply.header('Content-Length', String(length));
   if (range) reply.code(206).header('Content-Range', `bytes ${start}-${end}/${size}`);
-  if (request.method === 'HEAD' || length === 0) return reply.send();
+  if (request.method === 'HEAD') {
+    // The headers as a GET would have them; fastify would replace Content-Length for an empty body.
+    reply.hijack();
+    reply.raw.writeHead(reply.statusCode, reply.getHeaders() as Record<string, string>);
+    reply.raw.end();
+    return reply;
+  }
+  if (length === 0) return reply.send();
   return reply.send(video.open(start, end));
 }
 

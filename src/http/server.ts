@@ -3,6 +3,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { StartScope } from '../cleanup-stack.ts';
 import { createApiServer } from './api-server.ts';
 import { BearerAuth } from './auth.ts';
 import { registerBrowserRoutes } from './browser-routes.ts';
@@ -28,7 +29,8 @@ export type { HttpDeps, SessionView } from './http-deps.ts';
 /** The response header naming this process's instance (docs/operations.md "Restarts"). */
 export const INSTANCE_HEADER = 'X-Agent-Instance';
 
-export function createHttpServer(deps: HttpDeps): FastifyInstance {
+/** Start-up's http step: the agent's server, closed again if start-up fails later (`scope`). */
+export function createHttpServer(deps: HttpDeps, scope?: StartScope): FastifyInstance {
   // New for every server: a client that sees it change knows the seq numbers it holds came from
   // another process (until seq survives restarts, they may repeat).
   const instanceId = randomBytes(12).toString('base64url');
@@ -62,5 +64,6 @@ export function createHttpServer(deps: HttpDeps): FastifyInstance {
   app.addHook('preClose', async () => {
     await deps.hub.closeAll();
   });
+  scope?.opened(() => app.close());
   return app;
 }

@@ -3,8 +3,12 @@
 
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { ProxyStats } from '../cdp-proxy/cdp-proxy.ts';
 import type { OtlpExportStats } from '../export/otlp-exporter.ts';
+import type { EventStore } from '../store/event-store.ts';
 import type { TelemetryStats } from '../telemetry/telemetry-stats.ts';
+import { registerCdpProxyMetrics } from './cdp-proxy-metrics.ts';
+import { registerStoreMetrics } from './store-metrics.ts';
 
 export interface MetricsSources {
   stats: TelemetryStats;
@@ -21,7 +25,11 @@ export interface MetricsSources {
   /** Types of the targets attached right now. */
   attachedTargetTypes(): Iterable<string>;
   /** The OTLP export, when it is on (docs/export.md "Metrics"). */
-  otlp?: OtlpExportStats;
+  otlp?: OtlpExportStats | undefined;
+  /** The durable store, when there is one (docs/storage.md "Metrics"). */
+  store?: EventStore | undefined;
+  /** The CDP endpoint (docs/operations.md "CDP endpoint"). */
+  cdpProxy?: ProxyStats;
 }
 
 /**
@@ -155,6 +163,8 @@ export class AgentMetrics {
     });
     if (sources.otlp) registerOtlpMetrics(r, sources.otlp);
     registerProcessMetrics(r);
+    if (sources.store) registerStoreMetrics(r, sources.store);
+    if (sources.cdpProxy) registerCdpProxyMetrics(r, sources.cdpProxy);
   }
 
   get contentType(): string {

@@ -139,8 +139,9 @@ export class ReplayRecording {
     }
     const now = this.elapsedMs();
     if (this.lastWrittenMs < 0) {
-      // Nothing painted since the start (no tab yet): the video starts black.
-      this.write(0, BLACK_JPEG, DEFAULT_BOX);
+      // Nothing painted since the start (no tab yet): the video starts black. The first beat may
+      // come right after the start (the beat is shared), before the screencast's first frame.
+      if (now >= KEEPALIVE_MS) this.write(0, BLACK_JPEG, DEFAULT_BOX);
     } else if (this.held === undefined && now - this.lastWrittenMs >= KEEPALIVE_MS && this.lastJpeg) {
       this.write(now, this.lastJpeg);
     }

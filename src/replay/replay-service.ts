@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ReplayStartedData, ReplayStopReason, ReplayStoppedData } from '../../injected/schema.ts';
-import { heartbeat } from '../heartbeat.ts';
+import type { Heartbeats } from '../heartbeat.ts';
+import type { IgnoredFailures } from '../browser/cdp-errors.ts';
 import { newReplayId, ReplayCatalogue, type ReplayRecord } from './catalogue.ts';
 import { locateEncoder, type EncoderBinary } from './encoder-binary.ts';
 import { chaptersOf, finalizeFile, ReplayRecording, type ChapterProvider } from './recording.ts';
@@ -64,6 +65,9 @@ export interface ReplayServiceOptions {
   /** --ffmpeg-path. */
   ffmpegPath?: string;
   logger: Logger;
+  /** The agent's beats (retention, the duration cap) and its count of best-effort CDP failures. */
+  heartbeats: Heartbeats;
+  failures: IgnoredFailures;
   /** replay_started and replay_stopped, to the session's event log. */
   emit: (event: ReplayEvent) => void;
   /** The chapters of a finished recording (docs/replay.md "Chapters"); none when absent. */
@@ -110,7 +114,7 @@ export class ReplayService {
     );
     this.recoverInterrupted();
     this.retain();
-    this.stopRetentionBeat = heartbeat(1000).every(RETENTION_BEATS, () => this.retain());
+    this.stopRetentionBeat = options.heartbeats.of(1000).every(RETENTION_BEATS, () => this.retain());
   }
 
   /** The CDP connection's targets to capture from (undefined while the browser is not connected). */
@@ -165,9 +169,9 @@ export class ReplayService {
         if (this.current?.recording === recording) void this.stopCurrent(reason, error);
       },
     });
-    const capture = new ScreencastCapture((frame) => recording.offer(frame), this.options.logger, this.now);
+    const capture = new ScreencastCapture((frame) => recording.offer(frame), this.options.failures, this.options.logger, this.now);
     let beats = 0;
-    const stopBeat = heartbeat(1000).every(1, () => {
+    const stopBeat = this.options.heartbeats.of(1000).every(1, () => {
       // The budget left is re-read every 10 s while recording (a directory listing and stats).
       if (++beats % 10 === 0) this.retain();
       recording.beat();

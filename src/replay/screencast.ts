@@ -11,7 +11,7 @@
 import type { Protocol } from 'devtools-protocol';
 import type { Logger } from 'pino';
 import type { CdpConnection } from '../browser/cdp-connection.ts';
-import { mayFail } from '../browser/cdp-errors.ts';
+import type { IgnoredFailures } from '../browser/cdp-errors.ts';
 import type { AttachedTarget, TargetManager } from '../browser/target-manager.ts';
 
 export const MAX_WIDTH = 1280;
@@ -44,6 +44,7 @@ export class ScreencastCapture {
 
   constructor(
     private readonly onFrame: (frame: ScreenFrame) => void,
+    private readonly failures: IgnoredFailures,
     private readonly logger?: Logger,
     private readonly now: () => number = Date.now,
   ) {}
@@ -94,7 +95,8 @@ export class ScreencastCapture {
 
   private frame(params: Protocol.Page.ScreencastFrameEvent, sessionId: string | undefined): void {
     // Acknowledged whoever it is for: an unacknowledged frame stops that tab's screencast.
-    if (this.scope && sessionId !== undefined) void mayFail(this.scope.connection.send('Page.screencastFrameAck', { sessionId: params.sessionId }, sessionId));
+    if (this.scope && sessionId !== undefined)
+      void this.failures.mayFail(this.scope.connection.send('Page.screencastFrameAck', { sessionId: params.sessionId }, sessionId));
     const page = this.following;
     if (page === undefined || sessionId !== page.sessionId) return;
     this.received++;

@@ -18,6 +18,9 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { StartScope } from '../cleanup-stack.ts';
+import { isProcessAlive } from '../process-alive.ts';
 import { filterSql, type EventFilter, type EventMeta } from '../stream/event-query.ts';
 import type { LogArchive } from '../stream/event-log.ts';
 import type { HistoryQuery, HistoryStore, StoredEnvelope } from '../stream/history.ts';
@@ -484,7 +487,7 @@ export class EventStore implements LogArchive, HistoryStore {
    * signals"). Returns the previous mark when one is left: the agent that set it ended without
    * closing the store (killed, crashed, the machine lost power), unless it is still running.
    */
-  markRunning(pid: number, isAlive: (pid: number) => boolean): { pid: number; startedAt: number } | undefined {
+  markRunning(pid: number, isAlive: (pid: number) => boolean = isProcessAlive): { pid: number; startedAt: number } | undefined {
     let previous: { pid: number; startedAt: number } | undefined;
     const row = this.db.prepare("SELECT value FROM meta WHERE key = 'agent_running'").get() as { value: string } | undefined;
     if (row !== undefined) {
@@ -543,8 +546,9 @@ export class EventStore implements LogArchive, HistoryStore {
     for (const file of fileSet(this.path)) if (existsSync(file)) renameSync(file, file.replace(this.path, damaged));
     const fresh = openDatabase(this.path);
     let copied = 0;
+    let old: Sqlite | undefined;
     try {
-      const old = openSqlite(damaged, { readOnly: true });
+      old = openSqlite(damaged, { readOnly: true });
       try {
         const rows = old.prepare('SELECT * FROM meta').all() as Array<Record<string, SqlParam>>;
         for (const row of rows) fresh.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(row.key, row.value);
@@ -569,10 +573,12 @@ export class EventStore implements LogArchive, HistoryStore {
       // seq must never go backwards: keep the reservation past whatever the damaged file held.
       const reserved = Number((fresh.prepare("SELECT value FROM meta WHERE key = 'reserved_until'").get() as { value?: string } | undefined)?.value ?? 0);
       fresh.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('reserved_until', ?)").run(String(Math.max(reserved, next) + SEQ_RESERVATION));
-      old.close();
     } catch {
       // Not even readable as a database: nothing to copy.
       fresh.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('reserved_until', ?)").run(String(this.now() * 1000));
+    } finally {
+      // The set-aside file is only read: closed however the copy ended.
+      old?.close();
     }
     this.options.log?.('warn', { path: this.path, set_aside: damaged, events_recovered: copied }, 'monitor_store_recovered');
     return fresh;
@@ -591,15 +597,21 @@ export class EventStore implements LogArchive, HistoryStore {
 
 function openDatabase(path: string): Sqlite {
   const db = openSqlite(path);
-  // Before the first table: a new database gives deleted rows' pages back to the file system at
-  // each retention pass (docs/storage.md "Retention"). No effect on an existing one.
-  db.pragma('auto_vacuum = INCREMENTAL');
-  db.pragma('journal_mode = WAL');
-  // WAL + NORMAL: a commit survives a process crash (kill -9) without an fsync per batch; a power
-  // loss may lose the last commits (docs/storage.md).
-  db.pragma('synchronous = NORMAL');
-  db.exec(SCHEMA);
-  return db;
+  try {
+    // Before the first table: a new database gives deleted rows' pages back to the file system at
+    // each retention pass (docs/storage.md "Retention"). No effect on an existing one.
+    db.pragma('auto_vacuum = INCREMENTAL');
+    db.pragma('journal_mode = WAL');
+    // WAL + NORMAL: a commit survives a process crash (kill -9) without an fsync per batch; a power
+    // loss may lose the last commits (docs/storage.md).
+    db.pragma('synchronous = NORMAL');
+    db.exec(SCHEMA);
+    return db;
+  } catch (err) {
+    // A file that is no database of ours is set aside (salvage): it must not stay open meanwhile.
+    db.close();
+    throw err;
+  }
 }
 
 function fileSet(path: string): string[] {
@@ -610,4 +622,32 @@ function addFilterTo(filter: EventFilter | undefined, where: string[], params: u
   const sql = filterSql(filter, sinceTs, untilTs);
   where.push(...sql.clauses);
   params.push(...sql.params);
+}
+
+/** What the store step reads of the agent's settings (Config has them). */
+export interface StoreSettings {
+  /** No store without one: the RAM ring alone. */
+  dataDir?: string | undefined;
+  sessionId: string;
+  retainBytes: number;
+  retainHours: number;
+}
+
+/**
+ * Start-up's store step: the session's durable store when a data directory is set, closed again
+ * if start-up fails after it opened.
+ */
+export function openEventStore(settings: StoreSettings, logger: Logger, scope: StartScope): EventStore | undefined {
+  if (settings.dataDir === undefined) return undefined;
+  const store = new EventStore({
+    dataDir: settings.dataDir,
+    sessionId: settings.sessionId,
+    retainBytes: settings.retainBytes,
+    retainMs: settings.retainHours * 3_600_000,
+    log: (level, fields, message) => logger[level](fields, message),
+  });
+  scope.opened(() => store.close());
+  scope.reached('opened');
+  logger.info({ data_dir: settings.dataDir, resumed_after_seq: store.resumeAfterSeq, log_id: store.logId }, 'event store opened');
+  return store;
 }

@@ -3,6 +3,7 @@
 // metadata the log keeps (no JSON parsing), and translated to SQL by the durable store.
 
 import { EVENT_CATEGORY, EVENT_TYPE_CATEGORY, type EventCategory, type EventType, type TelemetryEvent } from '../../injected/schema.ts';
+import { contextOf } from '../event-data.ts';
 import type { EventFilter, EventMeta } from './event-query.ts';
 
 export type { BodyColumn, EventFilter, EventMeta } from './event-query.ts';
@@ -10,8 +11,15 @@ export { filterSql } from './event-query.ts';
 
 /** EventMeta.causedBy of an event. */
 export function causeOf(event: TelemetryEvent): string | undefined {
-  const data = event.data as { action_id?: string; caused_by?: string } | undefined;
-  return data?.action_id ?? data?.caused_by;
+  switch (event.type) {
+    // The cause side: the action itself.
+    case 'cdp_command':
+    case 'api_call':
+    case 'computer_action':
+      return event.data?.action_id;
+    default:
+      return contextOf(event)?.caused_by;
+  }
 }
 
 /** EventMeta.stepId of an event (docs/events.md "Steps"). */

@@ -1,7 +1,6 @@
 // Console family (docs/events.md#types): console API calls and uncaught exceptions.
 
 import type { Protocol } from 'devtools-protocol';
-import { mayFail } from '../browser/cdp-errors.ts';
 import { translateConsoleApiCalled, translateExceptionThrown } from './console.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
@@ -74,7 +73,7 @@ export class ConsoleFamily implements TelemetryFamily {
     this.releaseTimer = setTimeout(() => {
       this.releaseTimer = undefined;
       for (const sid of this.sessionsWithObjects) {
-        void mayFail(this.host.connection.send('Runtime.releaseObjectGroup', { objectGroup: 'console' }, sid));
+        void this.host.connection.failures.mayFail(this.host.connection.send('Runtime.releaseObjectGroup', { objectGroup: 'console' }, sid));
       }
       this.sessionsWithObjects.clear();
     }, CONSOLE_OBJECT_RELEASE_MS);

@@ -11,7 +11,6 @@
 
 import type { Protocol } from 'devtools-protocol';
 import type { EventContext, NetworkDownloadFinishedData } from '../../injected/schema.ts';
-import { mayFail } from '../browser/cdp-errors.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
 
 /** Progress events per download at most this often. */
@@ -52,7 +51,7 @@ export class DownloadFamily implements TelemetryFamily {
       if (this.mimeByUrl.size >= MAX_MIME_URLS) this.mimeByUrl.delete(this.mimeByUrl.keys().next().value!);
       this.mimeByUrl.set(p.response.url, p.response.mimeType);
     });
-    void mayFail(connection.send('Browser.setDownloadBehavior', { behavior: 'default', eventsEnabled: true })).then((result) => {
+    void connection.failures.mayFail(connection.send('Browser.setDownloadBehavior', { behavior: 'default', eventsEnabled: true })).then((result) => {
       if (result === undefined) host.logger.warn('Browser.setDownloadBehavior failed: download events are off');
     });
   }

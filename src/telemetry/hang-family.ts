@@ -1,7 +1,7 @@
 // Hung tabs (docs/events.md "Failure signals"): an active tab's main thread is asked a trivial
 // question (`Runtime.evaluate` of `0`, which waits for the renderer's main thread; commands such as
 // `DOM.getDocument` are answered while a script runs) once a second. One timer serves every tab, the
-// process's shared beat (src/heartbeat.ts) that also runs the browser's health probe: each beat
+// agent's shared beat (src/heartbeat.ts) that also runs the browser's health probe: each beat
 // probes all the active tabs with no probe unanswered, so active tabs cost the agent no wake-up of
 // their own (docs/performance.md "Idle"). An answer that does not come
 // within the threshold gives page_unresponsive; the same probe's late answer gives page_responsive
@@ -18,7 +18,7 @@
 // its own). A crashed tab is not probed until its next document.
 
 import type { Protocol } from 'devtools-protocol';
-import { heartbeat } from '../heartbeat.ts';
+import type { Heartbeats } from '../heartbeat.ts';
 import { isTargetGone } from '../browser/cdp-errors.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
@@ -65,6 +65,8 @@ export class HangFamily implements TelemetryFamily {
   constructor(
     /** page_unresponsive after this many ms without an answer; also the probe period. 0: off. */
     private readonly thresholdMs: number,
+    /** The agent's beats: the probes run on its 1 s beat. */
+    private readonly heartbeats: Heartbeats,
   ) {}
 
   start(host: FamilyHost): void {
@@ -144,7 +146,7 @@ export class HangFamily implements TelemetryFamily {
   /** Joins the beat unless it is on it. */
   private schedule(): void {
     if (this.stopBeat !== undefined || this.disposed) return;
-    this.stopBeat = heartbeat(HANG_PROBE_PERIOD_MS).every(1, () => this.probeActiveTabs());
+    this.stopBeat = this.heartbeats.of(HANG_PROBE_PERIOD_MS).every(1, () => this.probeActiveTabs());
   }
 
   private isCurrent(probe: TabProbe): boolean {

@@ -1,6 +1,6 @@
 // Follows the kernel log (/dev/kmsg) for OOM kills (docs/events.md "Failure signals"). The device is
 // opened non-blocking and read every 5 s until it has nothing more: one read() system call every
-// 5 s while the kernel is quiet, no thread parked in a blocking read, and on the process's shared
+// 5 s while the kernel is quiet, no thread parked in a blocking read, and on the agent's shared
 // 1 s beat (src/heartbeat.ts), so the poll costs no wake-up of its own (an idle agent's wake-ups are
 // its cost: docs/performance.md "Idle"). Each read() returns one record, stamped by
 // the kernel, so a kill keeps the time it happened however late the poll reads it. What the
@@ -12,7 +12,8 @@
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { SystemOomKillData } from '../../injected/schema.ts';
-import { heartbeat } from '../heartbeat.ts';
+import type { StartScope } from '../cleanup-stack.ts';
+import type { Heartbeats } from '../heartbeat.ts';
 import { kmsgMessage, kmsgTimestampUs, OomKillParser } from './oom-kill-parser.ts';
 
 export const KMSG_PATH = '/dev/kmsg';
@@ -26,6 +27,8 @@ export interface KmsgReaderOptions {
   logger: Logger;
   /** `ageUs`: how long ago the kernel logged the kill's last record (its time is now − ageUs). */
   onOomKill(kill: SystemOomKillData, ageUs: number): void;
+  /** The agent's beats: the poll runs on its 1 s beat. */
+  heartbeats: Heartbeats;
   path?: string;
 }
 
@@ -37,8 +40,11 @@ export class KmsgReader {
 
   private constructor(private readonly options: KmsgReaderOptions) {}
 
-  /** Opens the kernel log; undefined (after one log line) when the agent may not read it. */
-  static start(options: KmsgReaderOptions): KmsgReader | undefined {
+  /**
+   * Opens the kernel log; undefined (after one log line) when the agent may not read it. Start-up's
+   * kmsg step: `scope` closes it again if start-up fails later.
+   */
+  static start(options: KmsgReaderOptions, scope?: StartScope): KmsgReader | undefined {
     const path = options.path ?? KMSG_PATH;
     let fd: number;
     try {
@@ -49,9 +55,10 @@ export class KmsgReader {
     }
     const reader = new KmsgReader(options);
     reader.fd = fd;
+    scope?.opened(() => reader.close());
     // Skip what was logged before: only kills from now on are this session's.
     reader.drain(false);
-    reader.stopPolling = heartbeat(KMSG_BEAT_MS).every(KMSG_POLL_MS / KMSG_BEAT_MS, () => reader.drain(true));
+    reader.stopPolling = options.heartbeats.of(KMSG_BEAT_MS).every(KMSG_POLL_MS / KMSG_BEAT_MS, () => reader.drain(true));
     return reader;
   }
 

@@ -10,7 +10,7 @@
 
 import type { Protocol } from 'devtools-protocol';
 import type { EventContext } from '../../injected/schema.ts';
-import { isTargetGone, mayFail } from '../browser/cdp-errors.ts';
+import { isTargetGone } from '../browser/cdp-errors.ts';
 import type { AttachedTarget } from '../browser/target-manager.ts';
 import type { Limits } from '../limits.ts';
 import { BodyFetcher, type BodyFetcherOptions, type BodyResult } from './body-fetcher.ts';
@@ -266,7 +266,7 @@ export class NetworkFamily implements TelemetryFamily {
         if (isTargetGone(err, target)) return undefined;
         this.durableWorks = false;
         // This session's bodies stay in its renderer after all: give it the full buffers.
-        if (small && this.enabledSessions.has(sessionId)) return mayFail(target.send('Network.enable', this.enableParams));
+        if (small && this.enabledSessions.has(sessionId)) return target.sendMayFail('Network.enable', this.enableParams);
         return undefined;
       },
     );

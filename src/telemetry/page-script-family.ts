@@ -45,7 +45,6 @@ import {
   type WebVitalsReport,
 } from '../../injected/schema.ts';
 import { assertNever } from '../assert-never.ts';
-import { mayFail } from '../browser/cdp-errors.ts';
 import { PAGE_SCRIPT_BUNDLE, PAGE_SCRIPT_GLOBAL_NAME } from '../generated/page-script.ts';
 import type { TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
@@ -205,7 +204,7 @@ export class PageScriptFamily implements TelemetryFamily {
     const target = state.target;
     const binding = target.send('Runtime.addBinding', { name: BINDING_NAME, executionContextName: this.worldName });
     const script = target.send('Page.addScriptToEvaluateOnNewDocument', { source: this.sourceFor(options), worldName: this.worldName, runImmediately });
-    const identifier = mayFail(script).then((r) => r?.identifier);
+    const identifier = target.mayFail(script).then((r) => r?.identifier);
     this.registrations.set(target.sessionId, { categories: categoriesOf(options), identifier });
     return [this.host.setUpStep(target, 'Runtime.addBinding', binding), this.host.setUpStep(target, 'Page.addScriptToEvaluateOnNewDocument', script)];
   }

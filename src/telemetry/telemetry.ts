@@ -5,10 +5,12 @@
 
 import type { Protocol } from 'devtools-protocol';
 import type { Logger } from 'pino';
-import type { Category, EventDataByType, EventSource, EventType, MonitorData, TelemetryEvent } from '../../injected/schema.ts';
+import type { Category, EventDataByType, EventSource, EventType, MonitorData } from '../../injected/schema.ts';
+import { eventOf } from '../event-data.ts';
 import type { CdpConnection, EventName } from '../browser/cdp-connection.ts';
-import { isTargetGone, mayFail } from '../browser/cdp-errors.ts';
+import { isTargetGone } from '../browser/cdp-errors.ts';
 import type { AttachedTarget, TargetObserver } from '../browser/target-manager.ts';
+import { Heartbeats } from '../heartbeat.ts';
 import type { Limits } from '../limits.ts';
 import { BrowserClock } from './clock.ts';
 import { cdpCuts } from './cdp-cuts.ts';
@@ -71,6 +73,8 @@ export interface TelemetryOptions {
   hangThresholdMs?: number;
   /** page_long_task threshold in ms (`--long-task-ms`); 0 or absent: none. */
   longTaskMs?: number;
+  /** The agent's beats (the hang probe runs on one); a fresh set when absent. */
+  heartbeats?: Heartbeats;
 }
 
 /** Categories whose work needs the Runtime domain (console events; the page script's binding). */
@@ -112,7 +116,8 @@ export class Telemetry implements TargetObserver, FamilyHost {
     this.loadingTabs = new LoadingTabsFamily(options.onTabsLoading);
     this.pageFamily = new PageFamily(this.memory.announcedTabs);
     const pageScript = new PageScriptFamily((state) => this.pageFamily.layoutShift(state), undefined, options.longTaskMs ?? 0);
-    const hangs = new HangFamily(options.hangThresholdMs ?? 0);
+    const heartbeats = options.heartbeats ?? new Heartbeats((err) => options.logger.warn({ err }, 'a periodic job failed'));
+    const hangs = new HangFamily(options.hangThresholdMs ?? 0, heartbeats);
     const crashes = new TabCrashFamily((state) => hangs.tabCrashed(state));
     this.pageScript = pageScript;
     // The tracker first: its handlers run before the families' for the same event.
@@ -200,7 +205,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
       commands.push(this.setUpStep(target, 'Page.enable', target.send('Page.enable', { enableFileChooserOpenedEvent: true })));
       if (!initial || !target.wasWaiting) {
         // A document that existed before the agent (or Page) looked: learn its frames now.
-        commands.push(mayFail(target.send('Page.getFrameTree').then(({ frameTree }) => this.seedFrames(state, frameTree))));
+        commands.push(target.mayFail(target.send('Page.getFrameTree').then(({ frameTree }) => this.seedFrames(state, frameTree))));
       }
     } else if (!wantPage && state.pageEnabled) {
       state.pageEnabled = false;
@@ -300,9 +305,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
     if (method === undefined) source = AGENT_SOURCE;
     else if (origin instanceof TargetState) source = origin.sourceOf(method);
     else source = origin === undefined ? { kind: 'cdp', event: method } : { kind: 'cdp', event: method, metadata: origin };
-    const event: TelemetryEvent = { ts, type, source, data };
-    if (truncated) event.truncated = true;
-    this.sink.append(event);
+    this.sink.append(eventOf<T>(truncated ? { ts, type, source, data, truncated } : { ts, type, source, data }));
   }
 
   setUpStep<T>(target: AttachedTarget, step: string, command: Promise<T>): Promise<T | undefined> {

@@ -1,5 +1,6 @@
 import parsePrometheusTextFormat, { type MetricFamily as Family } from 'parse-prometheus-text-format';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startAgent } from '../../src/agent.ts';
 import { consoleText, startRig, TOKEN, type TestRig } from './support/harness.ts';
 
 describe('GET /metrics', () => {
@@ -15,8 +16,8 @@ describe('GET /metrics', () => {
   });
   afterAll(() => rig?.close());
 
-  const scrape = async (token = 'scraper'): Promise<Map<string, Family>> => {
-    const response = await fetch(`${rig.agent.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+  const scrape = async (token = 'scraper', url = rig.agent.url): Promise<Map<string, Family>> => {
+    const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const families = parsePrometheusTextFormat(await response.text());
@@ -107,4 +108,28 @@ describe('GET /metrics', () => {
     await patch(true);
     expect(value(await scrape(), 'bta_events_dropped_total', { reason: 'category_off' })).toBeGreaterThan(before);
   });
+
+  it('counts the failures its best-effort commands let pass for itself only, beside a second agent in the process', async () => {
+    const other = await startAgent({ port: 0, token: 'other', logLevel: 'silent', screenshots: false });
+    try {
+      const ignored = (families: Map<string, Family>) => value(families, 'bta_cdp_ignored_failures_total', { kind: 'gone' });
+      const before = ignored(await scrape());
+      // A tab closed the moment it opens: the agent's best-effort setup commands on it (its page
+      // script's registration among them) fail as a gone target.
+      await vi.waitFor(
+        async () => {
+          const { targetId } = (await rig.driver.send('Target.createTarget', { url: 'about:blank' })) as { targetId: string };
+          await rig.driver.send('Target.closeTarget', { targetId });
+          expect(ignored(await scrape())).toBeGreaterThan(before);
+        },
+        { timeout: 15_000, interval: 100 },
+      );
+      const others = await scrape('other', other.url);
+      expect([value(others, 'bta_cdp_ignored_failures_total', { kind: 'gone' }), value(others, 'bta_cdp_ignored_failures_total', { kind: 'other' })]).toEqual([
+        0, 0,
+      ]);
+    } finally {
+      await other.close();
+    }
+  }, 30_000);
 });

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IgnoredFailures } from '../../src/browser/cdp-errors.ts';
+import { Heartbeats } from '../../src/heartbeat.ts';
 import { ReplayCatalogue, type ReplayRecord } from '../../src/replay/catalogue.ts';
 import { extractFrames } from '../../src/replay/frames.ts';
 import { ReplayService, type ReplayEvent } from '../../src/replay/replay-service.ts';
@@ -15,6 +17,7 @@ import { enforceReplayRetention } from '../../src/replay/retention.ts';
 import { colourAt, near, probeChapters, probeVideo } from './support/video.ts';
 
 const logger = pino({ level: 'silent' });
+const heartbeats = new Heartbeats(() => undefined);
 
 /** The recording runs for a while: this is recorded time, not a wait for something to happen. */
 function record(ms: number): Promise<void> {
@@ -38,6 +41,8 @@ describe('a recording with no tab to capture', () => {
       retainMs: 3_600_000,
       maxBytes: 64 * 1024 ** 2,
       logger,
+      heartbeats,
+      failures: new IgnoredFailures(),
       emit: (event) => events.push(event),
       chapters: () => [
         { title: 'step one', startUs: startedUs + 200_000 },
@@ -97,6 +102,8 @@ describe('replays without a data directory', () => {
       retainMs: 3_600_000,
       maxBytes: 1024 ** 3,
       logger,
+      heartbeats,
+      failures: new IgnoredFailures(),
       emit: () => undefined,
     });
     const dir = service.catalogue.dir;

@@ -125,6 +125,15 @@ describe('a replay recorded with the official client', () => {
     expect(Buffer.from(await response.arrayBuffer()).equals(bytes.subarray(100, 1100))).toBe(true);
   });
 
+  it('answers HEAD with the headers of the download and no body', async () => {
+    const response = await fetch(`${rig.agent.url}/browsers/${rig.agent.sessionId}/replays/${replayId}`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect([response.status, response.headers.get('content-length'), response.headers.get('accept-ranges')]).toEqual([200, String(bytes.length), 'bytes']);
+    expect((await response.arrayBuffer()).byteLength).toBe(0);
+  });
+
   it('plays and seeks in real Chromium, which fetches it with Range requests through the viewer link', async () => {
     const [listed] = await client.browsers.replays.list(rig.agent.sessionId);
     const player = await rig.driver.newTab();

@@ -1,15 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  ConnectionClosedError,
-  ignoredFailures,
-  isTargetGone,
-  logIgnoredFailuresTo,
-  mayFail,
-  ProtocolError,
-  TargetClosedError,
-} from '../../src/browser/cdp-errors.ts';
+import { describe, expect, it } from 'vitest';
+import { ConnectionClosedError, IgnoredFailures, isTargetGone, ProtocolError, TargetClosedError } from '../../src/browser/cdp-errors.ts';
 
 describe('TargetClosedError', () => {
   it('names the target and the command that was waiting', () => {
@@ -65,12 +57,10 @@ describe('isTargetGone', () => {
   });
 });
 
-describe('mayFail', () => {
+describe('IgnoredFailures.mayFail', () => {
   it('gives the answer of a command that succeeds', async () => {
-    await expect(mayFail(Promise.resolve(42))).resolves.toBe(42);
+    await expect(new IgnoredFailures().mayFail(Promise.resolve(42))).resolves.toBe(42);
   });
-
-  afterEach(() => logIgnoredFailuresTo(undefined));
 
   /** A debug-level logger whose lines the test reads. */
   const recordingLogger = () => {
@@ -86,38 +76,49 @@ describe('mayFail', () => {
 
   it('gives undefined for a command whose target went away, silently, counted as gone', async () => {
     const { lines, logger } = recordingLogger();
-    logIgnoredFailuresTo(logger);
-    const before = { ...ignoredFailures };
-    await expect(mayFail(Promise.reject(new TargetClosedError('T1')))).resolves.toBeUndefined();
-    await expect(mayFail(Promise.reject(new Error('x')), { isDetached: true })).resolves.toBeUndefined();
-    expect(ignoredFailures.gone - before.gone).toBe(2);
-    expect(ignoredFailures.other).toBe(before.other);
+    const failures = new IgnoredFailures(logger);
+    await expect(failures.mayFail(Promise.reject(new TargetClosedError('T1')))).resolves.toBeUndefined();
+    await expect(failures.mayFail(Promise.reject(new Error('x')), { isDetached: true })).resolves.toBeUndefined();
+    expect({ gone: failures.gone, other: failures.other }).toEqual({ gone: 2, other: 0 });
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines).toEqual([]);
   });
 
   it('logs any other failure at debug, with the command, and counts it', async () => {
     const { lines, logger } = recordingLogger();
-    logIgnoredFailuresTo(logger);
-    const before = ignoredFailures.other;
+    const failures = new IgnoredFailures(logger);
     await expect(
-      mayFail(Promise.reject(new ProtocolError('Page.navigate', -32602, 'Invalid parameters', 'url: string value expected'))),
+      failures.mayFail(Promise.reject(new ProtocolError('Page.navigate', -32602, 'Invalid parameters', 'url: string value expected'))),
     ).resolves.toBeUndefined();
     // A bug in a `.then` the command carries does not vanish either.
     await expect(
-      mayFail(
+      failures.mayFail(
         Promise.resolve(1).then(() => {
           throw new TypeError('x is not a function');
         }),
       ),
     ).resolves.toBeUndefined();
-    expect(ignoredFailures.other - before).toBe(2);
+    expect(failures.other).toBe(2);
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.map((l) => [l.level, l.msg, l.method])).toEqual([
       [20, 'ignored CDP failure', 'Page.navigate'],
       [20, 'ignored CDP failure', undefined],
     ]);
     expect((lines[1]!.err as { message: string }).message).toBe('x is not a function');
+  });
+
+  it('counts and logs into its own agent only: two in one process share neither counts nor logger', async () => {
+    const first = recordingLogger();
+    const second = recordingLogger();
+    const a = new IgnoredFailures(first.logger);
+    const b = new IgnoredFailures(second.logger);
+    await a.mayFail(Promise.reject(new ProtocolError('Page.navigate', -32602, 'Invalid parameters')));
+    await a.mayFail(Promise.reject(new TargetClosedError('T1')));
+    await b.mayFail(Promise.reject(new ProtocolError('Page.reload', -32000, 'refused')));
+    expect([a.gone, a.other, b.gone, b.other]).toEqual([1, 1, 0, 1]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(first.lines.map((l) => l.method)).toEqual(['Page.navigate']);
+    expect(second.lines.map((l) => l.method)).toEqual(['Page.reload']);
   });
 });
 

@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EventName } from '../../src/browser/cdp-connection.ts';
 import { AttachedTarget } from '../../src/browser/target-manager.ts';
+import { Heartbeats } from '../../src/heartbeat.ts';
 import { BrowserClock } from '../../src/telemetry/clock.ts';
 import { EventContextTracker, type TargetState } from '../../src/telemetry/event-context.ts';
 import type { FamilyHost, StateHandler } from '../../src/telemetry/family.ts';
@@ -30,7 +31,12 @@ function rig() {
     admits: () => true,
     emit: (type: string, _ts: number, data: Record<string, unknown>) => events.push({ type, data }),
   } as unknown as FamilyHost;
-  const family = new HangFamily(THRESHOLD_MS);
+  const family = new HangFamily(
+    THRESHOLD_MS,
+    new Heartbeats((err) => {
+      throw err;
+    }),
+  );
   family.start(host);
   const tab = (n: number): TargetState => {
     const info = { targetId: `T${n}`, type: 'page', url: 'http://a.test/', title: '', attached: true, canAccessOpener: false };

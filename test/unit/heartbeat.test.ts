@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Heartbeat, heartbeat } from '../../src/heartbeat.ts';
+import { Heartbeat, Heartbeats } from '../../src/heartbeat.ts';
+
+/** A job that throws fails the test unless the test expects it. */
+const rethrow = (error: unknown): never => {
+  throw error;
+};
 
 describe('Heartbeat', () => {
   beforeEach(() => {
@@ -10,7 +15,7 @@ describe('Heartbeat', () => {
   });
 
   it('runs every job on one timer, each on its own multiple of the beat', () => {
-    const beat = new Heartbeat(1000);
+    const beat = new Heartbeat(1000, rethrow);
     const runs: string[] = [];
     const stopEach = beat.every(1, () => runs.push('each'));
     vi.advanceTimersByTime(2000);
@@ -30,7 +35,7 @@ describe('Heartbeat', () => {
   });
 
   it('lets a job leave during a beat without skipping the others', () => {
-    const beat = new Heartbeat(500);
+    const beat = new Heartbeat(500, rethrow);
     const runs: string[] = [];
     const stopFirst = beat.every(1, () => {
       runs.push('first');
@@ -41,8 +46,53 @@ describe('Heartbeat', () => {
     expect(runs).toEqual(['first', 'second', 'second']);
   });
 
-  it('shares one beat per period in the process', () => {
-    expect(heartbeat(1000)).toBe(heartbeat(1000));
-    expect(heartbeat(1000)).not.toBe(heartbeat(250));
+  it('runs the other jobs of a beat when one throws, and reports the failure', () => {
+    const failures: unknown[] = [];
+    const beat = new Heartbeat(1000, (error) => failures.push(error));
+    const runs: string[] = [];
+    const broken = new Error('probe bug');
+    beat.every(1, () => runs.push('before'));
+    beat.every(1, () => {
+      throw broken;
+    });
+    beat.every(1, () => runs.push('after'));
+    vi.advanceTimersByTime(2000);
+    expect(runs).toEqual(['before', 'after', 'before', 'after']);
+    expect(failures).toEqual([broken, broken]);
+  });
+});
+
+describe('Heartbeats', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("gives one agent's parts one beat per period", () => {
+    const agent = new Heartbeats(rethrow);
+    expect(agent.of(1000)).toBe(agent.of(1000));
+    expect(agent.of(1000)).not.toBe(agent.of(250));
+  });
+
+  it('shares no beat between two agents in one process: each runs, stops and reports on its own', () => {
+    const failures: string[] = [];
+    const first = new Heartbeats(() => failures.push('first'));
+    const second = new Heartbeats(() => failures.push('second'));
+    expect(first.of(1000)).not.toBe(second.of(1000));
+    const runs: string[] = [];
+    const stopFirst = first.of(1000).every(1, () => {
+      runs.push('first');
+      throw new Error('first agent bug');
+    });
+    second.of(1000).every(1, () => runs.push('second'));
+    vi.advanceTimersByTime(1000);
+    stopFirst();
+    expect(first.of(1000).running).toBe(false);
+    expect(second.of(1000).running).toBe(true);
+    vi.advanceTimersByTime(1000);
+    expect(runs).toEqual(['first', 'second', 'second']);
+    expect(failures).toEqual(['first']);
   });
 });

@@ -3,6 +3,7 @@
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { Heartbeats } from '../../src/heartbeat.ts';
 import { KmsgReader } from '../../src/telemetry/kmsg-reader.ts';
 
 describe('KmsgReader', () => {
@@ -14,7 +15,12 @@ describe('KmsgReader', () => {
         done();
       },
     });
-    const reader = KmsgReader.start({ logger: pino({ level: 'info' }, sink), onOomKill: () => undefined, path: '/nonexistent/kmsg' });
+    const reader = KmsgReader.start({
+      logger: pino({ level: 'info' }, sink),
+      onOomKill: () => undefined,
+      heartbeats: new Heartbeats(() => undefined),
+      path: '/nonexistent/kmsg',
+    });
     expect(reader).toBeUndefined();
     expect(lines).toEqual([
       expect.objectContaining({ msg: 'system_oom_kill is off: the kernel log is not readable (it needs root or CAP_SYSLOG)', path: '/nonexistent/kmsg' }),

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import { CauseLinker } from '../../src/control/cause-linker.ts';
+import { eventOf } from '../../src/event-data.ts';
 import { ControlRecorder } from '../../src/control/control-recorder.ts';
 import { checkStepInput, STEP_LIMITS, StepError, Steps } from '../../src/control/steps.ts';
 import { BrowserClock } from '../../src/telemetry/clock.ts';
@@ -156,10 +157,20 @@ describe('step_id on actions and effects', () => {
   it('keeps the step on a response whose request began under it, after a later action of another step', () => {
     const { recorder } = rig();
     recorder.begin('T', true, 'step-1');
-    const request: TelemetryEvent = { ts: 1, type: 'network_request', source: { kind: 'cdp' }, data: { target_id: 'T', request_id: 'r1' } };
+    const request: TelemetryEvent = eventOf({
+      ts: 1,
+      type: 'network_request',
+      source: { kind: 'cdp' },
+      data: { target_id: 'T', request_id: 'r1', method: 'GET', document_url: '', headers: {}, initiator_type: 'other' },
+    });
     recorder.linker.link(request);
     recorder.begin('T', true, 'step-2');
-    const response: TelemetryEvent = { ts: 2, type: 'network_response', source: { kind: 'cdp' }, data: { target_id: 'T', request_id: 'r1' } };
+    const response: TelemetryEvent = eventOf({
+      ts: 2,
+      type: 'network_response',
+      source: { kind: 'cdp' },
+      data: { target_id: 'T', request_id: 'r1', status: 200, status_text: 'OK', headers: {}, mime_type: 'text/plain' },
+    });
     recorder.linker.link(response);
     expect(response.data).toMatchObject({ step_id: 'step-1' });
   });

@@ -1,6 +1,7 @@
 // A stand-in for CdpConnection in unit tests: records commands in order, lets the test deliver
 // events and decide how each command answers.
 import type { CdpConnection } from '../../../src/browser/cdp-connection.ts';
+import { IgnoredFailures } from '../../../src/browser/cdp-errors.ts';
 
 export interface SentCommand {
   method: string;
@@ -14,6 +15,8 @@ export class FakeConnection {
   /** Per method: how to answer (default: resolve with {}). */
   readonly answers = new Map<string, (params: unknown, sessionId: string | undefined) => Promise<unknown>>();
   isConnected = true;
+  /** What the best-effort commands on it let pass (CdpConnection.failures). */
+  readonly failures = new IgnoredFailures();
 
   send(method: string, params?: unknown, sessionId?: string): Promise<unknown> {
     this.sent.push({ method, params, sessionId });
