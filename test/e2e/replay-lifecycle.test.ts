@@ -56,12 +56,12 @@ describe('a recording when its session ends', () => {
       const listed = await client.browsers.replays.list('replay-after-end');
       const download = await fetch(`${rig.agent.url}/browsers/replay-after-end/replays/${id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
       const start = await fetch(`${rig.agent.url}/browsers/replay-after-end/replays`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
-      expect([listed.map((r) => [r.replay_id, r.stop_reason]), download.status, download.headers.get('content-type'), start.status]).toEqual([
-        [[id, 'session_deleted']],
-        200,
-        'video/mp4',
-        404,
-      ]);
+      expect([
+        listed.map((r) => [r.replay_id, (r as { stop_reason?: string }).stop_reason]),
+        download.status,
+        download.headers.get('content-type'),
+        start.status,
+      ]).toEqual([[[id, 'session_deleted']], 200, 'video/mp4', 404]);
     } finally {
       await rig.close();
     }
