@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, GatewayRig } from './support/gateway-harness.ts';
 import { AgentProgram, eventually } from './support/gateway-processes.ts';
 import { gatewaySuite } from './support/gateway-suite.ts';
+import { ChromiumProcess } from '../../../src/browser/chromium-launcher.ts';
 import { Driver, type Tab } from '../../../test/e2e/support/harness.ts';
 import { COLOUR_PAGE, waitForPage } from '../../../test/e2e/support/replay-pages.ts';
 import { probeVideo } from '../../../test/e2e/support/video.ts';
@@ -110,6 +111,26 @@ describe.each(BACKENDS)('archived replays on %s', (backend) => {
     writeFileSync(file, Buffer.from(await response.arrayBuffer()));
     const probed = await probeVideo(file);
     expect([probed.codec, probed.durationS > 0.5]).toEqual(['h264', true]);
+  });
+
+  it('opens the archive viewer at a replay with its replay_view_url, the player loading the archived video', async () => {
+    const [listed] = await client.browsers.replays.list(id);
+    const chromium = await ChromiumProcess.launch();
+    const browser = await Driver.connect(chromium.browserWsUrl);
+    try {
+      const page = await browser.firstPage();
+      await page.send('Page.enable');
+      await page.navigate(listed!.replay_view_url!);
+      await waitForPage(page, `(document.querySelector('.player video')?.readyState ?? 0) >= 2`);
+      const shown = (await page.evaluate(`[document.querySelector('.player').dataset.replayId, document.querySelector('.player video').duration]`)) as {
+        result: { value: [string, number] };
+      };
+      const [replay, duration] = shown.result.value;
+      expect([replay, duration > 0.5]).toEqual([stoppedId, true]);
+    } finally {
+      await browser.close().catch(() => undefined);
+      await chromium.close();
+    }
   });
 
   it('answers 404 with the error body for a replay the archive does not hold', async () => {
