@@ -7,6 +7,7 @@ import type { TraceEventSource, TraceRow } from '../export/trace-archive.ts';
 import type { EventFilter } from '../stream/event-filter.ts';
 import { HistoryReader, type HistoryRequest } from '../stream/history.ts';
 import { VERSION } from '../version.ts';
+import { replayScreencast } from '../replay/trace-screencast.ts';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
@@ -56,7 +57,11 @@ export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: 
       const { filter, sinceTs, untilTs } = exportWindow(request.query as ExportQuery);
       const source = historySource(history, sinceTs, untilTs, deps.log.latestSeq);
       const creator = { name: 'browser-telemetry-agent', version: VERSION };
-      return sendTrace(request, reply, source, { sessionId: deps.sessionId, filter, creator }, 'trace export');
+      // The replays' frames as the screencast (docs/export.md "Screencast"); a tab filter keeps
+      // them too: they are of the tab in front, which the events do not say.
+      const replays = deps.replays;
+      const screencast = replays === undefined ? undefined : () => replayScreencast(replays.screencastReplays(), { sinceTs, untilTs });
+      return sendTrace(request, reply, source, { sessionId: deps.sessionId, filter, creator, ...(screencast ? { screencast } : {}) }, 'trace export');
     },
   );
 }
