@@ -15,6 +15,7 @@ import { AgentProgram, eventually } from './support/gateway-processes.ts';
 import { gatewaySuite } from './support/gateway-suite.ts';
 import { ChromiumProcess } from '../../../src/browser/chromium-launcher.ts';
 import { Driver, type Tab } from '../../../test/e2e/support/harness.ts';
+import { unzipEntries } from '../../../test/e2e/support/playwright-trace.ts';
 import { COLOUR_PAGE, waitForPage } from '../../../test/e2e/support/replay-pages.ts';
 import { probeVideo } from '../../../test/e2e/support/video.ts';
 
@@ -131,6 +132,26 @@ describe.each(BACKENDS)('archived replays on %s', (backend) => {
       await browser.close().catch(() => undefined);
       await chromium.close();
     }
+  });
+
+  it('puts both archived replays’ pictures in the ended session’s trace as its screencast, each a JPEG resource', async () => {
+    const response = await rig.fetch(`/browsers/${id}/trace`);
+    const entries = unzipEntries(Buffer.from(await response.arrayBuffer()));
+    const frames = entries
+      .get('trace.trace')!
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string; sha1?: string })
+      .filter((l) => l.type === 'screencast-frame');
+    const of = (replay: string) => frames.filter((f) => f.sha1!.startsWith(`replay-${replay}-`));
+    const jpegs = frames.every((f) =>
+      entries
+        .get(`resources/${f.sha1}`)
+        ?.subarray(0, 2)
+        .equals(Buffer.from([0xff, 0xd8])),
+    );
+    expect([response.status, of(stoppedId).length > 2, of(runningId).length > 2, jpegs]).toEqual([200, true, true, true]);
   });
 
   it('answers 404 with the error body for a replay the archive does not hold', async () => {
