@@ -43,7 +43,7 @@ export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: 
       schema: {
         summary: 'The session as a Playwright trace archive (scope telemetry:read)',
         description:
-          "Actions (computer batch actions, CDP commands, API calls, the page's own clicks, keys and scrolls, navigations), network entries with bodies, console messages, page errors with their stacks, and the monitor's screenshots as the filmstrip; no DOM snapshots. Streamed as the history is read; 413 when the window holds more than 1 GiB of events.",
+          "Actions (computer batch actions, CDP commands, API calls, the page's own clicks, keys and scrolls, navigations), network entries with bodies, console messages, page errors with their stacks, and the monitor's screenshots and the replays' frames as the filmstrip; no DOM snapshots. Streamed as the history is read; 413 when the window holds more than 1 GiB of events.",
         tags: ['telemetry'],
         params: browserParamsSchema,
         querystring: traceQuerySchema,
