@@ -112,6 +112,11 @@ export class ReplayArchive {
 
   /** Copies one replay's file into the archive, from what an earlier copy stored. */
   private async copy(session: ReplaySession, replay: FinishedReplay, object: unknown, row: ReplayRow | undefined): Promise<void> {
+    if (row !== undefined && row.storedBytes >= row.sizeBytes) {
+      // Every byte stored, the mark not set (interrupted between the last chunk and it).
+      await this.store.complete(session.sessionKey, replay.id, this.now());
+      return;
+    }
     const from = row !== undefined && row.storedBytes > 0 ? { offset: row.storedBytes, etag: row.etag } : undefined;
     const response = await this.client.replayFile(session, replay.id, from);
     const status = response.statusCode ?? 0;
