@@ -2,8 +2,8 @@
 // the modules that src/ imports them from, type-check, then bundle with esbuild (dependencies stay
 // external, so node_modules is resolved at run time) both packages of the workspace: the agent
 // (its program and its entries: the library, the HTTP kit, the event model, the program pieces,
-// the replay kit)
-// into dist/, the gateway into gateway/dist/ (docs/architecture.md "Two packages").
+// the MCP server, the replay kit) into dist/, the gateway into gateway/dist/ (docs/architecture.md
+// "Two packages").
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -32,6 +32,7 @@ await build({
     'http-kit': 'src/http/kit.ts',
     events: 'src/events.ts',
     program: 'src/program.ts',
+    mcp: 'src/mcp/index.ts',
     replay: 'src/replay/kit.ts',
   },
   outdir: 'dist',

@@ -14,6 +14,7 @@ await bundle({
     'bench-subscribers': 'bench/clients/subscribers.ts',
     'bench-probe-floor': 'bench/clients/probe-floor.ts',
     'bench-agent-cli': 'src/main.ts',
+    'bench-agent-cuts-cli': 'bench/clients/agent-cuts-cli.ts',
   },
   outdir: '.tmp',
 });

@@ -3,7 +3,7 @@
 // tables and the budget lines, and writes bench/results.json. Every process it starts is stopped
 // at the end, also on failure and on Ctrl-C.
 //
-// Flags: --quick, --only=load,throughput,latency,reconnect,soak,idle,store,cdp,replay, --idle-seconds=N, --profile (agent
+// Flags: --quick, --only=load,throughput,latency,reconnect,soak,idle,store,cdp,mcp,replay, --idle-seconds=N, --profile (agent
 // hosts under node --cpu-prof; prints hot spots), --diagnose (adds page-load modes and throughput
 // arms that remove or multiply one agent cost each: screenshots, body fetches, the page script,
 // subscribers), --experiment=<name> (a proposed
@@ -33,10 +33,11 @@ import { runSoak } from './sections/soak.ts';
 import { OtlpSink } from './lib/otlp-sink.ts';
 import { runStore } from './sections/store.ts';
 import { runCdpProxy } from './sections/cdp-proxy.ts';
+import { runMcp } from './sections/mcp.ts';
 import { runThroughput } from './sections/throughput.ts';
 import { runReplay } from './sections/replay.ts';
 
-const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak', 'idle', 'store', 'cdp', 'replay'] as const;
+const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak', 'idle', 'store', 'cdp', 'mcp', 'replay'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Flags {
@@ -212,6 +213,9 @@ async function main(): Promise<void> {
     },
     cdp: async () => {
       results.cdp = await runCdpProxy(ctx, { roundTrips: q ? 300 : 3000, scripts: flags.reps ?? (q ? 2 : 8), steps: q ? 10 : 50 });
+    },
+    mcp: async () => {
+      results.mcp = await runMcp(ctx, { reps: flags.reps ?? (q ? 3 : 15) });
     },
     replay: async () => {
       results.replay = await runReplay(ctx, {

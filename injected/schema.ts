@@ -592,7 +592,7 @@ export interface StepData {
   /** The step it belongs to. */
   parent_id?: string;
   via: StepVia;
-  /** Whose actions it covers: `token:<hash>` (an agent token), `key:<id>` (an API key through the gateway), or a CDP `connection_id`. */
+  /** Whose actions it covers: `token:<n>` (an agent token: its place in the token list, from 1), `key:<id>` (an API key through the gateway), or a CDP `connection_id`. */
   caller: string;
   /** The CDP connection it was marked on (via `cdp`). */
   connection_id?: string;

@@ -33,6 +33,7 @@ interface EventEntry extends PerformanceEntry {
 interface Interaction {
   id: number;
   latency: number;
+  /** Its longest entry first, then its other entries presented in the same frame. */
   entries: EventEntry[];
   /** Its element, described when an entry first names one: an entry's target can be null later. */
   target?: WebVitalsElement;
@@ -41,6 +42,12 @@ interface Interaction {
 /** The library's INP rules: the 10 longest interactions kept, p98 by interaction count / 50. */
 const MAX_INTERACTIONS = 10;
 const INP_DURATION_THRESHOLD = 40;
+/**
+ * Entries whose ends (startTime + duration, durations rounded to 8 ms) are this close were
+ * presented in one frame (the library's rule).
+ */
+const SAME_FRAME_MS = 8;
+const sameFrame = (a: EventEntry, b: EventEntry): boolean => Math.abs(a.startTime + a.duration - (b.startTime + b.duration)) <= SAME_FRAME_MS;
 /** A snapshot follows the last change of a burst by this long. */
 export const SNAPSHOT_DELAY_MS = 100;
 
@@ -126,10 +133,13 @@ export function installWebVitals(report: Report, win: Window): WebVitalsReportin
       let interaction = byId.get(id);
       if (!interaction && longest.length >= MAX_INTERACTIONS && weakest && entry.duration <= weakest.latency) continue;
       if (interaction) {
+        // A pointerdown presented in the frame of its click (the next frame came only after the
+        // click's handler) is the longest entry, but the processing is the click's: the phases
+        // come from every entry of that frame (docs/page-script.md "Web Vitals").
         if (entry.duration > interaction.latency) {
-          interaction.entries = [entry];
+          interaction.entries = [entry, ...interaction.entries.filter((e) => sameFrame(e, entry))];
           interaction.latency = entry.duration;
-        } else if (entry.duration === interaction.latency && entry.startTime === interaction.entries[0]!.startTime) {
+        } else if (sameFrame(entry, interaction.entries[0]!)) {
           interaction.entries.push(entry);
         }
       } else {
@@ -198,16 +208,17 @@ export function installWebVitals(report: Report, win: Window): WebVitalsReportin
     const candidate = longest[Math.min(longest.length - 1, Math.floor(count / 50))];
     if (candidate) {
       const entry = candidate.entries[0]!;
-      const processingStart = Math.min(...candidate.entries.map((e) => e.processingStart));
-      const processingEnd = Math.max(...candidate.entries.map((e) => e.processingEnd));
+      const nextPaint = entry.startTime + candidate.latency;
+      const processingStart = Math.min(Math.max(entry.startTime, Math.min(...candidate.entries.map((e) => e.processingStart))), nextPaint);
+      const processingEnd = Math.min(Math.max(processingStart, ...candidate.entries.map((e) => e.processingEnd)), nextPaint);
       const target = candidate.target ?? describe(candidate.entries.find((e) => e.target)?.target ?? null);
       vitals.inp = {
         value: candidate.latency,
         event_type: cut(entry.name, PAGE_SCRIPT_LIMITS.keyChars),
         ...(target && { target }),
-        input_delay: Math.max(processingStart - entry.startTime, 0),
-        processing_duration: Math.max(processingEnd - processingStart, 0),
-        presentation_delay: Math.max(entry.startTime + candidate.latency - processingEnd, 0),
+        input_delay: processingStart - entry.startTime,
+        processing_duration: processingEnd - processingStart,
+        presentation_delay: nextPaint - processingEnd,
         interaction_count: count,
       };
     }

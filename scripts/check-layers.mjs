@@ -54,6 +54,9 @@ export const LAYERS = [
   { name: 'metrics', paths: ['src/metrics/'] },
   // The agent's settings: what the HTTP layer's auth reads (scopes, tokens).
   { name: 'config', paths: ['src/config.ts', 'src/config/'] },
+  // The MCP server's tools over any source of events (docs/mcp.md): the agent's history here, the
+  // gateway's archive through the agent package's `mcp` entry.
+  { name: 'mcp', paths: ['src/mcp/'] },
   { name: 'http', paths: ['src/http/'] },
   { name: 'agent', paths: ['src/agent.ts', 'src/index.ts', 'src/events.ts', 'src/program.ts'] },
   { name: 'agent program', paths: ['src/main.ts'] },

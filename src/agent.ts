@@ -23,6 +23,7 @@ import { openEventStore, type EventStore } from './store/event-store.ts';
 import { StreamHub } from './stream/stream-hub.ts';
 import { AgentMetrics } from './metrics/agent-metrics.ts';
 import { SessionTelemetry } from './telemetry/session-telemetry.ts';
+import type { CdpCuts } from './telemetry/cdp-cuts.ts';
 import { KmsgReader } from './telemetry/kmsg-reader.ts';
 import { CdpProxy } from './cdp-proxy/cdp-proxy.ts';
 import { apiCalls } from './control/api-calls.ts';
@@ -58,9 +59,14 @@ export interface AgentRuntime {
    * throw fails start-up there), and of each close done after a failure.
    */
   startHooks?: { beforeStep?(step: StartStep): void; reached?(step: StartStep, point: string): void; closed?(step: StartStep): void };
+  /**
+   * The bench only: a CDP cut changed, to measure the agent without it (src/telemetry/cdp-cuts.ts).
+   * Not a setting, so not among startAgent's options.
+   */
+  cdpCuts?: Partial<CdpCuts>;
 }
 
-export interface StartAgentOptions extends ConfigOptions, Omit<AgentRuntime, 'startHooks'> {}
+export interface StartAgentOptions extends ConfigOptions, Omit<AgentRuntime, 'startHooks' | 'cdpCuts'> {}
 
 export interface Agent {
   /** `http://host:port` the agent listens on. */
@@ -127,7 +133,12 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   const otlp = startOtlpExport(config.otlp, { sessionId: config.sessionId, logger, timing: timing?.otlp }, eventLog, step('otlp'));
   // caused_by (docs/events.md "caused_by"): stamped on the way to the log.
   const linker = new CauseLinker();
-  const telemetry = new SessionTelemetry(linker.linking(eventLog), config, { logger, heartbeats, onTabsLoading: (loading) => eventLog.setLoading(loading) });
+  const telemetry = new SessionTelemetry(linker.linking(eventLog), config, {
+    logger,
+    heartbeats,
+    onTabsLoading: (loading) => eventLog.setLoading(loading),
+    cuts: runtime.cdpCuts,
+  });
   reportUncleanEnd(store, telemetry, logger);
   const kmsg = KmsgReader.start({ logger, heartbeats, onOomKill: (kill, ageUs) => telemetry.oomKilled(kill, ageUs) }, step('kmsg'));
   const history = new HistoryReader(eventLog, store);

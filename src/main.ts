@@ -26,7 +26,29 @@ function banner(agent: Agent, config: Config): string {
   return lines.join('\n') + '\n';
 }
 
+/** `browser-telemetry-agent mcp --url …`: the stdio MCP relay (docs/mcp.md "Desktop clients"); the SDK loads only here. */
+async function mcpRelay(argv: string[]): Promise<void> {
+  const relay = await import('./mcp/stdio-relay.ts');
+  let options: ReturnType<typeof relay.parseRelayArgs>;
+  try {
+    options = relay.parseRelayArgs(argv, process.env);
+  } catch (err) {
+    if (!(err instanceof relay.RelayUsageError)) throw err;
+    process.stderr.write(`browser-telemetry-agent mcp: ${err.message}\n`);
+    process.exit(2);
+  }
+  if (options === 'help') {
+    process.stdout.write(relay.MCP_HELP);
+    return;
+  }
+  // stdout carries the protocol: every line of our own goes to stderr.
+  await relay.runRelay(options, (line) => process.stderr.write(`browser-telemetry-agent mcp: ${line}\n`));
+  // stdin ended: the client is gone. Pooled sockets to the remote must not keep the process up.
+  process.exit(0);
+}
+
 async function main(): Promise<void> {
+  if (process.argv[2] === 'mcp') return mcpRelay(process.argv.slice(3));
   let config: Config;
   try {
     const command = parseCommandLine(process.argv.slice(2), process.env);

@@ -419,8 +419,9 @@ export class ViewerApp {
   /** The categories the stream asks the agent for; undefined: all. */
   private serverCategories(): string[] | undefined {
     if (HIDEABLE.every(([c]) => this.categories.has(c))) return undefined;
-    // Failure signals and live view (system, connection) always come, like the monitor events.
-    return [...HIDEABLE.map(([c]) => c).filter((c) => this.categories.has(c)), 'monitor', 'system', 'connection'];
+    // Failure signals and live view (system, connection) always come, like the monitor events, and
+    // so do control events: the Actions and Steps lanes follow them whatever is hidden.
+    return [...HIDEABLE.map(([c]) => c).filter((c) => this.categories.has(c)), 'monitor', 'system', 'connection', 'control'];
   }
 
   private setCategories(next: Set<ViewCategory>): void {

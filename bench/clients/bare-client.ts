@@ -19,7 +19,7 @@ import { DEFAULT_LIMITS } from '../../src/limits.ts';
 import { BodyFetcher } from '../../src/telemetry/body-fetcher.ts';
 import { BodyMatcher, defaultBodyPolicy } from '../../src/telemetry/body-policy.ts';
 import { planBody } from '../../src/telemetry/network.ts';
-import { cdpCuts } from '../../src/telemetry/cdp-cuts.ts';
+import { DEFAULT_CDP_CUTS } from '../../src/telemetry/cdp-cuts.ts';
 import { durableBufferParams, networkEnableParams, networkEnableParamsDurable } from '../../src/telemetry/network-family.ts';
 import { PAGE_SCRIPT_BUNDLE, PAGE_SCRIPT_GLOBAL_NAME } from '../../src/generated/page-script.ts';
 import { pushEvent, serveIpc } from '../lib/ipc.ts';
@@ -123,14 +123,15 @@ const CHILD_FILTER: Protocol.Target.TargetFilter = [
 ];
 const NETWORK_TARGET_TYPES = new Set(['page', 'iframe', 'worker', 'service_worker', 'shared_worker']);
 // The agent's Network.enable parameters (network-family.ts): the renderer keeps the bodies the
-// agent may fetch, unless the renderer-buffer cut is on (cdp-cuts.ts, off by default), as in the agent.
+// agent may fetch, unless the renderer-buffer cut is on (cdp-cuts.ts, off by default), as in the agent
+// with its defaults.
 const NETWORK_PARAMS_FULL = networkEnableParams(DEFAULT_LIMITS);
 const NETWORK_PARAMS_SMALL = networkEnableParamsDurable(DEFAULT_LIMITS);
 
 const options = JSON.parse(process.argv[2] ?? '{}') as BareClientOptions;
 // The usual bare client enables what the agent enables, with the same Network.enable parameters;
 // one that fetches bodies without durable copies needs the renderer's.
-const NETWORK_PARAMS = cdpCuts().rendererBodyBuffers && !(options.fetchBodies && !options.durable) ? NETWORK_PARAMS_SMALL : NETWORK_PARAMS_FULL;
+const NETWORK_PARAMS = DEFAULT_CDP_CUTS.rendererBodyBuffers && !(options.fetchBodies && !options.durable) ? NETWORK_PARAMS_SMALL : NETWORK_PARAMS_FULL;
 const FEATURES: CdpFeatures = options.features ?? {
   page: true,
   runtime: true,

@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import type { StartAgentOptions } from '../../src/agent.ts';
+import type { CdpCuts } from '../../src/telemetry/cdp-cuts.ts';
 import type { HostInfo, HostMemory, TakenMarks } from './agent-host.ts';
 import type { BareClientOptions, BareStats } from './bare-client.ts';
 import type { PlaywrightClientOptions, PlaywrightStats } from './playwright-client.ts';
@@ -52,7 +53,8 @@ export class AgentCli {
 
   /**
    * `profileDir`: run under `node --cpu-prof`, profile written there when it exits. `prefix`: a
-   * command the agent runs under (`nice -n 10`, `chrt -i 0`).
+   * command the agent runs under (`nice -n 10`, `chrt -i 0`). `cuts`: a CDP cut changed
+   * (src/telemetry/cdp-cuts.ts), run by agent-cuts-cli.ts instead of the CLI.
    */
   static async start(
     cdpUrl: string,
@@ -60,6 +62,7 @@ export class AgentCli {
     profileDir?: string,
     prefix: string[] = [],
     env: Record<string, string> = {},
+    cuts?: Partial<CdpCuts>,
   ): Promise<AgentCli> {
     const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
     if (profileDir) mkdirSync(profileDir, { recursive: true });
@@ -67,7 +70,7 @@ export class AgentCli {
     const args = [
       ...agentNodeFlags(),
       ...profiling,
-      sibling('agent-cli'),
+      ...(cuts ? [sibling('agent-cuts-cli'), JSON.stringify(cuts)] : [sibling('agent-cli')]),
       '--cdp-url',
       cdpUrl,
       '--port',

@@ -8,6 +8,7 @@ import type { ReconnectResult } from '../sections/reconnect.ts';
 import type { SoakResult } from '../sections/soak.ts';
 import type { StoreResult } from '../sections/store.ts';
 import type { CdpProxyResult } from '../sections/cdp-proxy.ts';
+import type { McpResult } from '../sections/mcp.ts';
 import type { ThroughputResult } from '../sections/throughput.ts';
 import { renderReplay, replayBudget, type ReplayResult } from '../sections/replay.ts';
 import { bootstrapDifference, bootstrapQuantile, median } from './stats.ts';
@@ -21,6 +22,7 @@ export interface Results {
   idle?: IdleResult;
   store?: StoreResult;
   cdp?: CdpProxyResult;
+  mcp?: McpResult;
   replay?: ReplayResult;
 }
 
@@ -251,6 +253,16 @@ export function renderReport(results: Results): string {
       ),
     );
   }
+  const mcp = results.mcp;
+  if (mcp) {
+    out.push(`### The MCP tools (an hour of a session: ${mcp.events.toLocaleString('en')} events, ${f(mcp.storedMiB)} MiB stored; bench/sections/mcp.ts)`);
+    out.push(
+      table(
+        ['call', 'CPU (p50)', 'wall (p50)', 'longest event-loop block (p50)', 'text to the model'],
+        mcp.calls.map((c) => [c.call, `${f(c.cpuMs)} ms`, `${f(c.wallMs)} ms`, `${f(c.maxBlockMs)} ms`, `${c.textBytes.toLocaleString('en')} B`]),
+      ),
+    );
+  }
   const cdp = results.cdp;
   if (cdp) {
     const rt = cdp.roundTrip;
@@ -454,6 +466,15 @@ export function evaluateBudget(results: Results): BudgetLine[] {
       limit: '≤ 1.03',
       measured: f(cdp.playwright.ratio, 3),
       pass: cdp.playwright.ratio <= 1.03,
+    });
+  }
+  // Issue 51's compactness targets (docs/mcp.md "Measured"): what a model reads of an hour.
+  for (const call of results.mcp?.calls.filter((c) => c.call.startsWith('what_went_wrong') || c.call === 'get_events, first page') ?? []) {
+    lines.push({
+      line: `MCP: ${call.call}, text to the model`,
+      limit: '≤ 8,192 B',
+      measured: `${call.textBytes.toLocaleString('en')} B`,
+      pass: call.textBytes <= 8192,
     });
   }
   if (results.replay) lines.push(...replayBudget(results.replay));

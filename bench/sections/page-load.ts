@@ -17,7 +17,7 @@ import os from 'node:os';
 import { BenchBrowser } from '../clients/chromium.ts';
 import type { CdpFeatures } from '../clients/bare-client.ts';
 import { AgentCli, AgentHost, BareClient, PlaywrightClient, TOKEN, agentMetrics, type AgentMetrics } from '../clients/consumers.ts';
-import { CUT_ENV } from '../../src/telemetry/cdp-cuts.ts';
+import type { CdpCuts } from '../../src/telemetry/cdp-cuts.ts';
 import { rotate, type BenchContext } from '../lib/context.ts';
 import { cpuSeconds, monoMs, pinTo, sleep, treeCpu } from '../lib/processes.ts';
 import { bootstrapRatio, median, round, summarize, type Summary } from '../lib/stats.ts';
@@ -57,8 +57,8 @@ export const LOAD_MODES = {
   pwproxy: "(c+p-proxy) agent, all, Playwright connected through the agent's CDP endpoint",
   pwattach: '(p+attach) Playwright beside a client that only auto-attaches (the floor of reusing its events)',
   // The agent without one of its CDP cuts (src/telemetry/cdp-cuts.ts).
-  bufcut: '(c-bufcut) agent, all, 1-byte renderer body buffers (BTA_CUT_RENDERER_BUFFERS=on: loses fetched request bodies)',
-  alldomains: '(c-domains) agent, all, Runtime on every target type (BTA_CUT_DOMAINS_BY_TYPE=off)',
+  bufcut: '(c-bufcut) agent, all, 1-byte renderer body buffers (rendererBodyBuffers on: loses fetched request bodies)',
+  alldomains: '(c-domains) agent, all, Runtime on every target type (domainsByTargetType off)',
   // The feature split: a bare client with one set of the agent's CDP features each, against (a).
   'f-all': "(f-all) Page, Runtime, Network (the agent's buffers), durable bodies, page script, screenshots",
   'f-nonet': '(f-nonet) the same without Network and durable bodies',
@@ -165,10 +165,14 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   alldomains: [],
 };
 
-/** Environment of an agent mode's process: a CDP cut switched off (src/telemetry/cdp-cuts.ts). */
+/** A CDP cut changed in an agent mode (src/telemetry/cdp-cuts.ts; bench/clients/agent-cuts-cli.ts). */
+const AGENT_CUTS: Partial<Record<LoadMode, Partial<CdpCuts>>> = {
+  bufcut: { rendererBodyBuffers: true },
+  alldomains: { domainsByTargetType: false },
+};
+
+/** Environment of an agent mode's process. */
 const AGENT_ENV: Partial<Record<LoadMode, Record<string, string>>> = {
-  bufcut: { [CUT_ENV.rendererBodyBuffers]: 'on' },
-  alldomains: { [CUT_ENV.domainsByTargetType]: 'off' },
   // An empty value removes the variable (bench/clients/consumers.ts AgentCli).
   mallocdefault: { MALLOC_MMAP_THRESHOLD_: '' },
   malloctrim: { MALLOC_TRIM_THRESHOLD_: String(4 * 1024 * 1024) },
@@ -407,7 +411,7 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
       return agentBlock(host.pid, host.streamUrl, url, () => host.detach());
     }
     const flags = mode === 'otlp' ? ['--otlp-endpoint', process.env.BENCH_OTLP_URL ?? ''] : AGENT_FLAGS[mode];
-    const agent = await AgentCli.start(browser.httpUrl, flags, profileDirOf(mode), AGENT_PREFIX[mode], AGENT_ENV[mode]);
+    const agent = await AgentCli.start(browser.httpUrl, flags, profileDirOf(mode), AGENT_PREFIX[mode], AGENT_ENV[mode], AGENT_CUTS[mode]);
     return agentBlock(agent.pid, agent.streamUrl, agent.url, () => agent.stop());
   };
   let warmHost: AgentHost | undefined;

@@ -16,6 +16,9 @@ export function helpText(): string {
     flagHelpLine('-h, --help', 'Print this help and exit.'),
     flagHelpLine('-v, --version', 'Print the version and exit.'),
     '',
+    'browser-telemetry-agent mcp --url URL: an MCP server on stdio relaying to an agent or a',
+    'gateway (mcp --help; docs/mcp.md).',
+    '',
     'Invalid values exit with status 2 and one line on stderr.',
   ]);
 }

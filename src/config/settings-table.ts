@@ -333,7 +333,8 @@ export const SETTINGS = {
     env: 'RETAIN_BYTES',
     arg: '<size>',
     defaultValue: DEFAULT_RETAIN_BYTES,
-    meaning: 'Most bytes of events the store keeps, over every session in the data directory; oldest go first.',
+    meaning:
+      'Most bytes of events the store keeps, over every session in the data directory; oldest go first. Replays share it: they get what the events leave (docs/replay.md).',
     kind: byteSize,
   },
   retainHours: {
@@ -341,7 +342,7 @@ export const SETTINGS = {
     env: 'RETAIN_HOURS',
     arg: '<hours>',
     defaultValue: DEFAULT_RETAIN_HOURS,
-    meaning: 'Hours an event is kept in the store.',
+    meaning: 'Hours an event is kept in the store, and a finished replay in the data directory.',
     kind: positiveInteger,
   },
   replayMaxBytes: {

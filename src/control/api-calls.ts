@@ -4,10 +4,13 @@
 
 import type { ControlRecorder } from './control-recorder.ts';
 
-/** What the HTTP layer's api_call hook needs (its `ApiCallRecorder`). */
+/** What the HTTP layer's api_call hook needs (`HttpDeps.apiCalls`). */
 export interface ApiCalls {
   newRequestId(): string;
-  /** An action began: a handle to end it, or undefined when `control` is off. */
+  /**
+   * An action began: a handle to end it, or undefined when `control` is off. `stepId`: the step
+   * its caller marked last (docs/events.md "Steps").
+   */
   begin(
     targetId: string | undefined,
     requestId: string,

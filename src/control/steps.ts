@@ -33,7 +33,7 @@ const MAX_KNOWN_STEPS = 65_536;
 
 /** Who marks a step: whose following actions it covers, and how it was marked. */
 export interface StepCaller {
-  /** `token:<hash>` (an agent token), `key:<id>` (an API key through the gateway), or a CDP connection id. */
+  /** `token:<n>` (an agent token: its place in the token list, from 1), `key:<id>` (an API key through the gateway), or a CDP connection id. */
   id: string;
   via: StepVia;
   /** The CDP connection (via `cdp`). */

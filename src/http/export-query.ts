@@ -19,10 +19,25 @@ export function timeBound(name: 'since' | 'until', text: string | undefined, now
 }
 
 /** `since` and `until` of the exports' query schemas. */
-export const EXPORT_TIME_BOUNDS = {
+const EXPORT_TIME_BOUNDS = {
   since: { type: 'string', description: 'RFC 3339 time or a duration like 5m (that long ago); default: the oldest retained event' },
   until: { type: 'string', description: 'RFC 3339 time or a duration like 5m (that long ago); exclusive' },
 } as const;
+
+/**
+ * The query schema of an export (GET /browsers/{id}/har and /trace, one `ExportQuery`): the same
+ * parameters, each export saying what its target and navigation filters select.
+ */
+export function exportQuerySchema(selects: { targetId: string; navSeq: string }) {
+  return {
+    type: 'object',
+    properties: {
+      target_id: { type: 'array', items: { type: 'string' }, description: selects.targetId },
+      nav_seq: { type: 'array', items: { type: 'string' }, description: selects.navSeq },
+      ...EXPORT_TIME_BOUNDS,
+    },
+  } as const;
+}
 
 /** The query of GET /browsers/{id}/har and /trace. */
 export interface ExportQuery {

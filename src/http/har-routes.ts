@@ -8,23 +8,15 @@ import { HistoryReader } from '../stream/history.ts';
 import { VERSION } from '../version.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
-import { EXPORT_TIME_BOUNDS, exportWindow, type ExportQuery } from './export-query.ts';
+import { exportQuerySchema, exportWindow, type ExportQuery } from './export-query.ts';
 import { sendHar } from './export-reply.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
 
-const harQuerySchema = {
-  type: 'object',
-  properties: {
-    target_id: { type: 'array', items: { type: 'string' }, description: 'Only requests and pages of these targets (repeat or comma-separate)' },
-    nav_seq: {
-      type: 'array',
-      items: { type: 'string' },
-      description: "Only these navigations of their tab: the pages with this nav_seq and their requests, the navigation's own document request included",
-    },
-    ...EXPORT_TIME_BOUNDS,
-  },
-} as const;
+const harQuerySchema = exportQuerySchema({
+  targetId: 'Only requests and pages of these targets (repeat or comma-separate)',
+  navSeq: "Only these navigations of their tab: the pages with this nav_seq and their requests, the navigation's own document request included",
+});
 
 /** A HAR 1.2 document in outline (the full schema is HAR 1.2's; extension fields start with `_`). */
 const harResponseSchema = {

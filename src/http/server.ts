@@ -15,6 +15,7 @@ import { registerHarRoutes } from './har-routes.ts';
 import { registerTraceRoutes } from './trace-routes.ts';
 import { registerStepRoutes } from './step-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
+import { registerMcpRoutes } from './mcp-routes.ts';
 import { registerMetricsRoutes } from './metrics-routes.ts';
 import { registerOpenApi } from './openapi.ts';
 import { VERSION } from '../version.ts';
@@ -53,6 +54,7 @@ export function createHttpServer(deps: HttpDeps, scope?: StartScope): FastifyIns
     registerFsRoutes(instance, deps, auth);
     registerMetricsRoutes(instance, deps, auth);
     registerViewerRoutes(instance, deps, auth, viewerAuth);
+    registerMcpRoutes(instance, deps, auth);
     registerReplayRoutes(instance, deps, auth, viewerAuth);
   });
 

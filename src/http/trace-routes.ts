@@ -11,23 +11,15 @@ import { replayScreencast } from '../replay/trace-screencast.ts';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
-import { EXPORT_TIME_BOUNDS, exportWindow, type ExportQuery } from './export-query.ts';
+import { exportQuerySchema, exportWindow, type ExportQuery } from './export-query.ts';
 import { sendTrace } from './export-reply.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
 
-export const traceQuerySchema = {
-  type: 'object',
-  properties: {
-    target_id: { type: 'array', items: { type: 'string' }, description: 'Only the events of these targets (repeat or comma-separate)' },
-    nav_seq: {
-      type: 'array',
-      items: { type: 'string' },
-      description: 'Only these navigations of their tab: the events that carry this nav_seq, and the requests of these pages',
-    },
-    ...EXPORT_TIME_BOUNDS,
-  },
-} as const;
+const traceQuerySchema = exportQuerySchema({
+  targetId: 'Only the events of these targets (repeat or comma-separate)',
+  navSeq: 'Only these navigations of their tab: the events that carry this nav_seq, and the requests of these pages',
+});
 
 export const traceResponseSchema = {
   description: 'A Playwright trace archive (format version 8): open it with `npx playwright show-trace <file>` or at trace.playwright.dev',

@@ -24,7 +24,7 @@ export function causeOf(event: TelemetryEvent): string | undefined {
 
 /** EventMeta.stepId of an event (docs/events.md "Steps"). */
 export function stepOf(event: TelemetryEvent): string | undefined {
-  return (event.data as { step_id?: string } | undefined)?.step_id;
+  return contextOf(event)?.step_id;
 }
 
 /**

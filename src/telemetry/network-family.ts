@@ -16,7 +16,6 @@ import type { Limits } from '../limits.ts';
 import { BodyFetcher, type BodyFetcherOptions, type BodyResult } from './body-fetcher.ts';
 import { BodyMatcher, type BodyPolicy } from './body-policy.ts';
 import { BodySchedule, type BodyScheduleOptions } from './body-schedule.ts';
-import { cdpCuts } from './cdp-cuts.ts';
 import { isTabMainFrame, type TargetState } from './event-context.ts';
 import type { FamilyHost, TelemetryFamily } from './family.ts';
 import {
@@ -132,6 +131,8 @@ export interface NetworkFamilyOptions {
   timers?: IdleTimers;
   bodyFetch?: BodyFetcherOptions;
   bodySchedule?: Omit<BodyScheduleOptions, 'timers'>;
+  /** The renderer-buffer cut (cdp-cuts.ts `rendererBodyBuffers`, off by default). */
+  smallRendererBuffers?: boolean;
 }
 
 export class NetworkFamily implements TelemetryFamily {
@@ -148,8 +149,6 @@ export class NetworkFamily implements TelemetryFamily {
    * `Network.configureDurableMessages`; once refused, every session keeps its bodies in the renderer.
    */
   private durableWorks: boolean | undefined = undefined;
-  /** The renderer-buffer cut (cdp-cuts.ts), read when the family starts. */
-  private smallRendererBuffers = false;
   private durableParams!: Protocol.Network.ConfigureDurableMessagesRequest;
   /** Sessions whose durable body storage is configured (or being configured). */
   private readonly durableSessions = new Set<string>();
@@ -168,7 +167,6 @@ export class NetworkFamily implements TelemetryFamily {
     this.enableParams = networkEnableParams(host.limits);
     this.durableParams = durableBufferParams(host.limits);
     this.durableEnableParams = networkEnableParamsDurable(host.limits);
-    this.smallRendererBuffers = cdpCuts().rendererBodyBuffers;
     host.handle('Network.requestWillBeSent', this.onRequestWillBeSent);
     host.handle('Network.responseReceived', this.onResponseReceived);
     host.handle('Network.dataReceived', this.onDataReceived);
@@ -254,7 +252,7 @@ export class NetworkFamily implements TelemetryFamily {
     this.enabledSessions.add(sessionId);
     this.durableSessions.add(sessionId);
     // With the cut, optimistic: until the browser refuses durable bodies, the renderer keeps none.
-    const small = this.smallRendererBuffers && this.durableWorks !== false;
+    const small = this.options.smallRendererBuffers === true && this.durableWorks !== false;
     const enable = this.host.setUpStep(target, 'Network.enable', target.send('Network.enable', small ? this.durableEnableParams : this.enableParams));
     const durable = target.send('Network.configureDurableMessages', this.durableParams).then(
       () => {

@@ -13,6 +13,7 @@ import type { BrowserCrash, BrowserLinkListener, DisconnectReason } from '../bro
 import type { CdpConnection } from '../browser/cdp-connection.ts';
 import type { Heartbeats } from '../heartbeat.ts';
 import { TargetManager } from '../browser/target-manager.ts';
+import type { CdpCuts } from './cdp-cuts.ts';
 import { BrowserClock } from './clock.ts';
 import { Monitor, type EventSink } from './monitor.ts';
 import { OperationalEvents } from './operational-events.ts';
@@ -44,6 +45,8 @@ export interface SessionTelemetryOptions {
   heartbeats: Heartbeats;
   /** Told when the first tab starts loading (true) and when none is loading any more (false). */
   onTabsLoading?(loading: boolean): void;
+  /** The bench's changes to the CDP cuts (cdp-cuts.ts); absent: the agent's own. */
+  cuts?: Partial<CdpCuts>;
 }
 
 /** The parts that live exactly as long as one CDP connection. */
@@ -158,6 +161,7 @@ export class SessionTelemetry implements BrowserLinkListener {
       hangThresholdMs: settings.hangThresholdMs,
       longTaskMs: settings.longTaskMs,
       heartbeats: options.heartbeats,
+      cuts: options.cuts,
     });
     telemetry.start();
     const targets = new TargetManager(connection, telemetry, options.logger);

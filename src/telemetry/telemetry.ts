@@ -13,7 +13,7 @@ import type { AttachedTarget, TargetObserver } from '../browser/target-manager.t
 import { Heartbeats } from '../heartbeat.ts';
 import type { Limits } from '../limits.ts';
 import { BrowserClock } from './clock.ts';
-import { cdpCuts } from './cdp-cuts.ts';
+import { cdpCuts, type CdpCuts } from './cdp-cuts.ts';
 import { ConsoleFamily } from './console-family.ts';
 import { EventContextTracker, isTabMainFrame, TargetState } from './event-context.ts';
 import type { EmitOptions, FamilyHost, StateHandler, TelemetryFamily } from './family.ts';
@@ -75,6 +75,8 @@ export interface TelemetryOptions {
   longTaskMs?: number;
   /** The agent's beats (the hang probe runs on one); a fresh set when absent. */
   heartbeats?: Heartbeats;
+  /** The bench's changes to the CDP cuts (cdp-cuts.ts); absent: the agent's own. */
+  cuts?: Partial<CdpCuts>;
 }
 
 /** Categories whose work needs the Runtime domain (console events; the page script's binding). */
@@ -98,8 +100,8 @@ export class Telemetry implements TargetObserver, FamilyHost {
   private readonly pageFamily: PageFamily;
   private readonly pageScript: PageScriptFamily;
   private readonly families: TelemetryFamily[];
-  /** The CDP cuts' switches (cdp-cuts.ts), read once per connection. */
-  private readonly cuts = cdpCuts();
+  /** The CDP cuts (cdp-cuts.ts). */
+  private readonly cuts: CdpCuts;
 
   constructor(
     readonly connection: CdpConnection,
@@ -107,6 +109,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
     options: TelemetryOptions,
   ) {
     this.currentConfig = options.config;
+    this.cuts = cdpCuts(options.cuts);
     this.limits = options.limits;
     this.logger = options.logger;
     this.memory = options.memory ?? new TelemetryMemory();
@@ -121,7 +124,15 @@ export class Telemetry implements TargetObserver, FamilyHost {
     const crashes = new TabCrashFamily((state) => hangs.tabCrashed(state));
     this.pageScript = pageScript;
     // The tracker first: its handlers run before the families' for the same event.
-    this.families = [this.loadingTabs, new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily, pageScript, new NetworkFamily(), crashes, hangs];
+    this.families = [
+      this.loadingTabs,
+      new ConsoleFamily(this.memory.consoleWatermarks),
+      this.pageFamily,
+      pageScript,
+      new NetworkFamily({ smallRendererBuffers: this.cuts.rendererBodyBuffers }),
+      crashes,
+      hangs,
+    ];
     // Dialogs, downloads, WebSockets and EventSource (docs/events.md).
     this.families.push(new DialogFamily(), new DownloadFamily(), new SocketFamily());
     if (options.screenshots) this.families.push(new ScreenshotFamily({ ...options.screenshots, monitor: this.monitor }));

@@ -44,6 +44,7 @@ describe('GET /openapi.json', () => {
         'PUT /browsers/{id}/fs/write_file',
         'GET /healthz',
         'GET /metrics',
+        'POST /mcp',
       ].sort(),
     );
   });

@@ -178,6 +178,22 @@ async function mintViewerUrl(base: string, sessionId: string, token = TOKEN): Pr
 }
 
 /** JS run in the viewer: the texts of the rendered rows of a panel matching `cellSelector`. */
+/** An expression: the tooltips the timeline shows as the pointer sweeps along a lane. */
+const laneTips = (lane: string) => `(async () => {
+  await new Promise((r) => requestAnimationFrame(() => r()));
+  const canvas = document.querySelector('.timeline-canvas');
+  const tooltip = document.querySelector('.timeline-tooltip');
+  const rect = canvas.getBoundingClientRect();
+  const y = rect.top + 20 + canvas.dataset.lanes.split(',').indexOf(${JSON.stringify(lane)}) * 22 + 11;
+  const seen = new Set();
+  for (let x = rect.left + 97; x < rect.right; x += 2) {
+    canvas.dispatchEvent(new PointerEvent('pointermove', { clientX: x, clientY: y, bubbles: true }));
+    if (!tooltip.hidden) seen.add(tooltip.textContent);
+  }
+  canvas.dispatchEvent(new PointerEvent('pointerleave', { bubbles: true }));
+  return [...seen];
+})()`;
+
 const rowTexts = (panel: string, cellSelector: string) =>
   `[...document.querySelectorAll('#panel-${panel} .vrow:not([hidden]) ${cellSelector}')].map((e) => e.textContent)`;
 
@@ -299,22 +315,8 @@ describe('the live viewer', () => {
     });
     expect(marked.status).toBe(200);
     await viewer.waitFor(`document.querySelector('.timeline-canvas').dataset.lanes.split(',').includes('Steps')`, 'the Steps lane');
-    const lanes = (await viewer.evaluate<string>(`document.querySelector('.timeline-canvas').dataset.lanes`)).split(',');
     // Sweep the pointer along the lane: the step runs from its mark to the live edge.
-    const tips = await viewer.evaluate<string[]>(`(async () => {
-      await new Promise((r) => requestAnimationFrame(() => r()));
-      const canvas = document.querySelector('.timeline-canvas');
-      const tooltip = document.querySelector('.timeline-tooltip');
-      const rect = canvas.getBoundingClientRect();
-      const y = rect.top + 20 + ${lanes.indexOf('Steps')} * 22 + 11;
-      const seen = new Set();
-      for (let x = rect.left + 97; x < rect.right; x += 2) {
-        canvas.dispatchEvent(new PointerEvent('pointermove', { clientX: x, clientY: y, bubbles: true }));
-        if (!tooltip.hidden) seen.add(tooltip.textContent);
-      }
-      canvas.dispatchEvent(new PointerEvent('pointerleave', { bubbles: true }));
-      return [...seen];
-    })()`);
+    const tips = await viewer.evaluate<string[]>(laneTips('Steps'));
     expect(tips.join('\n')).toMatch(/\d\d:\d\d:\d\d\.\d{3} step watch the page \(http, token:1\)/);
     await viewer.screenshot('steps');
     expect(viewer.errors).toEqual([]);
@@ -536,6 +538,21 @@ describe('the live viewer', () => {
     await viewer.evaluate(`document.querySelector('.filters input[value=console]').click()`);
     await viewer.waitFor(`!${status}.includes('stream filtered')`, 'the unfiltered stream');
     await viewer.waitFor(`${rowTexts('console', '.text')}.includes('while-hidden')`, 'the hidden message, replayed');
+  });
+
+  it('keeps the Steps lane live while a category is hidden (control events still asked for)', async () => {
+    const status = `document.querySelector('.conn-status').textContent`;
+    await viewer.evaluate(`document.querySelector('.filters input[value=network]').click()`);
+    await viewer.waitFor(`${status}.includes('stream filtered by the agent')`, 'the filtered stream');
+    const marked = await fetch(`${rig.agent.url}/browsers/${rig.agent.sessionId}/telemetry/steps`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'while filtered' }),
+    });
+    expect(marked.status).toBe(200);
+    await viewer.waitFor(`(async () => (await ${laneTips('Steps')}).some((tip) => tip.includes('step while filtered')))()`, 'the step marked while filtered');
+    await viewer.evaluate(`document.querySelector('.filters input[value=network]').click()`);
+    await viewer.waitFor(`!${status}.includes('stream filtered')`, 'the unfiltered stream');
   });
 
   it('resumes after a network drop with Last-Event-ID, without duplicates, and says so', async () => {

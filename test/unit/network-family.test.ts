@@ -96,7 +96,7 @@ interface Emitted<T extends EventType = EventType> {
   method: string | undefined;
 }
 
-function setup(options: { limits?: Partial<Limits>; config?: TelemetryConfig } = {}) {
+function setup(options: { limits?: Partial<Limits>; config?: TelemetryConfig; smallRendererBuffers?: boolean } = {}) {
   const connection = new FakeConnection();
   const tracker = new EventContextTracker();
   const events: Emitted[] = [];
@@ -126,7 +126,7 @@ function setup(options: { limits?: Partial<Limits>; config?: TelemetryConfig } =
     },
     setUpStep: (_target, _step, command) => command.catch(() => undefined),
   };
-  const family = new NetworkFamily();
+  const family = new NetworkFamily({ smallRendererBuffers: options.smallRendererBuffers });
   // The core's tracker first, as in Telemetry: the family hears of load ends from it.
   loadingTabs.start(host);
   family.start(host);
@@ -183,19 +183,17 @@ describe('NetworkFamily', () => {
       expect(enables[0]!.params).toEqual({ maxTotalBufferSize: 100 * 1024 * 1024, maxResourceBufferSize: 2 * 1024 * 1024, maxPostDataSize: 64 * 1024 });
     });
 
-    describe('with the renderer-buffer cut (BTA_CUT_RENDERER_BUFFERS=on)', () => {
-      beforeEach(() => vi.stubEnv('BTA_CUT_RENDERER_BUFFERS', 'on'));
-      afterEach(() => vi.unstubAllEnvs());
+    describe('with the renderer-buffer cut (smallRendererBuffers)', () => {
       const raised = { maxTotalBufferSize: 100 * 1024 * 1024, maxResourceBufferSize: 2 * 1024 * 1024, maxPostDataSize: 64 * 1024 };
 
       it('asks the renderer to keep no bodies, the browser keeping durable copies', () => {
-        const { connection, attach } = setup();
+        const { connection, attach } = setup({ smallRendererBuffers: true });
         attach('S-page', 'T-page', 'page');
         expect(connection.sent.find((c) => c.method === 'Network.enable')!.params).toEqual({ ...raised, maxTotalBufferSize: 1, maxResourceBufferSize: 1 });
       });
 
       it('gives the renderer raised buffers when the browser refuses durable bodies, on that session and every later one', async () => {
-        const { connection, attach } = setup();
+        const { connection, attach } = setup({ smallRendererBuffers: true });
         connection.answers.set('Network.configureDurableMessages', () => Promise.reject(new Error("'Network.configureDurableMessages' wasn't found")));
         attach('S-page', 'T-page', 'page');
         await vi.advanceTimersByTimeAsync(0);

@@ -2,9 +2,10 @@
 // target type"): the core and the target manager on a FakeConnection, targets attached as
 // Chromium attaches them.
 import pino from 'pino';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TargetManager } from '../../src/browser/target-manager.ts';
 import { DEFAULT_LIMITS } from '../../src/limits.ts';
+import type { CdpCuts } from '../../src/telemetry/cdp-cuts.ts';
 import { defaultTelemetryConfig, mergeTelemetryConfig, type TelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
 import { Telemetry } from '../../src/telemetry/telemetry.ts';
 import { FakeConnection } from './support/fake-connection.ts';
@@ -12,10 +13,10 @@ import { FakeConnection } from './support/fake-connection.ts';
 const TYPES = ['page', 'iframe', 'worker', 'service_worker', 'shared_worker', 'auction_worklet'] as const;
 
 /** Attaches one target of each type; the Runtime.enable and Page.enable each got. */
-async function domainsByType(config: TelemetryConfig): Promise<Record<string, string[]>> {
+async function domainsByType(config: TelemetryConfig, cuts?: Partial<CdpCuts>): Promise<Record<string, string[]>> {
   const connection = new FakeConnection();
   const logger = pino({ level: 'silent' });
-  const telemetry = new Telemetry(connection.asConnection(), { append: () => 0 }, { config, limits: DEFAULT_LIMITS, logger });
+  const telemetry = new Telemetry(connection.asConnection(), { append: () => 0 }, { config, limits: DEFAULT_LIMITS, logger, cuts });
   telemetry.start();
   const targets = new TargetManager(connection.asConnection(), telemetry, logger);
   await targets.start();
@@ -31,8 +32,6 @@ async function domainsByType(config: TelemetryConfig): Promise<Record<string, st
 const consoleOff = () => mergeTelemetryConfig(defaultTelemetryConfig(), { browser: { console: { enabled: false } } });
 
 describe('domains by target type', () => {
-  afterEach(() => vi.unstubAllEnvs());
-
   it('enables Page on pages and iframes, Runtime and Network on every target that reports them', async () => {
     expect(await domainsByType(defaultTelemetryConfig())).toEqual({
       page: ['Page.enable', 'Runtime.enable', 'Network.enable'],
@@ -55,9 +54,8 @@ describe('domains by target type', () => {
     });
   });
 
-  it('with BTA_CUT_DOMAINS_BY_TYPE=off, enables Runtime on every target whenever a category needs it', async () => {
-    vi.stubEnv('BTA_CUT_DOMAINS_BY_TYPE', 'off');
-    const domains = await domainsByType(consoleOff());
+  it('with the domains-by-type cut off, enables Runtime on every target whenever a category needs it', async () => {
+    const domains = await domainsByType(consoleOff(), { domainsByTargetType: false });
     for (const type of TYPES) expect(domains[type]).toContain('Runtime.enable');
   });
 });

@@ -41,6 +41,8 @@ export interface SessionFilter extends PageRequest {
   projectId?: string;
   /** Case-insensitive substring of the session id. */
   query?: string;
+  /** Newest first (the MCP list_sessions); oldest first otherwise, as GET /browsers pages them. */
+  newestFirst?: boolean;
 }
 
 export interface PageQuery {
@@ -137,7 +139,8 @@ export class ArchiveStore {
       .when(filter.status === 'ended', 'b.deleted_at IS NOT NULL')
       .bind('b.project_id = ?', filter.projectId)
       .bind("LOWER(b.session_id) LIKE ? ESCAPE '\\'", idLike);
-    return readPage(this.db, `SELECT ${SESSION_COLUMNS} FROM browsers b${where.clause} ORDER BY b.created_at, b.session_id`, where.params, filter, toSession);
+    const order = filter.newestFirst ? 'b.created_at DESC, b.session_id DESC' : 'b.created_at, b.session_id';
+    return readPage(this.db, `SELECT ${SESSION_COLUMNS} FROM browsers b${where.clause} ORDER BY ${order}`, where.params, filter, toSession);
   }
 
   /** Ends a live session; false when it had already ended. */

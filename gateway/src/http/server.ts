@@ -1,8 +1,9 @@
 // The gateway's fastify server: the agent's shared setup (createApiServer in the agent package's
 // HTTP kit: error handling, validation settings, request logging, the Host check), API-key
 // authentication in front of every route but /healthz and the viewer's page, the org routes, the
-// browser registry, the archive's reads (docs/gateway.md), the forwarded browser paths, and the
-// live viewer (docs/viewer.md "Through the gateway"), whose cookie opens its session's reads.
+// browser registry, the archive's reads (docs/gateway.md), the MCP server over them (docs/mcp.md),
+// the forwarded browser paths, and the live viewer (docs/viewer.md "Through the gateway"), whose
+// cookie opens its session's reads.
 
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -21,6 +22,7 @@ import { CdpForward } from './cdp-forward.ts';
 import { registerBrowserRegistryRoutes } from './browser-registry-routes.ts';
 import { fromStoreError } from './errors.ts';
 import { KeyWatch } from './key-watch.ts';
+import { registerMcpRoutes } from './mcp-routes.ts';
 import { registerProjectRoutes } from './project-routes.ts';
 import { GatewayViewer } from './viewer-routes.ts';
 
@@ -91,6 +93,7 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
     archiveRoutes = registerArchiveRoutes(authenticated, deps.archive, proxy, keys);
     registerTraceRoutes(authenticated, deps.archive, proxy);
     registerReplayReadRoutes(authenticated, deps.archive, proxy, (request, sessionId, replayId) => viewer.replayLink(request, sessionId, replayId));
+    registerMcpRoutes(authenticated, deps.archive, deps.timeouts.responseMs);
     proxy.register(authenticated);
     cdp.registerDiscovery(authenticated);
   });
