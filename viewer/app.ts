@@ -17,6 +17,7 @@ import { InteractionsPanel } from './panels/interactions-panel.ts';
 import { NetworkPanel } from './panels/network-panel.ts';
 import type { Panel } from './panels/panel.ts';
 import { TargetsPanel } from './panels/targets-panel.ts';
+import { Player } from './player.ts';
 import { SnapshotPanel } from './snapshot-panel.ts';
 import { Timeline } from './timeline.ts';
 import type { ViewFilter } from './view-filter.ts';
@@ -49,6 +50,8 @@ export class ViewerApp {
   private readonly feed: TelemetryFeed;
   private readonly timeline: Timeline;
   private readonly filmstrip: Filmstrip;
+  /** The replay player (docs/viewer.md "The player"). */
+  private readonly player: Player;
   private readonly snapshot: SnapshotPanel;
   private readonly panels: Panel[];
   private readonly network: NetworkPanel;
@@ -111,11 +114,21 @@ export class ViewerApp {
         this.console.effectsChanged();
         this.network.effectsChanged();
       },
+      seek: (ts) => this.player.seek(ts),
+    });
+    // `?replay=`: the page was opened at that replay (its replay_view_url, docs/replay.md).
+    this.player = new Player(session, this.model, new URLSearchParams(location.search).get('replay') ?? undefined, {
+      moved: (ts) => this.timeline.moveCursor(ts),
     });
     this.filmstrip = new Filmstrip(this.model, (shot) => this.timeline.highlight(shot.ts));
     this.snapshot = new SnapshotPanel(session, () => this.caps.history);
-    this.network = new NetworkPanel(this.model, filter, () => this.timeline.range);
-    this.console = new ConsolePanel(this.model, filter);
+    this.network = new NetworkPanel(
+      this.model,
+      filter,
+      () => this.timeline.range,
+      (entry) => this.timeline.highlight(entry.ts),
+    );
+    this.console = new ConsolePanel(this.model, filter, (row) => this.timeline.highlight(row.ts));
     this.targets = new TargetsPanel(
       this.model,
       () => this.targetId,
@@ -141,6 +154,7 @@ export class ViewerApp {
 
   start(): void {
     this.feed.start();
+    void this.player.refresh();
     void probeCapabilities(this.session).then((caps) => {
       this.caps = caps;
       this.harLink.hidden = !caps.har;
@@ -209,7 +223,7 @@ export class ViewerApp {
         'div',
         { class: 'workspace' },
         h('main', { class: 'panels' }, tablist, panelStack),
-        h('div', { class: 'side' }, this.filmstrip.element, this.snapshot.element),
+        h('div', { class: 'side' }, this.player.element, this.filmstrip.element, this.snapshot.element),
       ),
     );
     this.activate(this.active);
@@ -381,6 +395,8 @@ export class ViewerApp {
     }
     if (this.liveEdge === undefined || seq > this.liveEdge) this.liveEdge = seq;
     this.model.ingest(envelope);
+    // A recording began or ended: the player's list follows (a finished one becomes playable).
+    if (envelope.event.type === 'replay_started' || envelope.event.type === 'replay_stopped') void this.player.refresh();
     return true;
   }
 
@@ -477,6 +493,8 @@ export class ViewerApp {
     if (any) {
       for (const panel of this.panels) panel.update(changes, false);
       if (changes.screenshots) this.filmstrip.update();
+      // Its marks: errors, navigations, actions (it compares counts, so this is cheap).
+      this.player.update();
       if (changes.marks) this.renderNotices();
       if (changes.targets) this.renderTargetOptions();
     }

@@ -23,6 +23,8 @@ export interface TimelineHandlers {
   rangeChanged(): void;
   /** An action was selected in the Actions lane (undefined: none) with the events it caused. */
   effects?(actionId: string | undefined, effects: readonly Envelope[]): void;
+  /** A moment was chosen (a click pins the cursor, an event or action is highlighted): the replay seeks there. */
+  seek?(ts: number): void;
 }
 
 export class Timeline {
@@ -150,6 +152,26 @@ export class Timeline {
     }
     this.invalidate();
     this.handlers.cursor(ts);
+    this.handlers.seek?.(ts);
+  }
+
+  /**
+   * The replay's position (playing, or seeked; docs/viewer.md "The player"): the cursor is pinned
+   * there and kept in view. Never seeks back.
+   */
+  moveCursor(ts: number): void {
+    this.pinnedTs = ts;
+    this.canvas.dataset.cursor = String(ts);
+    const { start, end } = this.range;
+    if (ts < start || ts > end) {
+      const half = (end - start) / 2;
+      this.view = { start: ts - half, end: ts + half };
+      if (this.following) this.setFollowing(false);
+      this.handlers.rangeChanged();
+      this.invalidate();
+    }
+    this.painter.invalidateOverlay();
+    this.handlers.cursor(this.hoverTs ?? ts);
   }
 
   /** Draws what changed; called once per animation frame by the app. */
@@ -245,6 +267,7 @@ export class Timeline {
     this.pinnedTs = this.tsAt(x);
     this.painter.invalidateOverlay();
     this.handlers.cursor(this.pinnedTs);
+    this.handlers.seek?.(this.pinnedTs);
   }
 
   private clear(): void {

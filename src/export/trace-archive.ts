@@ -3,7 +3,8 @@
 // kind, each pass asking only for the event types it needs: the pictures (`resources/`), the
 // response bodies (`resources/`), the actions and page events (`trace.trace`), the network
 // (`trace.network`), and the error list (`errors.trace`). Memory stays bounded: one page of
-// events, the requests in flight, and one list entry per picture.
+// events, the requests in flight, and one list entry per picture. A replay's pictures, when the
+// caller gives them (docs/export.md "Screencast"), join the screenshots as the screencast.
 
 import { PassThrough, pipeline, Readable } from 'node:stream';
 import yazl from 'yazl';
@@ -38,8 +39,21 @@ export interface TraceEventSource {
   event(row: TraceRow): TelemetryEvent;
 }
 
+/** A picture of the screencast besides the screenshots (a replay's frame, src/replay/trace-screencast.ts). */
+export interface ScreencastPicture {
+  /** Its name under `resources/`, unique in the trace. */
+  name: string;
+  /** Unix µs. */
+  ts: number;
+  width: number;
+  height: number;
+  data: Buffer;
+}
+
 export interface TraceRequest {
   sessionId: string;
+  /** Pictures for the screencast, in time order, read once while the archive is written. */
+  screencast?: () => AsyncIterable<ScreencastPicture>;
   targetIds?: ReadonlySet<string>;
   navSeqs?: ReadonlySet<number>;
   creator: { name: string; version: string };
@@ -130,6 +144,15 @@ export function traceArchive(source: TraceEventSource, request: TraceRequest, on
       if (gone) return;
       frames.push(shot.frame);
       await add(`resources/${shot.frame.name}`, Readable.from(base64Pieces(shot.png)), false);
+    }
+    if (request.screencast) {
+      for await (const picture of request.screencast()) {
+        if (gone) return;
+        frames.push({ name: picture.name, ts: picture.ts, width: picture.width, height: picture.height });
+        await add(`resources/${picture.name}`, Readable.from([picture.data]), false);
+      }
+      // One film strip, in time order (the trace pass writes each picture before the first later event).
+      frames.sort((a, b) => a.ts - b.ts);
     }
     const bodies = new Set<number>();
     for await (const body of responseBodies(source, request)) {

@@ -18,11 +18,20 @@ export const browserParamsSchema = {
   required: ['id'],
 } as const;
 
-export function browserGuard(deps: HttpDeps, auth: BearerAuth, scope: Scope): onRequestHookHandler[] {
+export interface GuardOptions {
+  /**
+   * Still answered once the session is terminated, while the agent runs: the reads of what the
+   * session leaves behind (its replays' list and files, docs/gateway.md "Replays"), so that the
+   * gateway can archive a recording the DELETE itself stopped.
+   */
+  afterEnd?: boolean;
+}
+
+export function browserGuard(deps: HttpDeps, auth: BearerAuth, scope: Scope, options: GuardOptions = {}): onRequestHookHandler[] {
   const requireSession = async (request: FastifyRequest): Promise<void> => {
     const { id } = request.params as BrowserParams;
     // A terminated session is gone: every path with its id is 404 from then on (docs/decisions.md).
-    if (id !== deps.sessionId || deps.session.isTerminated()) throw notFound('browser session not found');
+    if (id !== deps.sessionId || (deps.session.isTerminated() && options.afterEnd !== true)) throw notFound('browser session not found');
   };
   return [auth.require(scope), requireSession];
 }

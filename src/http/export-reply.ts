@@ -4,7 +4,7 @@
 
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { checkTraceSize, traceArchive, type TraceEventSource, type TraceRequest } from '../export/trace-archive.ts';
+import { checkTraceSize, traceArchive, type ScreencastPicture, type TraceEventSource, type TraceRequest } from '../export/trace-archive.ts';
 import type { EventFilter } from '../stream/event-filter.ts';
 import { TRACE_MAX_EVENT_BYTES, tooLarge } from './trace-errors.ts';
 
@@ -26,6 +26,8 @@ export interface TraceOf {
   sessionId: string;
   filter: EventFilter | undefined;
   creator: { name: string; version: string };
+  /** A replay's pictures as the trace's screencast (docs/export.md "Screencast"). */
+  screencast?: () => AsyncIterable<ScreencastPicture>;
 }
 
 /**
@@ -39,6 +41,7 @@ export async function sendTrace(request: FastifyRequest, reply: FastifyReply, so
     navSeqs: trace.filter?.navSeqs,
     creator: trace.creator,
     maxBytes: TRACE_MAX_EVENT_BYTES,
+    ...(trace.screencast === undefined ? {} : { screencast: trace.screencast }),
   };
   await checkTraceSize(source, traceRequest).catch(tooLarge);
   const body = traceArchive(source, traceRequest, (err) => request.log.warn({ err: err.message }, `${what} failed while streaming`));

@@ -18,5 +18,7 @@ export type { Action } from '../computer/batch-schema.ts';
 export * from './viewer-auth.ts';
 export { SECURITY_HEADERS, sendAsset, sendViewerLink, originOf, viewerLinkUrl, viewerPagePath, REPLAY_PARAM, type Asset } from './viewer-routes.ts';
 export { VIEWER_ASSETS } from '../generated/viewer-assets.ts';
+// A replay's download with HTTP Range: the agent's file, the gateway's archived copy (docs/gateway.md "Replays").
+export { sendVideo, type VideoBody } from './replay-routes.ts';
 // Integer query parameters are decimal digits only, on the agent's and the gateway's routes.
 export { requireDecimalIntegers } from './query-rules.ts';

@@ -10,6 +10,7 @@
 // Every refusal is the JSON error body with a code of its own (docs/replay.md "Errors").
 
 import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ReplayRecord } from '../replay/catalogue.ts';
 import { DEFAULT_FRAMERATE, MAX_DURATION_SECONDS, MAX_FRAMERATE, MIN_FRAMERATE, ReplayError, type StartParams } from '../replay/replay-service.ts';
@@ -145,6 +146,8 @@ export function registerReplayRoutes(app: FastifyInstance, deps: HttpDeps, auth:
   const replays = deps.replays;
   if (!replays) return;
   const guard = browserGuard(deps, auth, 'replay');
+  // The list and the files stay readable after DELETE, for the gateway's archive (docs/gateway.md "Replays").
+  const readGuard = browserGuard(deps, auth, 'replay', { afterEnd: true });
 
   /** The replay object for this caller: a viewer link only for a direct caller that may read the telemetry too. */
   const objectOf = (request: FastifyRequest, record: ReplayRecord): ReplayObject => {
@@ -183,7 +186,7 @@ export function registerReplayRoutes(app: FastifyInstance, deps: HttpDeps, auth:
   app.get(
     '/browsers/:id/replays',
     {
-      onRequest: guard,
+      onRequest: readGuard,
       schema: {
         summary: 'Every replay of the session, oldest first (scope replay)',
         tags: ['replays'],
@@ -218,7 +221,7 @@ export function registerReplayRoutes(app: FastifyInstance, deps: HttpDeps, auth:
   app.get(
     '/browsers/:id/replays/:replay_id',
     {
-      onRequest: guard,
+      onRequest: readGuard,
       schema: {
         summary: 'Download the video (MP4/H.264, or WebM/VP8 where H.264 is not available); HTTP Range supported (scope replay)',
         tags: ['replays'],
@@ -241,7 +244,13 @@ export function registerReplayRoutes(app: FastifyInstance, deps: HttpDeps, auth:
       const file = await replays.file(replayId).catch((err: unknown) => {
         throw replayApiError(err);
       });
-      return sendVideo(request, reply, file.path, file.size, file.mimeType, `"${replayId}-${file.size}"`, `${replayId}.${file.record.extension}`);
+      return sendVideo(request, reply, {
+        size: file.size,
+        type: file.mimeType,
+        etag: replayEtag(replayId, file.size),
+        filename: `${replayId}.${file.record.extension}`,
+        open: (start, end) => createReadStream(file.path, { start, end }),
+      });
     },
   );
 }
@@ -261,27 +270,35 @@ export function replayObject(record: ReplayRecord, viewUrl: string | undefined):
   };
 }
 
+/** A replay file's ETag: its id and size (a finished file never changes; the gateway's archive serves the same). */
+export function replayEtag(replayId: string, size: number): string {
+  return `"${replayId}-${size}"`;
+}
+
+/** A video to send: its size, type, ETag, download name, and its bytes from `start` to `end` (inclusive). */
+export interface VideoBody {
+  size: number;
+  type: string;
+  etag: string;
+  filename: string;
+  open: (start: number, end: number) => Readable;
+}
+
 /**
- * A file with HTTP Range (RFC 9110 §14): one range `bytes=a-b`, `a-` or `-n` is 206 with
+ * A video with HTTP Range (RFC 9110 §14): one range `bytes=a-b`, `a-` or `-n` is 206 with
  * Content-Range; a range past the end is 416 (the error body, `Content-Range: bytes *\/size`);
  * several ranges, a malformed header, or an If-Range that is not this file's ETag get the whole
- * file (which the RFC allows).
+ * file (which the RFC allows). The agent sends its file, the gateway its archived copy
+ * (docs/gateway.md "Replays").
  */
-export function sendVideo(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  path: string,
-  size: number,
-  type: string,
-  etag: string,
-  filename: string,
-): FastifyReply {
+export function sendVideo(request: FastifyRequest, reply: FastifyReply, video: VideoBody): FastifyReply {
+  const { size, etag } = video;
   reply
     .header('Accept-Ranges', 'bytes')
     .header('ETag', etag)
     .header('Cache-Control', 'private, no-cache')
-    .header('Content-Disposition', `inline; filename="${filename}"`)
-    .type(type);
+    .header('Content-Disposition', `inline; filename="${video.filename}"`)
+    .type(video.type);
   const ifRange = request.headers['if-range'];
   const range = ifRange === undefined || ifRange === etag ? parseRange(request.headers.range, size) : undefined;
   if (range === 'unsatisfiable') {
@@ -302,7 +319,7 @@ export function sendVideo(
     return reply;
   }
   if (length === 0) return reply.send();
-  return reply.send(createReadStream(path, { start, end }));
+  return reply.send(video.open(start, end));
 }
 
 /** [start, end] inclusive; undefined: serve the whole file; 'unsatisfiable': 416. */

@@ -7,6 +7,7 @@ import type { TraceEventSource, TraceRow } from '../export/trace-archive.ts';
 import type { EventFilter } from '../stream/event-filter.ts';
 import { HistoryReader, type HistoryRequest } from '../stream/history.ts';
 import { VERSION } from '../version.ts';
+import { replayScreencast } from '../replay/trace-screencast.ts';
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard, browserParamsSchema } from './browser-guard.ts';
@@ -34,7 +35,7 @@ export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: 
       schema: {
         summary: 'The session as a Playwright trace archive (scope telemetry:read)',
         description:
-          "Actions (computer batch actions, CDP commands, API calls, the page's own clicks, keys and scrolls, navigations), network entries with bodies, console messages, page errors with their stacks, and the monitor's screenshots as the filmstrip; no DOM snapshots. Streamed as the history is read; 413 when the window holds more than 1 GiB of events.",
+          "Actions (computer batch actions, CDP commands, API calls, the page's own clicks, keys and scrolls, navigations), network entries with bodies, console messages, page errors with their stacks, and the monitor's screenshots and the replays' frames as the filmstrip; no DOM snapshots. Streamed as the history is read; 413 when the window holds more than 1 GiB of events.",
         tags: ['telemetry'],
         params: browserParamsSchema,
         querystring: traceQuerySchema,
@@ -48,7 +49,11 @@ export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: 
       const { filter, sinceTs, untilTs } = exportWindow(request.query as ExportQuery);
       const source = historySource(history, sinceTs, untilTs, deps.log.latestSeq);
       const creator = { name: 'browser-telemetry-agent', version: VERSION };
-      return sendTrace(request, reply, source, { sessionId: deps.sessionId, filter, creator }, 'trace export');
+      // The replays' frames as the screencast (docs/export.md "Screencast"); a tab filter keeps
+      // them too: they are of the tab in front, which the events do not say.
+      const replays = deps.replays;
+      const screencast = replays === undefined ? undefined : () => replayScreencast(replays.screencastReplays(), { sinceTs, untilTs });
+      return sendTrace(request, reply, source, { sessionId: deps.sessionId, filter, creator, ...(screencast ? { screencast } : {}) }, 'trace export');
     },
   );
 }

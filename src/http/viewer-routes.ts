@@ -31,6 +31,8 @@ export const VIEWER_CSP = [
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data:",
+  // The replay player's video (docs/viewer.md "The player").
+  "media-src 'self'",
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",

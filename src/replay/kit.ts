@@ -6,3 +6,5 @@
 export { extractFrames, type ExtractedFrame, type FrameRequest } from './frames.ts';
 export { locateEncoder, EncoderUnavailableError, type EncoderBinary, type ReplayFormat } from './encoder-binary.ts';
 export { ReplayCatalogue, REPLAY_ID_PATTERN, type ReplayRecord, type ReplayState } from './catalogue.ts';
+// The trace's screencast from replay files (docs/export.md "Screencast"): the gateway's archived trace too.
+export { replayScreencast, type ScreencastReplay } from './trace-screencast.ts';

@@ -21,6 +21,7 @@ import { locateEncoder, type EncoderBinary } from './encoder-binary.ts';
 import { chaptersOf, finalizeFile, ReplayRecording, type ChapterProvider } from './recording.ts';
 import { enforceReplayRetention } from './retention.ts';
 import { ScreencastCapture, type CaptureScope } from './screencast.ts';
+import type { ScreencastReplay } from './trace-screencast.ts';
 
 /** `framerate` (docs/replay.md "API"): the default, and the range accepted. */
 export const DEFAULT_FRAMERATE = 10;
@@ -128,6 +129,22 @@ export class ReplayService {
     return this.catalogue
       .ofSession(this.options.sessionId)
       .map((record) => (record.replay_id === this.current?.recording.id ? this.current.recording.info : record));
+  }
+
+  /**
+   * This session's recordings with a file to take pictures from (the trace's screencast,
+   * trace-screencast.ts): finished ones, and the one recording now up to now.
+   */
+  screencastReplays(now = Date.now()): ScreencastReplay[] {
+    return this.list()
+      .filter((record) => record.state === 'finished' || record.state === 'recording')
+      .map((record) => ({
+        replayId: record.replay_id,
+        path: this.catalogue.path(record.file),
+        startedAtMs: record.started_at_ms,
+        endMs: record.finished_at_ms ?? now,
+        framerate: record.framerate,
+      }));
   }
 
   /** The id of the recording in progress, if any. */

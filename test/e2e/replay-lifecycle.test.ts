@@ -46,6 +46,27 @@ describe('a recording when its session ends', () => {
     }
   }, 60_000);
 
+  it('stays listed and downloadable after the DELETE while the agent runs (for the gateway’s archive); a new start is 404', async () => {
+    const rig = await startRig({ sessionId: 'replay-after-end', screenshots: false });
+    try {
+      await openColourPage(rig);
+      const client = clientFor(rig.agent.url);
+      const { replay_id: id } = await client.browsers.replays.start('replay-after-end');
+      await client.browsers.deleteByID('replay-after-end');
+      const listed = await client.browsers.replays.list('replay-after-end');
+      const download = await fetch(`${rig.agent.url}/browsers/replay-after-end/replays/${id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const start = await fetch(`${rig.agent.url}/browsers/replay-after-end/replays`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+      expect([
+        listed.map((r) => [r.replay_id, (r as { stop_reason?: string }).stop_reason]),
+        download.status,
+        download.headers.get('content-type'),
+        start.status,
+      ]).toEqual([[[id, 'session_deleted']], 200, 'video/mp4', 404]);
+    } finally {
+      await rig.close();
+    }
+  }, 60_000);
+
   it('is finalized by the agent shutdown and listed by the next agent of the session', async () => {
     let rig: TestRig | undefined = await startRig({ dataDir, sessionId: 'replay-shutdown', screenshots: false });
     let id: string;

@@ -28,6 +28,8 @@ export class ConsolePanel implements Panel {
   constructor(
     private readonly model: SessionModel,
     private readonly filter: () => ViewFilter,
+    /** A message was selected (a click, or the keys): its moment is shown (the timeline, the replay). */
+    private readonly choose?: (row: ConsoleRow) => void,
   ) {
     this.rows = new FilteredRows(
       model,
@@ -45,6 +47,9 @@ export class ConsolePanel implements Panel {
       },
       extraHeight: (row) => stackLines(row.stack).length * STACK_LINE + 6,
       activate: (row) => this.toggle(row),
+      select: (row) => {
+        if (row !== undefined) this.choose?.(row);
+      },
     });
     const levelButtons = CONSOLE_LEVELS.map((level) => {
       const button = h('button', { type: 'button', class: `level-toggle level-${level}`, 'aria-pressed': 'true' }, LEVEL_LABELS[level]);

@@ -39,6 +39,8 @@ export class NetworkPanel implements Panel {
     private readonly filter: () => ViewFilter,
     /** The timeline's visible range (unix µs), for the waterfall. */
     private readonly range: () => { start: number; end: number },
+    /** A request was selected (a click, or the keys): its moment is shown (the timeline, the replay). */
+    private readonly choose?: (entry: NetworkEntry) => void,
   ) {
     this.rows = new FilteredRows(
       model,
@@ -55,6 +57,9 @@ export class NetworkPanel implements Panel {
         element.classList.toggle('effect', this.model.effectSeqs.has(entry.seq));
       },
       activate: (entry) => this.open(entry),
+      select: (entry) => {
+        if (entry !== undefined) this.choose?.(entry);
+      },
     });
     const search = h('input', { type: 'search', placeholder: 'Filter URL', 'aria-label': 'Filter request URLs', class: 'search' });
     let timer: ReturnType<typeof setTimeout> | undefined;

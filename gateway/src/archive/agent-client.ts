@@ -1,6 +1,6 @@
 // The archive's own requests to agents (docs/gateway.md "Following"): the telemetry stream a
-// follower reads, and pages of the agent's history (the drain before a DELETE, the live part of a
-// read). Always with the registered agent token; connection pools of their own, so the archive's
+// follower reads, pages of the agent's history (the drain before a DELETE, the live part of a
+// read), and the replays' list and files (docs/gateway.md "Replays"). Always with the registered agent token; connection pools of their own, so the archive's
 // long-lived streams never share sockets with forwarded client requests.
 
 import type { ClientRequest, IncomingMessage } from 'node:http';
@@ -113,6 +113,49 @@ export class AgentClient {
       hasMore: response.headers['x-has-more'] === 'true',
       nextOffset: Number(response.headers['x-next-offset'] ?? 0),
     };
+  }
+
+  /**
+   * `GET /browsers/{id}/replays`: the agent's replay objects (docs/gateway.md "Replays");
+   * AgentAnswered for any status but 200 (an agent without replays, a token without the scope).
+   */
+  async replays(agent: AgentAddress): Promise<unknown[]> {
+    const { response } = await this.send(
+      agent,
+      `/browsers/${encodeURIComponent(agent.sessionId)}/replays`,
+      { accept: 'application/json' },
+      this.timeouts.responseMs,
+    );
+    const body = await readBody(response, this.timeouts.responseMs);
+    if (response.statusCode !== 200) throw new AgentAnswered(response.statusCode ?? 0, body.slice(0, MAX_ERROR_BODY));
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      throw new AgentAnswered(200, 'the replay list is not JSON');
+    }
+    if (!Array.isArray(parsed)) throw new AgentAnswered(200, 'the replay list is not a JSON array');
+    return parsed as unknown[];
+  }
+
+  /**
+   * `GET /browsers/{id}/replays/{replay_id}`, from byte `from` when given (a Range request that
+   * holds only while the file is still the one of `etag`). Resolves with the response head (any
+   * status); the caller reads or destroys the body.
+   */
+  replayFile(agent: AgentAddress, replayId: string, from?: { offset: number; etag: string }): Promise<IncomingMessage> {
+    const headers: Record<string, string> = { accept: 'video/*' };
+    if (from !== undefined) {
+      headers.range = `bytes=${from.offset}-`;
+      headers['if-range'] = from.etag;
+    }
+    const path = `/browsers/${encodeURIComponent(agent.sessionId)}/replays/${encodeURIComponent(replayId)}`;
+    return this.send(agent, path, headers, this.timeouts.responseMs).then(({ response }) => response);
+  }
+
+  /** How long a body may go without a byte (the history pages' wait). */
+  get bodyIdleMs(): number {
+    return this.timeouts.responseMs;
   }
 
   close(): void {

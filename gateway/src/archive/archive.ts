@@ -1,7 +1,8 @@
 // The gateway's telemetry archive (docs/gateway.md): every live session's events, followed from
 // its agent and kept in the gateway's database so they stay readable after the agent is gone.
 // This wires the parts: the writer (batched inserts), the lease keeper and its followers, the
-// retention job, the drain before a DELETE, and the reads (history pages and stream plans).
+// retention job, the drain before a DELETE, the reads (history pages and stream plans), and the
+// replays' files (replay-archive.ts, docs/gateway.md "Replays").
 
 import type { Logger } from 'pino';
 import { FILTER_CATEGORIES } from 'browser-telemetry-agent/events';
@@ -14,6 +15,8 @@ import { ArchiveStore } from './archive-store.ts';
 import { ArchiveWriter, type QueuedEvent } from './archive-writer.ts';
 import { archivedEvent, MalformedEnvelope } from './event-row.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
+import { ReplayArchive } from './replay-archive.ts';
+import { ReplayStore } from './replay-store.ts';
 import { ArchiveRetention, DAY_MS, DEFAULT_RETENTION_INTERVAL_MS } from './retention.ts';
 
 /** Transactions the archive writes at once on PostgreSQL (the pool has 10 connections). */
@@ -43,6 +46,9 @@ export class Archive {
   readonly keeper: LeaseKeeper;
   readonly retention: ArchiveRetention;
   readonly history: ArchiveHistory;
+  /** The archived replays (docs/gateway.md "Replays"). */
+  readonly replayStore: ReplayStore;
+  readonly replays: ReplayArchive;
   private readonly client: AgentClient;
 
   constructor(private readonly options: ArchiveOptions) {
@@ -55,6 +61,8 @@ export class Archive {
       lanes: options.db.dialect === 'postgres' ? POSTGRES_WRITE_LANES : 1,
       onCommitted: options.onCommitted,
     });
+    this.replayStore = new ReplayStore(options.db);
+    this.replays = new ReplayArchive(this.replayStore, this.client, { log: options.log, retainMs: options.retainDays * DAY_MS });
     this.keeper = new LeaseKeeper({
       store: this.store,
       writer: this.writer,
@@ -64,8 +72,9 @@ export class Archive {
       silenceMs: options.silenceMs,
       streamSilenceMs: options.streamSilenceMs,
       follow: options.follow,
+      onReplays: (session) => void this.replays.sync(session),
     });
-    this.retention = new ArchiveRetention(this.store, {
+    this.retention = new ArchiveRetention(this.store, this.replayStore, {
       retainMs: options.retainDays * DAY_MS,
       intervalMs: options.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
       log: options.log,
@@ -106,12 +115,18 @@ export class Archive {
     }
   }
 
-  /** After the agent ended the session: the follower reads the stream's tail, wherever it runs. */
+  /**
+   * After the agent ended the session: the follower reads the stream's tail, wherever it runs,
+   * and the session's finished replays (the one the DELETE stopped included) are archived before
+   * the DELETE is answered, so that a VM removed right after it loses none (docs/gateway.md
+   * "Replays").
+   */
   async afterDelete(browser: BrowserRecord): Promise<void> {
-    await this.keeper.finishSession(browser.sessionKey);
+    await Promise.all([this.keeper.finishSession(browser.sessionKey), this.replays.sync(browser)]);
   }
 
   async close(): Promise<void> {
+    await this.replays.close();
     await this.retention.close();
     await this.keeper.close();
     this.client.close();

@@ -41,6 +41,8 @@ export interface FollowerDeps {
   streamSilenceMs: number;
   /** The agent said the session is gone (404): the follower has stopped. */
   onGone: (follower: Follower) => void;
+  /** A `replay_stopped` came: a replay's file is final, for the replay archive (replay-archive.ts). */
+  onReplayStopped?: (session: FollowedSession) => void;
 }
 
 export class Follower {
@@ -217,6 +219,7 @@ export class Follower {
         this.lastSeq = event.seq;
         got = true;
         writer.enqueue(this.session.sessionKey, event);
+        if (event.type === 'replay_stopped') this.deps.onReplayStopped?.(this.session);
       }
       if (writer.saturated && !response.isPaused()) {
         response.pause();

@@ -16,7 +16,7 @@ import type { ArchiveConfig } from '../config.ts';
 import type { AgentClient } from './agent-client.ts';
 import type { ArchiveStore, LeasedSession } from './archive-store.ts';
 import type { ArchiveWriter } from './archive-writer.ts';
-import { Follower } from './follower.ts';
+import { Follower, type FollowedSession } from './follower.ts';
 
 /** Sessions claimed per tick at most (the rest wait for the next tick). */
 const CLAIM_PER_TICK = 200;
@@ -31,6 +31,8 @@ export interface LeaseKeeperOptions extends Pick<ArchiveConfig, 'follow' | 'sile
   log: Logger;
   /** An agent stream without a byte for this long is cut and reopened. */
   streamSilenceMs: number;
+  /** A followed session's replays may need archiving (replay-archive.ts): following began, or a replay stopped. */
+  onReplays?: (session: FollowedSession) => void;
 }
 
 interface Followed {
@@ -176,6 +178,7 @@ export class LeaseKeeper {
       log: this.options.log,
       streamSilenceMs: this.options.streamSilenceMs,
       onGone: (gone) => void this.agentEnded(gone),
+      onReplayStopped: this.options.onReplays,
     });
     this.followed.set(session.sessionKey, {
       follower,
@@ -186,6 +189,8 @@ export class LeaseKeeper {
     });
     this.options.log.info({ session_id: session.sessionId, after_seq: session.archivedSeq }, 'archive: following');
     follower.start();
+    // What a restarted gateway missed: replays that stopped while nobody followed.
+    this.options.onReplays?.(session);
   }
 
   private async recordHeard(): Promise<void> {

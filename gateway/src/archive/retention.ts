@@ -4,10 +4,12 @@
 // session of a deleted project, at once (readers stop seeing those when the project is deleted).
 // Whole sessions are deleted in chunks of CHUNK_EVENTS, each its own statement, so that neither
 // backend holds one transaction for a session of millions of events. Every instance runs the job;
-// the deletes are idempotent, so two doing the same work only repeat it.
+// the deletes are idempotent, so two doing the same work only repeat it. Archived replays go
+// with the same cutoff (by their finish), and with their session (docs/gateway.md "Replays").
 
 import type { Logger } from 'pino';
 import type { ArchiveStore } from './archive-store.ts';
+import type { ReplayStore } from './replay-store.ts';
 
 export const DAY_MS = 86_400_000;
 export const DEFAULT_RETENTION_INTERVAL_MS = 10 * 60_000;
@@ -19,6 +21,7 @@ const SESSIONS_PER_ROUND = 100;
 export interface RetentionResult {
   sessionsPurged: number;
   eventsDeleted: number;
+  replaysDeleted: number;
 }
 
 export class ArchiveRetention {
@@ -29,6 +32,7 @@ export class ArchiveRetention {
 
   constructor(
     private readonly store: ArchiveStore,
+    private readonly replays: ReplayStore,
     private readonly options: { retainMs: number; intervalMs: number; log: Logger; now?: () => number },
   ) {}
 
@@ -49,7 +53,7 @@ export class ArchiveRetention {
     this.running = this.pass()
       .catch((err: unknown) => {
         this.options.log.warn({ err }, 'archive retention failed; retrying at the next pass');
-        return { sessionsPurged: 0, eventsDeleted: 0 };
+        return { sessionsPurged: 0, eventsDeleted: 0, replaysDeleted: 0 };
       })
       .finally(() => {
         this.running = undefined;
@@ -70,7 +74,7 @@ export class ArchiveRetention {
   private async pass(): Promise<RetentionResult> {
     const now = (this.options.now ?? Date.now)();
     const cutoffMs = now - this.options.retainMs;
-    const result: RetentionResult = { sessionsPurged: 0, eventsDeleted: 0 };
+    const result: RetentionResult = { sessionsPurged: 0, eventsDeleted: 0, replaysDeleted: 0 };
     for (;;) {
       if (this.closed) return result;
       const sessions = await this.store.retention.purgeable(cutoffMs, SESSIONS_PER_ROUND);
@@ -98,7 +102,17 @@ export class ArchiveRetention {
         trimmed.add(sessionKey);
       }
     }
-    if (result.eventsDeleted > 0 || result.sessionsPurged > 0)
+    for (;;) {
+      if (this.closed) return result;
+      const expired = await this.replays.expired(cutoffMs, SESSIONS_PER_ROUND);
+      if (expired.length === 0) break;
+      for (const { sessionKey, replayId } of expired) {
+        if (this.closed) return result;
+        await this.replays.remove(sessionKey, replayId);
+        result.replaysDeleted++;
+      }
+    }
+    if (result.eventsDeleted > 0 || result.sessionsPurged > 0 || result.replaysDeleted > 0)
       this.options.log.info({ ...result, cutoff: new Date(cutoffMs).toISOString() }, 'archive retention');
     return result;
   }

@@ -160,9 +160,9 @@ export class BrowserProxy {
       // Replays (docs/replay.md): the download passes Range on and pipes the video back as it comes.
       const replayParams = { type: 'object', properties: { id: { type: 'string' }, replay_id: { type: 'string' } }, required: ['id', 'replay_id'] } as const;
       const replayOptions = { schema: { params: replayParams }, exposeHeadRoute: false };
-      scope.route({ method: ['GET', 'POST'], url: '/browsers/:id/replays', ...options, handler });
+      // The reads (list, download) are replay-routes.ts', which forward a live session's here.
+      scope.post('/browsers/:id/replays', options, handler);
       scope.post('/browsers/:id/replays/:replay_id/stop', replayOptions, handler);
-      scope.get('/browsers/:id/replays/:replay_id', replayOptions, handler);
     });
   }
 

@@ -14,6 +14,7 @@ import { StoreError, type GatewayStore } from '../storage/store.ts';
 import type { AgentTimeouts } from '../agent-link/agent-silence.ts';
 import { registerApiKeyRoutes } from './api-key-routes.ts';
 import { registerArchiveRoutes, type ArchiveRoutes } from './archive-routes.ts';
+import { registerReplayReadRoutes } from './replay-routes.ts';
 import { registerTraceRoutes } from './trace-routes.ts';
 import { KeyAuth } from './auth.ts';
 import { BrowserProxy } from './browser-proxy.ts';
@@ -91,6 +92,7 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
     registerBrowserRegistryRoutes(authenticated, deps.store, () => void deps.archive.keeper.tick());
     archiveRoutes = registerArchiveRoutes(authenticated, deps.archive, proxy, keys);
     registerTraceRoutes(authenticated, deps.archive, proxy);
+    registerReplayReadRoutes(authenticated, deps.archive, proxy, (request, sessionId, replayId) => viewer.replayLink(request, sessionId, replayId));
     registerMcpRoutes(authenticated, deps.archive, deps.timeouts.responseMs);
     proxy.register(authenticated);
     cdp.registerDiscovery(authenticated);

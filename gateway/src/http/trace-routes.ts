@@ -1,12 +1,14 @@
 // GET /browsers/{id}/trace through the gateway (docs/gateway.md "Reading"): a live session's trace
 // is its agent's (forwarded); an ended one's is built from the archive by the agent's own code
-// (src/export/trace-archive.ts), with the same query, size cap and errors.
+// (src/export/trace-archive.ts), with the same query, size cap and errors, its archived replays'
+// pictures as the screencast (archive/replay-trace.ts).
 
 import type { FastifyInstance } from 'fastify';
 import { exportWindow, sendTrace, type ExportQuery } from 'browser-telemetry-agent/http-kit';
 import { VERSION } from 'browser-telemetry-agent/program';
 import type { Archive } from '../archive/archive.ts';
 import { archiveTraceSource } from '../archive/archive-trace.ts';
+import { archivedScreencast } from '../archive/replay-trace.ts';
 import { accessibleSession } from './auth.ts';
 import type { BrowserProxy } from './browser-proxy.ts';
 
@@ -26,6 +28,8 @@ export function registerTraceRoutes(app: FastifyInstance, archive: Archive, prox
     if (session.endedAt === null) return proxy.forward(request, reply, session);
     const source = archiveTraceSource(store, session, sinceTs, untilTs);
     const creator = { name: 'browser-telemetry-gateway', version: VERSION };
-    return sendTrace(request, reply, source, { sessionId: session.sessionId, filter, creator }, 'archived trace export');
+    // The archived replays' pictures as the screencast, as the agent's trace has them.
+    const screencast = () => archivedScreencast(archive.replayStore, session.sessionKey, { sinceTs, untilTs });
+    return sendTrace(request, reply, source, { sessionId: session.sessionId, filter, creator, screencast }, 'archived trace export');
   });
 }

@@ -2,7 +2,8 @@
 // postgres.ts). SQL is written once, with `?` placeholders; the adapters translate what the
 // dialects spell differently (placeholders, row locks, error codes).
 
-export type SqlScalar = string | number | null;
+/** Bytes bind as a BLOB (SQLite) or bytea (PostgreSQL): the archived replays' chunks. */
+export type SqlScalar = string | number | null | Uint8Array;
 /** Arrays bind only on PostgreSQL (as its arrays, for `unnest`): the archive's batched inserts. */
 export type SqlValue = SqlScalar | readonly SqlScalar[];
 export type Row = Record<string, unknown>;

@@ -149,6 +149,51 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX viewer_tickets_expiry ON viewer_tickets (expires_at)`,
     ],
   },
+  {
+    version: 4,
+    name: 'replay archive',
+    statements: [
+      // docs/gateway.md "Replays": a session's finished replays, kept with its events. One row per
+      // replay: the agent's replay object as it sent it (`object`, served again with the
+      // gateway's own viewer link), its file's size, type and ETag, and how far it is archived;
+      // `archived_at` is set once every byte is, and only then does a reader see it. The file is
+      // kept in the database (archive_replay_chunks) so every instance serves it.
+      `CREATE TABLE archive_replays (
+        session_key BIGINT NOT NULL,
+        replay_id TEXT NOT NULL,
+        started_at BIGINT NOT NULL,
+        finished_at BIGINT NOT NULL,
+        object TEXT NOT NULL,
+        mime_type TEXT NOT NULL,
+        etag TEXT NOT NULL,
+        size_bytes BIGINT NOT NULL,
+        chunk_bytes INTEGER NOT NULL,
+        stored_bytes BIGINT NOT NULL DEFAULT 0,
+        archived_at BIGINT,
+        PRIMARY KEY (session_key, replay_id)
+      )`,
+      `CREATE INDEX archive_replays_finished ON archive_replays (finished_at)`,
+      // The file in chunks of `chunk_bytes` (the last one shorter): chunk n holds the bytes from
+      // n × chunk_bytes. A plain table on SQLite (WITHOUT ROWID suits small rows, not 256 KiB
+      // ones); bytea on PostgreSQL (TOASTed out of line).
+      {
+        sqlite: `CREATE TABLE archive_replay_chunks (
+          session_key INTEGER NOT NULL,
+          replay_id TEXT NOT NULL,
+          chunk INTEGER NOT NULL,
+          data BLOB NOT NULL,
+          PRIMARY KEY (session_key, replay_id, chunk)
+        )`,
+        postgres: `CREATE TABLE archive_replay_chunks (
+          session_key BIGINT NOT NULL,
+          replay_id TEXT NOT NULL,
+          chunk INTEGER NOT NULL,
+          data BYTEA NOT NULL,
+          PRIMARY KEY (session_key, replay_id, chunk)
+        )`,
+      },
+    ],
+  },
 ];
 
 /** Any constant: the advisory lock that serialises migrations across gateway instances. */
