@@ -206,6 +206,15 @@ function httpDeps(
   config: Config,
   { logger, store, eventLog, hub, otlp, telemetry, link, recorder, cdpProxy, computer, session, createdAt }: AgentParts,
 ): HttpDeps {
+  const metrics = new AgentMetrics({
+    stats: telemetry.stats,
+    stream: hub,
+    otlp,
+    cdp: link,
+    attachedTargetTypes: () => telemetry.attachedTargetTypes(),
+    store,
+    cdpProxy,
+  });
   return {
     sessionId: config.sessionId,
     tokens: config.tokens,
@@ -215,15 +224,7 @@ function httpDeps(
     hosts: new HostPolicy(config.host, config.allowedHosts),
     logId: store?.logId,
     logger,
-    metrics: new AgentMetrics({
-      stats: telemetry.stats,
-      stream: hub,
-      otlp,
-      cdp: link,
-      attachedTargetTypes: () => telemetry.attachedTargetTypes(),
-      store,
-      cdpProxy,
-    }),
+    metrics,
     computer,
     liveView: { opened: (viewerId) => telemetry.operational.liveViewOpened(viewerId) },
     maxUploadBytes: config.limits.maxUploadBytes,
@@ -232,6 +233,7 @@ function httpDeps(
       targets: () => link.pageTargets(),
       browserId: () => link.browserId,
       upgrade: (request, socket, head, endpoint) => cdpProxy.handleUpgrade(request, socket, head, endpoint),
+      upgradeFailed: () => metrics.countUpgradeError(),
     },
     apiCalls: apiCalls(recorder, () => telemetry.targets?.activePage()?.targetId),
     fsAllow: config.fsAllow,

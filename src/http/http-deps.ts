@@ -40,7 +40,10 @@ export interface CdpEndpointDeps {
   targets(): Promise<Array<{ targetId: string; type: string; title: string; url: string }>>;
   /** The id in the browser's own WebSocket path; undefined before the first connection. */
   browserId(): string | undefined;
+  /** Rejects with a coded error (or ApiError) to refuse: the route answers it with the error body. */
   upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, endpoint: ProxyEndpoint): Promise<void>;
+  /** An upgrade failed unexpectedly (a bug; answered 500 and logged): counted for /metrics. */
+  upgradeFailed(): void;
 }
 
 export interface HttpDeps {

@@ -53,6 +53,11 @@ function bodyOf(raw: string): unknown {
   return JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
 }
 
+/** A WebSocket handshake to the CDP endpoint, with every scope's token; `handshake` replaces its WebSocket headers. */
+function cdpUpgrade(host: string, handshake = 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n', method = 'GET'): string {
+  return `${method} /devtools/browser/x HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${handshake}\r\n`;
+}
+
 let agent: Agent;
 let port: number;
 const logs = new LogCapture();
@@ -214,6 +219,12 @@ describe('Host checks (DNS rebinding)', () => {
     });
   }
 
+  it('refuses a CDP upgrade with a foreign Host with 421 misdirected_request, as every other route', async () => {
+    const raw = await rawExchange(port, cdpUpgrade('evil.example'));
+    expect(statusOf(raw)).toBe(421);
+    expect(bodyOf(raw)).toMatchObject({ code: 'misdirected_request', message: expect.stringContaining('Host') });
+  });
+
   for (const host of ['127.0.0.1', `127.0.0.1:PORT`, 'localhost', `localhost:PORT`, '[::1]']) {
     it(`accepts Host: ${host} on a loopback listener`, async () => {
       const raw = await rawExchange(port, `GET /healthz HTTP/1.1\r\nHost: ${host.replace('PORT', String(port))}\r\nConnection: close\r\n\r\n`);
@@ -232,6 +243,28 @@ describe('Host checks (DNS rebinding)', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe('CDP WebSocket handshakes', () => {
+  it('answers a handshake without a valid Sec-WebSocket-Key with 400 and the error body', async () => {
+    const raw = await rawExchange(port, cdpUpgrade(`127.0.0.1:${port}`, 'Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n'));
+    expect(statusOf(raw)).toBe(400);
+    expect(bodyOf(raw)).toMatchObject({ code: 'bad_request', message: expect.stringContaining('Sec-WebSocket-Key') });
+  });
+
+  it('answers a handshake of another WebSocket version with 400, the versions it speaks and the error body', async () => {
+    const raw = await rawExchange(port, cdpUpgrade(`127.0.0.1:${port}`, 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 7\r\n'));
+    expect(statusOf(raw)).toBe(400);
+    expect(raw).toMatch(/\r\nSec-WebSocket-Version: 13, 8\r\n/i);
+    expect(bodyOf(raw)).toMatchObject({ code: 'bad_request' });
+  });
+
+  it('answers an upgrade with another method than GET with 405, Allow: GET and the error body', async () => {
+    const raw = await rawExchange(port, cdpUpgrade(`127.0.0.1:${port}`, undefined, 'POST'));
+    expect(statusOf(raw)).toBe(405);
+    expect(raw).toMatch(/\r\nAllow: GET\r\n/i);
+    expect(bodyOf(raw)).toMatchObject({ code: 'bad_request' });
   });
 });
 
