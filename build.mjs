@@ -1,7 +1,8 @@
 // Build: bundle the injected page script into one minified IIFE and the viewer's assets, generate
 // the modules that src/ imports them from, type-check, then bundle with esbuild (dependencies stay
 // external, so node_modules is resolved at run time) both packages of the workspace: the agent
-// (its program and its entries: the library, the HTTP kit, the event model, the program pieces)
+// (its program and its entries: the library, the HTTP kit, the event model, the program pieces,
+// the replay kit)
 // into dist/, the gateway into gateway/dist/ (docs/architecture.md "Two packages").
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
@@ -25,7 +26,14 @@ if (!skipTypecheck) {
 // The agent's entries share chunks (splitting), so a program importing several of them has one
 // copy of each module (one ApiError class).
 await build({
-  entryPoints: { main: 'src/main.ts', index: 'src/index.ts', 'http-kit': 'src/http/kit.ts', events: 'src/events.ts', program: 'src/program.ts' },
+  entryPoints: {
+    main: 'src/main.ts',
+    index: 'src/index.ts',
+    'http-kit': 'src/http/kit.ts',
+    events: 'src/events.ts',
+    program: 'src/program.ts',
+    replay: 'src/replay/kit.ts',
+  },
   outdir: 'dist',
   bundle: true,
   splitting: true,

@@ -3,7 +3,7 @@
 // tables and the budget lines, and writes bench/results.json. Every process it starts is stopped
 // at the end, also on failure and on Ctrl-C.
 //
-// Flags: --quick, --only=load,throughput,latency,reconnect,soak,idle,store,cdp, --idle-seconds=N, --profile (agent
+// Flags: --quick, --only=load,throughput,latency,reconnect,soak,idle,store,cdp,replay, --idle-seconds=N, --profile (agent
 // hosts under node --cpu-prof; prints hot spots), --diagnose (adds page-load modes and throughput
 // arms that remove or multiply one agent cost each: screenshots, body fetches, the page script,
 // subscribers), --experiment=<name> (a proposed
@@ -34,8 +34,9 @@ import { OtlpSink } from './lib/otlp-sink.ts';
 import { runStore } from './sections/store.ts';
 import { runCdpProxy } from './sections/cdp-proxy.ts';
 import { runThroughput } from './sections/throughput.ts';
+import { runReplay } from './sections/replay.ts';
 
-const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak', 'idle', 'store', 'cdp'] as const;
+const SECTIONS = ['load', 'throughput', 'latency', 'reconnect', 'soak', 'idle', 'store', 'cdp', 'replay'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Flags {
@@ -211,6 +212,15 @@ async function main(): Promise<void> {
     },
     cdp: async () => {
       results.cdp = await runCdpProxy(ctx, { roundTrips: q ? 300 : 3000, scripts: flags.reps ?? (q ? 2 : 8), steps: q ? 10 : 50 });
+    },
+    replay: async () => {
+      results.replay = await runReplay(ctx, {
+        rounds: flags.rounds ?? (q ? 1 : 4),
+        loadsPerBlock: q ? 3 : 8,
+        warmupLoads: flags.warmupLoads ?? 1,
+        windowS: q ? 10 : 60,
+        longS: q ? 20 : 600,
+      });
     },
     idle: async () => {
       results.idle = await runIdle(ctx, { warmupS: 30, durationS: flags.idleSeconds ?? (q ? 20 : 60), reps: flags.reps ?? 1 });

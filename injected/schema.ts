@@ -18,6 +18,8 @@ export type TargetType = 'page' | 'iframe' | 'worker' | 'service_worker' | 'shar
 export interface EventContext {
   /** The action this event is an effect of (docs/events.md "caused_by"); absent when none. */
   caused_by?: string;
+  /** The step of that action (docs/events.md "Steps"); absent when none. */
+  step_id?: string;
   session_id?: string;
   target_id?: string;
   target_type?: TargetType;
@@ -60,6 +62,7 @@ export interface ConsoleErrorData extends EventContext {
 export interface PageNavigationData {
   url: string;
   caused_by?: string;
+  step_id?: string;
   frame_id: string;
   parent_frame_id?: string;
   loader_id: string;
@@ -74,6 +77,7 @@ export interface PageTimingData extends EventContext {
 
 export interface PageTabOpenedData {
   caused_by?: string;
+  step_id?: string;
   target_id: string;
   target_type: TargetType;
   url: string;
@@ -435,6 +439,54 @@ const SESSION_TROUBLE_CATEGORY: Record<keyof SessionTroubleEventData, Category> 
   page_web_vitals: 'page',
 };
 
+// ---- replays (docs/replay.md "Events") ----------------------------------------------------------
+// When a recording of the screen ran: extension types of the agent's own (category `monitor`,
+// emitted whenever telemetry is on), so the stream and the history say when a replay covers them.
+
+/** Why a recording ended (docs/replay.md "Events"). */
+export type ReplayStopReason = 'requested' | 'max_duration' | 'max_size' | 'session_deleted' | 'shutdown' | 'encoder_failed' | 'interrupted';
+
+/** `replay_started`: a recording began; video time 0 is this event's `ts`. */
+export interface ReplayStartedData {
+  replay_id: string;
+  /** Most frames per second recorded. */
+  framerate: number;
+  /** The recording ends by itself after this many seconds, when set. */
+  max_duration_in_seconds?: number;
+  /** `video/mp4` (H.264) or `video/webm` (VP8). */
+  mime_type: string;
+}
+
+/** `replay_stopped`: a recording ended (its `ts` is the end of the video) and its file is final. */
+export interface ReplayStoppedData {
+  replay_id: string;
+  reason: ReplayStopReason;
+  /** Video time covered, from replay_started's `ts` to this event's. */
+  duration_ms: number;
+  /** Size of the file, bytes. */
+  size_bytes: number;
+  /**
+   * Frames written (the browser's paints, at most `framerate` a second, and the keepalive
+   * repeats); absent for `interrupted` (the count ended with the agent that recorded).
+   */
+  frames?: number;
+  /** Frames dropped because the encoder fell behind. */
+  dropped_frames?: number;
+  /** encoder_failed, interrupted: what happened. */
+  error?: string;
+}
+
+/** The event types of this block: data shapes. */
+export interface ReplayEventData {
+  replay_started: ReplayStartedData;
+  replay_stopped: ReplayStoppedData;
+}
+
+const REPLAY_CATEGORY: Record<keyof ReplayEventData, null> = {
+  replay_started: null,
+  replay_stopped: null,
+};
+
 // ---- control and connection events: the cause side (docs/events.md "Control events") ----------------
 // What automation clients and API callers made the browser do. Every control event carries an
 // `action_id`; the events it caused carry `caused_by` with that id.
@@ -474,6 +526,8 @@ export interface ControlData {
   outcome: 'ok' | 'error';
   /** The error text, with outcome `error`. */
   error?: string;
+  /** The step its caller marked last (docs/events.md "Steps"); always the last field of `data`. */
+  step_id?: string;
 }
 
 /** The input shape of an action: never typed characters, only their count. */
@@ -524,8 +578,30 @@ export interface ComputerActionData extends ControlData, InputShape {
   request_id: string;
 }
 
+/** How a step was marked (docs/events.md "Steps"). */
+export type StepVia = 'http' | 'cdp' | 'mcp';
+
+/**
+ * step: the automation's own story (docs/events.md "Steps"): a named step that its caller's
+ * following actions, and what they caused, carry as `step_id`.
+ */
+export interface StepData {
+  name: string;
+  /** The caller's own data (a JSON object of at most 16 KB). */
+  data?: Record<string, unknown>;
+  /** The step it belongs to. */
+  parent_id?: string;
+  via: StepVia;
+  /** Whose actions it covers: `token:<hash>` (an agent token), `key:<id>` (an API key through the gateway), or a CDP `connection_id`. */
+  caller: string;
+  /** The CDP connection it was marked on (via `cdp`). */
+  connection_id?: string;
+  /** Last, as on every event that carries it (docs/events.md "Steps"). */
+  step_id: string;
+}
+
 /** Map from event type to the shape of its `data`. */
-export interface EventDataByType extends SessionTroubleEventData {
+export interface EventDataByType extends SessionTroubleEventData, ReplayEventData {
   console_log: ConsoleLogData;
   console_error: ConsoleErrorData;
   page_navigation: PageNavigationData;
@@ -563,6 +639,7 @@ export interface EventDataByType extends SessionTroubleEventData {
   cdp_command: CdpCommandData;
   api_call: ApiCallData;
   computer_action: ComputerActionData;
+  step: StepData;
 }
 
 export type EventType = keyof EventDataByType;
@@ -592,6 +669,7 @@ export const EVENT_CATEGORY: Record<EventType, Category | OperationalCategory | 
   monitor_reconnect_failed: null,
   monitor_init_failed: null,
   ...SESSION_TROUBLE_CATEGORY,
+  ...REPLAY_CATEGORY,
   // failure signals and live view (docs/events.md "Failure signals")
   service_crashed: 'system',
   system_oom_kill: 'system',
@@ -607,6 +685,7 @@ export const EVENT_CATEGORY: Record<EventType, Category | OperationalCategory | 
   cdp_command: 'control',
   api_call: 'control',
   computer_action: 'control',
+  step: 'control',
 };
 
 /**
@@ -630,18 +709,26 @@ export interface EventSource {
 }
 
 /**
- * One telemetry event (docs/events.md#common-fields). On the wire it also carries `category` (written from
- * EVENT_TYPE_CATEGORY when the frame is made; the agent's own objects need not hold it).
+ * One event of type `K` (docs/events.md#common-fields). On the wire it also carries `category`
+ * (written from EVENT_TYPE_CATEGORY when the frame is made; the agent's own objects need not hold it).
  */
-export interface TelemetryEvent<T extends EventType = EventType> {
+export interface EventOfType<K extends EventType> {
   /** Unix microseconds. */
   ts: number;
-  type: T;
+  type: K;
   category?: EventCategory;
   source: EventSource;
-  data?: EventDataByType[T];
+  data?: EventDataByType[K];
   truncated?: true;
 }
+
+/**
+ * One telemetry event: the union of `EventOfType<K>` over the types `T` (all by default), tagged by
+ * `type`, so `switch (event.type)` narrows `data` to that type's shape (docs/architecture.md
+ * "Add an event type"). Distributive, so that `TelemetryEvent<T>` of a type parameter `T` is
+ * still a `TelemetryEvent` (a type guard `e is TelemetryEvent<T>` holds).
+ */
+export type TelemetryEvent<T extends EventType = EventType> = T extends EventType ? EventOfType<T> : never;
 
 // ---- failure signals and live view (docs/events.md "Failure signals") --------
 // `service_crashed`, `system_oom_kill`, `live_view_connect` and `live_view_disconnect` have the

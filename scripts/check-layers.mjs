@@ -1,5 +1,5 @@
 // The layer rules of docs/architecture.md "Layers", checked (run by `npm run lint`): every import
-// of src/, injected/ and gateway/src/ goes from a layer to the same or a lower one, the gateway
+// of src/, injected/, viewer/ and gateway/src/ goes from a layer to the same or a lower one, the gateway
 // reaches the agent only through the agent package's entries, and no import circle exists between
 // modules (type-only imports count: a circle of types is still two modules that must change
 // together). A regex over the sources is enough: the code imports only with static `import`/
@@ -22,6 +22,7 @@ export const LAYERS = [
       'package.json',
       'injected/',
       'src/assert-never.ts',
+      'src/event-data.ts',
       'src/limits.ts',
       'src/version.ts',
       'src/settings.ts',
@@ -35,11 +36,16 @@ export const LAYERS = [
     ],
   },
   // The agent's data path, in the order data flows (docs/architecture.md "The agent").
+  // The viewer page: a program of its own (bundled into src/generated/), reading the event schema.
+  { name: 'viewer', paths: ['viewer/'] },
   { name: 'browser', paths: ['src/browser/'] },
   { name: 'telemetry', paths: ['src/telemetry/'] },
   { name: 'stream', paths: ['src/stream/'] },
   { name: 'store, export', paths: ['src/store/', 'src/export/', 'src/metrics/store-metrics.ts', 'src/metrics/mirrored-counter.ts'] },
   { name: 'computer, fs', paths: ['src/computer/', 'src/fs/'] },
+  // Replays (docs/replay.md): the screencast of the followed browser, its encoder and files; the
+  // retention shares the event stores' budget, so it sits above the store.
+  { name: 'replay', paths: ['src/replay/'] },
   // Control events (docs/events.md "Control events"), produced beside telemetry from what clients
   // make the browser do: the CDP proxy's commands and the computer API's actions. The proxy
   // speaks CDP at the browser level but records through the control recorder, and the recorder
@@ -67,7 +73,7 @@ export const LAYERS = [
  */
 export const ALLOWED = [];
 
-const SOURCES = ['src', 'injected', 'gateway/src'];
+const SOURCES = ['src', 'injected', 'gateway/src', 'viewer'];
 const agentEntries = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).exports;
 
 function walk(dir) {

@@ -29,9 +29,14 @@ import { apiCalls } from './control/api-calls.ts';
 import { CauseLinker } from './control/cause-linker.ts';
 import { computerActionObserver } from './control/computer-actions.ts';
 import { ControlRecorder } from './control/control-recorder.ts';
+import { Steps } from './control/steps.ts';
+import { ReplayService } from './replay/replay-service.ts';
+import { stepChapters } from './replay/step-chapters.ts';
+import { AGENT_SOURCE } from './telemetry/monitor.ts';
+import { eventOf } from './event-data.ts';
 
 /** What start-up opens, in order; a failure at any step closes what the steps before it opened. */
-export const START_STEPS = ['store', 'otlp', 'kmsg', 'browser', 'http', 'listen'] as const;
+export const START_STEPS = ['store', 'otlp', 'kmsg', 'replay', 'browser', 'http', 'listen'] as const;
 export type StartStep = (typeof START_STEPS)[number];
 
 /** How the agent runs, beside its configuration. */
@@ -125,25 +130,40 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
   const telemetry = new SessionTelemetry(linker.linking(eventLog), config, { logger, heartbeats, onTabsLoading: (loading) => eventLog.setLoading(loading) });
   reportUncleanEnd(store, telemetry, logger);
   const kmsg = KmsgReader.start({ logger, heartbeats, onOomKill: (kill, ageUs) => telemetry.oomKilled(kill, ageUs) }, step('kmsg'));
+  const history = new HistoryReader(eventLog, store);
+  const replays = startReplays(config, logger, { heartbeats, failures }, telemetry, history, step('replay'));
   // What clients make the browser do, recorded as control events (docs/events.md "Control events"):
   // the CDP endpoint (docs/operations.md "CDP endpoint") and the computer API.
   const recorder = new ControlRecorder(telemetry.sink, telemetry.clock, () => telemetry.config, linker);
+  // Steps (docs/events.md "Steps"): marked over HTTP, CDP (the proxy) and MCP.
+  const steps = new Steps(recorder);
   const link = new BrowserLink({ ...browserLinkOptions(config, logger, timing), failures, heartbeats }, telemetry);
   const upstream = () => (link.isConnected ? link.browserWsUrl : undefined);
-  const cdpProxy = new CdpProxy({ upstream, recorder, logger, maxClientBufferBytes: timing?.cdpClientBufferBytes });
+  const cdpProxy = new CdpProxy({
+    upstream,
+    recorder,
+    steps,
+    logger,
+    maxClientBufferBytes: timing?.cdpClientBufferBytes,
+    onActivate: (targetId) => telemetry.targets?.activate(targetId),
+  });
   const computer = new ComputerExecutor({ targets: () => telemetry.targets, logger, failures, observer: computerActionObserver(recorder) });
   telemetry.follow({
     attached(connection, targets) {
       otlp?.learnUserAgent(connection);
+      replays.bind({ connection, targets });
       // A hidden cursor stays hidden in the tabs of a new connection too.
       void computer.cursor.sync(targets).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'cursor state sync failed'));
     },
     // Proxied clients talk to a browser that is gone: they reconnect to the new one.
-    lost: () => cdpProxy.upstreamChanged(),
+    lost: () => {
+      replays.bind(undefined);
+      cdpProxy.upstreamChanged();
+    },
   });
   await link.start(step('browser'));
-  const session = new SessionEnd({ sessionId: config.sessionId, logger, kmsg, telemetry, cdpProxy, hub, link, otlp, store });
-  const parts: AgentParts = { logger, store, eventLog, hub, otlp, telemetry, link, recorder, cdpProxy, computer, session, createdAt };
+  const session = new SessionEnd({ sessionId: config.sessionId, logger, kmsg, replays, telemetry, cdpProxy, hub, link, otlp, store });
+  const parts: AgentParts = { logger, store, eventLog, history, hub, otlp, telemetry, link, recorder, steps, cdpProxy, computer, replays, session, createdAt };
   const app = createHttpServer(httpDeps(config, parts), step('http'));
   const listening = step('listen');
   const url = await listenUrl(app, config.host, config.port);
@@ -177,6 +197,36 @@ function browserLinkOptions(config: Config, logger: Logger, timing: AgentRuntime
   };
 }
 
+/**
+ * Replays (docs/replay.md): the screen of the tab in front, recorded on request; its events are
+ * monitor events (emitted whenever telemetry is on); the session's steps are its chapters.
+ */
+function startReplays(
+  config: Config,
+  logger: Logger,
+  agent: { heartbeats: Heartbeats; failures: IgnoredFailures },
+  telemetry: SessionTelemetry,
+  history: HistoryReader,
+  scope: StartScope,
+): ReplayService {
+  const replays = new ReplayService({
+    sessionId: config.sessionId,
+    dataDir: config.dataDir,
+    retainBytes: config.retainBytes,
+    retainMs: config.retainHours * 3_600_000,
+    maxBytes: config.replayMaxBytes,
+    ffmpegPath: config.ffmpegPath,
+    logger,
+    ...agent,
+    emit: (event) => {
+      if (telemetry.config.enabled) telemetry.sink.append(eventOf({ ts: event.tsUs, type: event.type, source: AGENT_SOURCE, data: event.data }));
+    },
+    chapters: stepChapters(history),
+  });
+  scope.opened(() => replays.close('shutdown'));
+  return replays;
+}
+
 /** The previous agent of this session ended without a clean shutdown: service_crashed (docs/events.md "Failure signals"). */
 function reportUncleanEnd(store: EventStore | undefined, telemetry: SessionTelemetry, logger: Logger): void {
   const previousAgent = store?.markRunning(process.pid);
@@ -190,13 +240,16 @@ interface AgentParts {
   logger: Logger;
   store: EventStore | undefined;
   eventLog: EventLog;
+  history: HistoryReader;
   hub: StreamHub;
   otlp: OtlpExporter | undefined;
   telemetry: SessionTelemetry;
   link: BrowserLink;
   recorder: ControlRecorder;
+  steps: Steps;
   cdpProxy: CdpProxy;
   computer: ComputerExecutor;
+  replays: ReplayService;
   session: SessionEnd;
   createdAt: Date;
 }
@@ -204,7 +257,7 @@ interface AgentParts {
 /** What the routes are given: views of the parts, never the parts' internals (src/http/http-deps.ts). */
 function httpDeps(
   config: Config,
-  { logger, store, eventLog, hub, otlp, telemetry, link, recorder, cdpProxy, computer, session, createdAt }: AgentParts,
+  { logger, store, eventLog, history, hub, otlp, telemetry, link, recorder, steps, cdpProxy, computer, replays, session, createdAt }: AgentParts,
 ): HttpDeps {
   const metrics = new AgentMetrics({
     stats: telemetry.stats,
@@ -220,7 +273,7 @@ function httpDeps(
     tokens: config.tokens,
     hub,
     log: eventLog,
-    history: new HistoryReader(eventLog, store),
+    history,
     hosts: new HostPolicy(config.host, config.allowedHosts),
     logId: store?.logId,
     logger,
@@ -236,8 +289,10 @@ function httpDeps(
       upgradeFailed: () => metrics.countUpgradeError(),
     },
     apiCalls: apiCalls(recorder, () => telemetry.targets?.activePage()?.targetId),
+    steps,
     fsAllow: config.fsAllow,
     uploadIdleMs: config.uploadIdleMs,
+    replays,
     session: {
       createdAt,
       telemetryConfig: () => telemetry.config,
@@ -258,7 +313,7 @@ class SessionEnd {
   private closing: Promise<void> | undefined;
 
   constructor(
-    private readonly parts: Pick<AgentParts, 'logger' | 'telemetry' | 'cdpProxy' | 'hub' | 'link' | 'otlp' | 'store'> & {
+    private readonly parts: Pick<AgentParts, 'logger' | 'telemetry' | 'cdpProxy' | 'hub' | 'link' | 'otlp' | 'store' | 'replays'> & {
       sessionId: string;
       kmsg: KmsgReader | undefined;
     },
@@ -266,10 +321,12 @@ class SessionEnd {
 
   /** Terminate the session (DELETE, signal, close()). Idempotent. */
   terminate(closeBrowser: boolean): Promise<void> {
-    const { logger, kmsg, telemetry, cdpProxy, hub, link, otlp } = this.parts;
+    const { logger, kmsg, replays, telemetry, cdpProxy, hub, link, otlp } = this.parts;
     this.terminating ??= (async () => {
       this.terminated = true;
       kmsg?.close();
+      // A recording ends with the session and is kept (replay_stopped goes out with the streams).
+      await replays.close(closeBrowser ? 'session_deleted' : 'shutdown');
       telemetry.endSession();
       cdpProxy.close(closeBrowser ? 'session_deleted' : 'shutdown');
       // Streams first: every admitted event is flushed, then each response ends.

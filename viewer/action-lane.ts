@@ -2,9 +2,8 @@
 // cdp_command, api_call, computer_action) as marks; the selected action's effects (events whose
 // data.caused_by is its action_id) drawn under it.
 
-import type { Envelope, TelemetryEvent } from '../injected/schema.ts';
-
-export const ACTION_TYPES: ReadonlySet<string> = new Set(['cdp_command', 'api_call', 'computer_action']);
+import type { ControlData, Envelope, TelemetryEvent } from '../injected/schema.ts';
+import { contextOf } from '../src/event-data.ts';
 
 export interface ActionRow {
   seq: number;
@@ -17,32 +16,31 @@ export interface ActionRow {
 
 /** The lane's row of a control event, or undefined for any other event. */
 export function actionOf(seq: number, event: TelemetryEvent): ActionRow | undefined {
-  if (!ACTION_TYPES.has(event.type)) return undefined;
-  const data = (event.data ?? {}) as {
-    action_id?: string;
-    target_id?: string;
-    method?: string;
-    event_type?: string;
-    key?: string;
-    outcome?: string;
-    operation_id?: string;
-    status?: number;
-    action?: string;
-  };
+  if (event.data === undefined) return undefined;
+  switch (event.type) {
+    case 'cdp_command': {
+      const { method, event_type, key } = event.data;
+      return rowOf(seq, event.ts, event.data, [method, event_type, key].filter((part) => part !== undefined).join(' '));
+    }
+    case 'api_call':
+      return rowOf(seq, event.ts, event.data, `API ${event.data.operation_id ?? ''} → ${event.data.status ?? ''}`);
+    case 'computer_action':
+      return rowOf(seq, event.ts, event.data, `computer ${event.data.action ?? ''}`);
+    default:
+      return undefined;
+  }
+}
+
+function rowOf(seq: number, ts: number, data: ControlData, what: string): ActionRow | undefined {
+  // Read off the wire: a client's event may lack what the types promise.
   if (typeof data.action_id !== 'string') return undefined;
-  const what =
-    event.type === 'cdp_command'
-      ? [data.method, data.event_type, data.key].filter((part) => part !== undefined).join(' ')
-      : event.type === 'api_call'
-        ? `API ${data.operation_id ?? ''} → ${data.status ?? ''}`
-        : `computer ${data.action ?? ''}`;
   const outcome = data.outcome === undefined || data.outcome === 'ok' ? '' : ` (${data.outcome})`;
-  return { seq, ts: event.ts, targetId: data.target_id, actionId: data.action_id, label: `${what}${outcome}` };
+  return { seq, ts, targetId: data.target_id, actionId: data.action_id, label: `${what}${outcome}` };
 }
 
 /** The held events an action caused (data.caused_by equal to its action_id), in seq order. */
 export function effectsOf(envelopes: readonly Envelope[], actionId: string): Envelope[] {
-  return envelopes.filter((e) => (e.event.data as { caused_by?: unknown } | undefined)?.caused_by === actionId);
+  return envelopes.filter((e) => contextOf(e.event)?.caused_by === actionId);
 }
 
 export interface ActionColors {

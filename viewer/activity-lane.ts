@@ -3,10 +3,9 @@
 // the first three; a closed dialog is a span over the time it blocked the page; a Web Vitals
 // report is a tall bar. Its marks come from `activityMark` (the model calls it for these types).
 
-import type { EventContext, PageWebVitalsData, SessionTroubleEventData } from '../injected/schema.ts';
-import type { Mark, MarkKind } from './model.ts';
-
-export type ActivityKind = 'dialog' | 'file_chooser' | 'download' | 'socket' | 'web_vitals';
+import { assertNever } from '../src/assert-never.ts';
+import type { PageWebVitalsData, SessionTroubleEventData, TelemetryEvent } from '../injected/schema.ts';
+import type { ActivityKind, Mark, MarkKind } from './marks.ts';
 
 export const ACTIVITY_KINDS: ReadonlySet<MarkKind> = new Set<ActivityKind>(['dialog', 'file_chooser', 'download', 'socket', 'web_vitals']);
 
@@ -18,64 +17,64 @@ export interface ActivityMark {
   value?: number;
 }
 
-type Data<K extends keyof SessionTroubleEventData> = SessionTroubleEventData[K];
+/** The event types of the lane. */
+export type ActivityEventType = keyof SessionTroubleEventData;
 
-/** The mark of an event of the Activity lane; undefined for other types. */
-export function activityMark(type: string, data: EventContext): ActivityMark | undefined {
+/** The mark of an event of the Activity lane (undefined when it has no data). */
+export function activityMark(event: TelemetryEvent<ActivityEventType>): ActivityMark | undefined {
+  const { type, data } = event;
+  if (data === undefined) return undefined;
   switch (type) {
-    case 'page_dialog_opened': {
-      const d = data as Data<'page_dialog_opened'>;
-      return { kind: 'dialog', label: `${d.dialog_type} opened “${clip(d.message)}”`, severity: 'warn' };
-    }
+    case 'page_dialog_opened':
+      return { kind: 'dialog', label: `${data.dialog_type} opened “${clip(data.message)}”`, severity: 'warn' };
     case 'page_dialog_closed': {
-      const d = data as Data<'page_dialog_closed'>;
-      const how = d.accepted ? 'accepted' : 'dismissed';
-      const input = d.user_input === undefined ? '' : ` with “${clip(d.user_input)}”`;
-      const open = d.open_ms === undefined ? '' : ` after ${ms(d.open_ms)}`;
-      return { kind: 'dialog', label: `${d.dialog_type ?? 'dialog'} ${how}${input}${open} (${d.closed_by})`, severity: 'info', value: d.open_ms };
+      const how = data.accepted ? 'accepted' : 'dismissed';
+      const input = data.user_input === undefined ? '' : ` with “${clip(data.user_input)}”`;
+      const open = data.open_ms === undefined ? '' : ` after ${ms(data.open_ms)}`;
+      return { kind: 'dialog', label: `${data.dialog_type ?? 'dialog'} ${how}${input}${open} (${data.closed_by})`, severity: 'info', value: data.open_ms };
     }
     case 'page_file_chooser_opened':
-      return { kind: 'file_chooser', label: `file chooser opened (${(data as Data<'page_file_chooser_opened'>).mode})`, severity: 'info' };
-    case 'network_download_started': {
-      const d = data as Data<'network_download_started'>;
-      return { kind: 'download', label: `download started: ${d.suggested_filename}`, severity: 'info' };
-    }
-    case 'network_download_progress': {
-      const d = data as Data<'network_download_progress'>;
-      return { kind: 'download', label: `download ${bytes(d.received_bytes)}${d.total_bytes ? ` of ${bytes(d.total_bytes)}` : ''}`, severity: 'info' };
-    }
+      return { kind: 'file_chooser', label: `file chooser opened (${data.mode})`, severity: 'info' };
+    case 'network_download_started':
+      return { kind: 'download', label: `download started: ${data.suggested_filename}`, severity: 'info' };
+    case 'network_download_progress':
+      return {
+        kind: 'download',
+        label: `download ${bytes(data.received_bytes)}${data.total_bytes ? ` of ${bytes(data.total_bytes)}` : ''}`,
+        severity: 'info',
+      };
     case 'network_download_finished': {
-      const d = data as Data<'network_download_finished'>;
-      const name = d.suggested_filename ?? d.guid;
-      return { kind: 'download', label: `download ${d.state}: ${name} (${bytes(d.received_bytes)})`, severity: d.state === 'completed' ? 'info' : 'warn' };
+      const name = data.suggested_filename ?? data.guid;
+      return {
+        kind: 'download',
+        label: `download ${data.state}: ${name} (${bytes(data.received_bytes)})`,
+        severity: data.state === 'completed' ? 'info' : 'warn',
+      };
     }
-    case 'network_websocket_opened': {
-      const d = data as Data<'network_websocket_opened'>;
-      return { kind: 'socket', label: `WebSocket opened ${d.url ?? ''} (${d.status})`, severity: 'info' };
-    }
+    case 'network_websocket_opened':
+      return { kind: 'socket', label: `WebSocket opened ${data.url ?? ''} (${data.status})`, severity: 'info' };
     case 'network_websocket_frame': {
-      const d = data as Data<'network_websocket_frame'>;
-      const text = d.payload !== undefined && d.payload_encoding === undefined ? ` “${clip(d.payload)}”` : '';
-      return { kind: 'socket', label: `WebSocket ${d.direction} ${bytes(d.size)}${text}`, severity: 'info' };
+      const text = data.payload !== undefined && data.payload_encoding === undefined ? ` “${clip(data.payload)}”` : '';
+      return { kind: 'socket', label: `WebSocket ${data.direction} ${bytes(data.size)}${text}`, severity: 'info' };
     }
     case 'network_websocket_closed': {
-      const d = data as Data<'network_websocket_closed'>;
-      const dropped = d.dropped_frames ? `, ${d.dropped_frames} frames dropped` : '';
-      return { kind: 'socket', label: `WebSocket closed${d.code === undefined ? '' : ` (${d.code})`}${dropped}`, severity: d.dropped_frames ? 'warn' : 'info' };
+      const dropped = data.dropped_frames ? `, ${data.dropped_frames} frames dropped` : '';
+      return {
+        kind: 'socket',
+        label: `WebSocket closed${data.code === undefined ? '' : ` (${data.code})`}${dropped}`,
+        severity: data.dropped_frames ? 'warn' : 'info',
+      };
     }
-    case 'network_eventsource_opened': {
-      const d = data as Data<'network_eventsource_opened'>;
-      return { kind: 'socket', label: `EventSource opened ${d.url ?? ''} (${d.status})`, severity: 'info' };
-    }
+    case 'network_eventsource_opened':
+      return { kind: 'socket', label: `EventSource opened ${data.url ?? ''} (${data.status})`, severity: 'info' };
     case 'network_eventsource_message': {
-      const d = data as Data<'network_eventsource_message'>;
-      const text = d.data === undefined ? '' : ` “${clip(d.data)}”`;
-      return { kind: 'socket', label: `EventSource ${d.event_name || 'message'} ${bytes(d.size)}${text}`, severity: 'info' };
+      const text = data.data === undefined ? '' : ` “${clip(data.data)}”`;
+      return { kind: 'socket', label: `EventSource ${data.event_name || 'message'} ${bytes(data.size)}${text}`, severity: 'info' };
     }
     case 'page_web_vitals':
-      return { kind: 'web_vitals', label: webVitalsLabel(data as PageWebVitalsData), severity: 'info' };
+      return { kind: 'web_vitals', label: webVitalsLabel(data), severity: 'info' };
     default:
-      return undefined;
+      return assertNever(type);
   }
 }
 

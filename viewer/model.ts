@@ -5,36 +5,26 @@
 // (docs/viewer.md "Limits").
 
 import { actionOf, type ActionRow } from './action-lane.ts';
+import { stepOf, type StepRow } from './step-lane.ts';
+import { skipUnknown } from '../src/assert-never.ts';
+import { contextOf } from '../src/event-data.ts';
 import type {
   ConsoleErrorData,
   ConsoleLogData,
-  LiveViewConnectData,
-  LiveViewDisconnectData,
-  PageCrashedData,
-  PageLongTaskData,
-  PageRecoveredData,
-  PageResponsiveData,
-  PageUnresponsiveData,
-  ServiceCrashedData,
-  SystemOomKillData,
   Envelope,
-  EventContext,
   HeaderMap,
-  InteractionClickData,
-  InteractionKeyData,
-  InteractionScrollSettledData,
-  MonitorData,
   NetworkLoadingFailedData,
   NetworkRequestData,
   NetworkResponseData,
-  PageLayoutShiftData,
-  PageLcpData,
   PageNavigationData,
   PageTabOpenedData,
   StackTrace,
   TelemetryEvent,
 } from '../injected/schema.ts';
-import { activityMark, type ActivityKind } from './activity-lane.ts';
+import { activityMark } from './activity-lane.ts';
+import type { Mark, MarkKind, Row } from './marks.ts';
+
+export type { Mark, MarkKind, Row } from './marks.ts';
 
 /** Categories as the viewer filters them (the event's wire category). */
 export const VIEW_CATEGORIES = ['console', 'network', 'page', 'interaction', 'screenshot', 'monitor', 'system', 'connection'] as const;
@@ -46,13 +36,6 @@ export type ConsoleLevel = (typeof CONSOLE_LEVELS)[number];
 export const MAX_HELD_EVENTS = 50_000;
 /** Screenshots whose image is kept (each up to 750 KiB of base64); older ones keep their mark. */
 export const MAX_HELD_SCREENSHOTS = 60;
-
-export interface Row {
-  seq: number;
-  /** Unix µs. */
-  ts: number;
-  targetId: string | undefined;
-}
 
 export interface ConsoleRow extends Row {
   level: ConsoleLevel;
@@ -113,41 +96,6 @@ export interface TargetRow {
   frames: Map<string, string>;
 }
 
-export type MarkKind =
-  | 'navigation'
-  | 'dom_content_loaded'
-  | 'load'
-  | 'layout_shift'
-  | 'lcp'
-  | 'network_idle'
-  | 'page_layout_settled'
-  | 'page_navigation_settled'
-  | 'disconnected'
-  | 'reconnected'
-  | 'reconnect_failed'
-  | 'init_failed'
-  /** Seqs skipped in an unfiltered stream: events lost (the agent's retention). */
-  | 'gap'
-  /** The page's own stream dropped and resumed. */
-  | 'stream_resumed'
-  /** Another agent process: seq numbering began again. */
-  | 'agent_restarted'
-  /** Events this page skipped because it could not keep up (the agent still has them). */
-  | 'page_behind'
-  // Failure signals and live view: the timeline's Health lane (viewer/health-lane.ts).
-  | 'service_crashed'
-  | 'oom_kill'
-  | 'tab_crashed'
-  | 'tab_recovered'
-  | 'unresponsive'
-  /** page_responsive: `value` is how long the tab did not answer (ms), ending at `ts`. */
-  | 'responsive'
-  /** `value`: the task's duration (ms), ending at `ts`. */
-  | 'long_task'
-  | 'live_view'
-  // Dialogs, downloads, sockets, Web Vitals: the timeline's Activity lane (viewer/activity-lane.ts).
-  | ActivityKind;
-
 /** Marks that tell of lost or interrupted telemetry, listed above the panels. */
 export const NOTICE_KINDS: ReadonlySet<MarkKind> = new Set([
   'disconnected',
@@ -160,14 +108,6 @@ export const NOTICE_KINDS: ReadonlySet<MarkKind> = new Set([
   'page_behind',
   'service_crashed',
 ]);
-
-export interface Mark extends Row {
-  kind: MarkKind;
-  label: string;
-  severity: 'info' | 'warn' | 'error';
-  /** Layout shift score, LCP size. */
-  value?: number;
-}
 
 /** Which stores an ingest touched. */
 export interface Changes {
@@ -193,6 +133,8 @@ export class SessionModel {
   readonly marks: Mark[] = [];
   /** Control events (the timeline's Actions lane, viewer/action-lane.ts). */
   readonly actions: ActionRow[] = [];
+  /** The automation's steps (the timeline's Steps lane, viewer/step-lane.ts). */
+  readonly steps: StepRow[] = [];
   /** Seqs of the effects of the action selected in the timeline: the lists highlight their rows. */
   readonly effectSeqs = new Set<number>();
   readonly targets = new Map<string, TargetRow>();
@@ -215,7 +157,17 @@ export class SessionModel {
 
   /** Forget everything (another agent process: its seqs mean other events). */
   reset(): void {
-    for (const rows of [this.envelopes, this.console, this.network, this.interactions, this.screenshots, this.marks, this.actions, this.tabs] as unknown[][])
+    for (const rows of [
+      this.envelopes,
+      this.console,
+      this.network,
+      this.interactions,
+      this.screenshots,
+      this.marks,
+      this.actions,
+      this.steps,
+      this.tabs,
+    ] as unknown[][])
       rows.length = 0;
     this.targets.clear();
     this.seqs.clear();
@@ -271,28 +223,34 @@ export class SessionModel {
   }
 
   private derive(seq: number, event: TelemetryEvent): void {
-    const data = (event.data ?? {}) as EventContext;
-    const base: Row = { seq, ts: event.ts, targetId: data.target_id };
-    if (data.target_id !== undefined) this.touchTarget(data.target_id, data.target_type, event.ts, data.url);
+    const context = contextOf(event);
+    const base: Row = { seq, ts: event.ts, targetId: context?.target_id };
+    if (context?.target_id !== undefined) this.touchTarget(context.target_id, context.target_type, event.ts, context.url);
+    if (event.data === undefined) return;
     switch (event.type) {
+      // Console.
       case 'console_log':
-      case 'console_error':
-        this.pushConsole(base, event);
+        this.pushConsole(base, false, event.data);
         break;
+      case 'console_error':
+        this.pushConsole(base, true, event.data);
+        break;
+      // Network.
       case 'network_request':
-        this.onRequest(base, data as NetworkRequestData);
+        this.onRequest(base, event.data);
         break;
       case 'network_response':
-        this.onResponse(base, data as NetworkResponseData, event.truncated === true);
+        this.onResponse(base, event.data, event.truncated === true);
         break;
       case 'network_loading_failed':
-        this.onFailed(base, data as NetworkLoadingFailedData);
+        this.onFailed(base, event.data);
         break;
       case 'network_idle':
         this.mark(base, 'network_idle', 'network idle', 'info');
         break;
+      // Page.
       case 'page_navigation':
-        this.onNavigation(base, data as PageNavigationData);
+        this.onNavigation(base, event.data);
         break;
       case 'page_dom_content_loaded':
         this.mark(base, 'dom_content_loaded', 'DOMContentLoaded', 'info');
@@ -301,15 +259,15 @@ export class SessionModel {
         this.mark(base, 'load', 'load', 'info');
         break;
       case 'page_tab_opened':
-        this.onTabOpened(event.ts, data as PageTabOpenedData);
+        this.onTabOpened(event.ts, event.data);
         break;
       case 'page_layout_shift': {
-        const value = (data as PageLayoutShiftData).layout_shift_details?.value ?? 0;
+        const value = event.data.layout_shift_details?.value ?? 0;
         this.mark(base, 'layout_shift', `layout shift ${value.toFixed(4)}`, 'info', value);
         break;
       }
       case 'page_lcp': {
-        const lcp = (data as PageLcpData).lcp_details;
+        const lcp = event.data.lcp_details;
         const what = lcp?.url ? lcp.url : lcp?.element_id ? `#${lcp.element_id}` : 'text';
         this.mark(base, 'lcp', `LCP ${Math.round(lcp?.render_time || lcp?.load_time || 0)} ms (${what})`, 'info', lcp?.size);
         break;
@@ -320,83 +278,78 @@ export class SessionModel {
       case 'page_navigation_settled':
         this.mark(base, 'page_navigation_settled', 'navigation settled', 'info');
         break;
-      case 'interaction_click': {
-        const d = data as InteractionClickData;
-        this.pushInteraction(base, 'click', d.selector, `${d.tag}${d.text ? ` “${d.text}”` : ''} at ${d.x},${d.y}`);
+      // Interaction.
+      case 'interaction_click':
+        this.pushInteraction(
+          base,
+          'click',
+          event.data.selector,
+          `${event.data.tag}${event.data.text ? ` “${event.data.text}”` : ''} at ${event.data.x},${event.data.y}`,
+        );
         break;
-      }
-      case 'interaction_key': {
-        const d = data as InteractionKeyData;
-        this.pushInteraction(base, 'key', d.selector, d.key);
+      case 'interaction_key':
+        this.pushInteraction(base, 'key', event.data.selector, event.data.key);
         break;
-      }
-      case 'interaction_scroll_settled': {
-        const d = data as InteractionScrollSettledData;
-        this.pushInteraction(base, 'scroll', d.target_selector, `${d.from_x},${d.from_y} → ${d.to_x},${d.to_y}`);
+      case 'interaction_scroll_settled':
+        this.pushInteraction(base, 'scroll', event.data.target_selector, `${event.data.from_x},${event.data.from_y} → ${event.data.to_x},${event.data.to_y}`);
         break;
-      }
+      // The agent's own connection and screenshots.
       case 'monitor_screenshot':
-        this.pushScreenshot(base, (data as MonitorData).png);
+        this.pushScreenshot(base, event.data.png);
         break;
       case 'monitor_disconnected':
-        this.mark(base, 'disconnected', `browser disconnected (${(data as MonitorData).reason ?? 'unknown'})`, 'error');
+        this.mark(base, 'disconnected', `browser disconnected (${event.data.reason ?? 'unknown'})`, 'error');
         break;
       case 'monitor_reconnected':
-        this.mark(base, 'reconnected', `browser reconnected after ${formatMs((data as MonitorData).reconnect_duration_ms)}`, 'warn');
+        this.mark(base, 'reconnected', `browser reconnected after ${formatMs(event.data.reconnect_duration_ms)}`, 'warn');
         break;
       case 'monitor_reconnect_failed':
-        this.mark(base, 'reconnect_failed', `reconnect failing (${(data as MonitorData).attempts ?? '?'} attempts)`, 'error');
+        this.mark(base, 'reconnect_failed', `reconnect failing (${event.data.attempts ?? '?'} attempts)`, 'error');
         break;
-      case 'monitor_init_failed': {
-        const d = data as MonitorData;
-        this.mark(base, 'init_failed', `setup failed: ${d.step ?? ''} ${d.error ?? ''}`.trim(), 'error');
+      case 'monitor_init_failed':
+        this.mark(base, 'init_failed', `setup failed: ${event.data.step ?? ''} ${event.data.error ?? ''}`.trim(), 'error');
         break;
-      }
+      // Failure signals and live view: the Health lane (viewer/health-lane.ts).
       case 'service_crashed': {
-        const d = data as unknown as ServiceCrashedData;
-        const how = [d.phase, d.pid === undefined ? undefined : `pid ${d.pid}`, d.signal ?? d.exit_code].filter((p) => p !== undefined).join(', ');
-        this.mark(base, 'service_crashed', `${d.service_name} crashed (${how})`, 'error');
+        const how = [event.data.phase, event.data.pid === undefined ? undefined : `pid ${event.data.pid}`, event.data.signal ?? event.data.exit_code]
+          .filter((p) => p !== undefined)
+          .join(', ');
+        this.mark(base, 'service_crashed', `${event.data.service_name} crashed (${how})`, 'error');
         break;
       }
-      case 'system_oom_kill': {
-        const d = data as unknown as SystemOomKillData;
+      case 'system_oom_kill':
         this.mark(
           base,
           'oom_kill',
-          `OOM kill: ${d.process_name} (pid ${d.pid}, ${Math.round(d.rss_kb / 1024)} MiB${d.constraint ? `, ${d.constraint}` : ''})`,
+          `OOM kill: ${event.data.process_name} (pid ${event.data.pid}, ${Math.round(event.data.rss_kb / 1024)} MiB${event.data.constraint ? `, ${event.data.constraint}` : ''})`,
           'error',
         );
         break;
-      }
       case 'page_crashed':
-        this.mark(base, 'tab_crashed', `tab crashed (${(data as PageCrashedData).status})`, 'error');
+        this.mark(base, 'tab_crashed', `tab crashed (${event.data.status})`, 'error');
         break;
       case 'page_recovered':
-        this.mark(base, 'tab_recovered', `tab recovered after ${formatMs((data as PageRecoveredData).down_ms)}`, 'warn');
+        this.mark(base, 'tab_recovered', `tab recovered after ${formatMs(event.data.down_ms)}`, 'warn');
         break;
       case 'page_unresponsive':
-        this.mark(base, 'unresponsive', `tab not answering for ${formatMs((data as PageUnresponsiveData).threshold_ms)}`, 'error');
+        this.mark(base, 'unresponsive', `tab not answering for ${formatMs(event.data.threshold_ms)}`, 'error');
         break;
-      case 'page_responsive': {
-        const ms = (data as PageResponsiveData).unresponsive_ms;
-        this.mark(base, 'responsive', `tab answered again after ${formatMs(ms)}`, 'warn', ms);
+      case 'page_responsive':
+        this.mark(base, 'responsive', `tab answered again after ${formatMs(event.data.unresponsive_ms)}`, 'warn', event.data.unresponsive_ms);
         break;
-      }
       case 'page_long_task': {
-        const d = data as PageLongTaskData;
-        const script = d.scripts?.[0];
+        const script = event.data.scripts?.[0];
         const where = script ? ` in ${script.source_function_name || script.invoker || script.source_url}` : '';
-        this.mark(base, 'long_task', `long task ${formatMs(d.duration)}${where}`, 'warn', d.duration);
+        this.mark(base, 'long_task', `long task ${formatMs(event.data.duration)}${where}`, 'warn', event.data.duration);
         break;
       }
       case 'live_view_connect':
-        this.mark(base, 'live_view', `viewer ${(data as unknown as LiveViewConnectData).session_id} opened the live view`, 'info');
+        this.mark(base, 'live_view', `viewer ${event.data.session_id} opened the live view`, 'info');
         break;
-      case 'live_view_disconnect': {
-        const d = data as unknown as LiveViewDisconnectData;
-        this.mark(base, 'live_view', `viewer ${d.session_id} left after ${formatMs(d.duration_ms)}`, 'info');
+      case 'live_view_disconnect':
+        this.mark(base, 'live_view', `viewer ${event.data.session_id} left after ${formatMs(event.data.duration_ms)}`, 'info');
         break;
-      }
+      // Control events: the Actions lane (viewer/action-lane.ts).
       case 'cdp_command':
       case 'api_call':
       case 'computer_action': {
@@ -407,28 +360,55 @@ export class SessionModel {
         }
         break;
       }
-      default: {
-        const activity = activityMark(event.type, data);
-        if (activity) this.mark(base, activity.kind, activity.label, activity.severity, activity.value);
-        // Else a type of a newer agent: held (and downloadable), not shown.
+      case 'step': {
+        const step = stepOf(seq, event);
+        if (step) {
+          this.pushRow(this.steps, step);
+          this.changes.marks = true;
+        }
         break;
       }
+      // Dialogs, downloads, sockets, Web Vitals: the Activity lane (viewer/activity-lane.ts).
+      case 'page_dialog_opened':
+      case 'page_dialog_closed':
+      case 'page_file_chooser_opened':
+      case 'network_download_started':
+      case 'network_download_progress':
+      case 'network_download_finished':
+      case 'network_websocket_opened':
+      case 'network_websocket_frame':
+      case 'network_websocket_closed':
+      case 'network_eventsource_opened':
+      case 'network_eventsource_message':
+      case 'page_web_vitals': {
+        const activity = activityMark(event);
+        if (activity) this.mark(base, activity.kind, activity.label, activity.severity, activity.value);
+        break;
+      }
+      // Held (and downloadable), not shown.
+      case 'cdp_connect':
+      case 'cdp_disconnect':
+      case 'replay_started':
+      case 'replay_stopped':
+        break;
+      default:
+        // A type of a newer agent: held (and downloadable), not shown.
+        skipUnknown(event);
+        break;
     }
   }
 
-  private pushConsole(base: Row, event: TelemetryEvent): void {
-    const exception = event.type === 'console_error';
-    const data = event.data as (ConsoleLogData & ConsoleErrorData) | undefined;
-    const frame = data?.stack_trace?.callFrames[0];
+  private pushConsole(base: Row, exception: boolean, data: ConsoleLogData | ConsoleErrorData): void {
+    const frame = data.stack_trace?.callFrames[0];
     let origin = '';
-    if (data?.source_url) origin = `${data.source_url}:${(data.line ?? 0) + 1}:${(data.column ?? 0) + 1}`;
+    if ('source_url' in data && data.source_url) origin = `${data.source_url}:${(data.line ?? 0) + 1}:${(data.column ?? 0) + 1}`;
     else if (frame) origin = `${frame.url}:${frame.lineNumber + 1}:${frame.columnNumber + 1}`;
     this.pushRow(this.console, {
       ...base,
-      level: exception ? 'error' : consoleLevel(data?.level),
-      text: data?.text ?? '',
+      level: exception ? 'error' : consoleLevel(data.level),
+      text: data.text ?? '',
       origin,
-      stack: data?.stack_trace,
+      stack: data.stack_trace,
       exception,
     });
     this.changes.console = true;
@@ -519,7 +499,7 @@ export class SessionModel {
   }
 
   private onFailed(base: Row, data: NetworkLoadingFailedData): void {
-    const entry = this.entryFor(base, data.request_id, (data as EventContext).url);
+    const entry = this.entryFor(base, data.request_id, data.url);
     entry.failed = data.error_text || 'failed';
     entry.canceled = data.canceled;
     if (data.resource_type) entry.resourceType = data.resource_type;
@@ -614,6 +594,7 @@ export class SessionModel {
     keep(this.network);
     keep(this.interactions);
     this.actions.splice(0, indexAfter(this.actions, cutoff - 1));
+    this.steps.splice(0, indexAfter(this.steps, cutoff - 1));
     const droppedShots = this.screenshots.splice(0, indexAfter(this.screenshots, cutoff - 1));
     this.imagesHeld -= droppedShots.filter((s) => s.image !== undefined).length;
     // Notices stay: they are few and say what happened to the telemetry.

@@ -10,6 +10,7 @@ import { clock, duration, shortId, shortUrl } from './format.ts';
 import { ACTIVITY_KINDS, activitySummary, drawActivityLane } from './activity-lane.ts';
 import { drawHealthLane, HEALTH_KINDS } from './health-lane.ts';
 import { drawActionLane } from './action-lane.ts';
+import { drawStepLane, stepAt, stepSpans } from './step-lane.ts';
 import type { Envelope } from '../injected/schema.ts';
 import { NOTICE_KINDS, type ConsoleLevel, type Mark, type MarkKind, type SessionModel, type ViewCategory } from './model.ts';
 import { axisStep, tsAt, xOf, type Range } from './timeline-range.ts';
@@ -37,7 +38,7 @@ const AXIS = 20;
 const LANE = 22;
 const MAX_TAB_LANES = 6;
 
-export type LaneKind = 'tab' | 'console' | 'network' | 'interaction' | 'page' | 'settled' | 'screenshot' | 'health' | 'activity' | 'actions';
+export type LaneKind = 'tab' | 'console' | 'network' | 'interaction' | 'page' | 'settled' | 'screenshot' | 'health' | 'activity' | 'steps' | 'actions';
 
 interface Lane {
   label: string;
@@ -178,6 +179,7 @@ export class TimelinePainter {
     if (categories.has('screenshot')) lanes.push({ label: 'Screenshots', kind: 'screenshot' });
     if (categories.has('page') || categories.has('system') || categories.has('connection')) lanes.push({ label: 'Health', kind: 'health' });
     if (categories.has('page') || categories.has('network')) lanes.push({ label: 'Activity', kind: 'activity' });
+    if (this.model.steps.length > 0) lanes.push({ label: 'Steps', kind: 'steps' });
     if (this.model.actions.length > 0) lanes.push({ label: 'Actions', kind: 'actions' });
     return lanes;
   }
@@ -315,6 +317,16 @@ export class TimelinePainter {
         case 'activity':
           drawActivityLane(ctx, this.model.marks, (ts) => this.x(ts, range), { top, height: LANE, ...range }, p, inTarget);
           break;
+        case 'steps':
+          drawStepLane(
+            ctx,
+            stepSpans(this.model.steps),
+            (ts) => this.x(ts, range),
+            // A step still going runs to the live edge: the newest event, or the view's end past it.
+            { top, height: LANE, ...range, now: Math.max(this.model.maxTs, range.end) },
+            { step: p.accent, text: p.text },
+          );
+          break;
         case 'actions':
           drawActionLane(
             ctx,
@@ -446,6 +458,10 @@ export class TimelinePainter {
       case 'interaction': {
         const row = this.model.interactions.find((r) => near(r.ts));
         return row && `${clock(row.ts)} ${row.kind} ${row.selector} ${row.detail}`;
+      }
+      case 'steps': {
+        const step = stepAt(stepSpans(this.model.steps), this.tsAt(x, range), Math.max(this.model.maxTs, range.end));
+        return step && `${clock(step.ts)} step ${step.name} (${step.via}, ${step.caller})`;
       }
       case 'actions': {
         const action = this.model.actions.find((a) => near(a.ts));

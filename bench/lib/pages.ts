@@ -237,6 +237,10 @@ export class PageServer {
       sendHtml(res, stillPage(Number(url.searchParams.get('n')), this.port));
       return;
     }
+    if (path === '/animated') {
+      sendHtml(res, ANIMATED_PAGE);
+      return;
+    }
     if (path.startsWith('/a/')) {
       const asset = this.assets.get(path.slice(3));
       if (!asset) {
@@ -376,6 +380,17 @@ function mixedPage(ctx: PageContext): string {
 }
 
 /** An idle tab's page (section 6): content, images and a cross-site iframe, and nothing after its load. */
+/**
+ * A page that animates continuously (the replay section, bench/sections/replay.ts): text, a
+ * gradient box crossing the page and a running clock, repainted every animation frame.
+ */
+const ANIMATED_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>animated</title><style>
+body{margin:0;font:18px sans-serif;background:#fafafa}#box{position:absolute;width:240px;height:240px;border-radius:24px;background:linear-gradient(135deg,#e33,#33e)}
+#clock{position:fixed;right:12px;top:8px;font:28px monospace}p{max-width:900px;margin:24px}</style></head><body>
+<div id="box"></div><div id="clock"></div><p>${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(30)}</p>
+<script>function frame(t){var b=document.getElementById('box');b.style.left=((t/4)%1100)+'px';b.style.top=(240+Math.sin(t/400)*180)+'px';
+document.getElementById('clock').textContent=(t/1000).toFixed(3);requestAnimationFrame(frame)}requestAnimationFrame(frame)</script></body></html>`;
+
 function stillPage(n: number, port: number): string {
   let body = `<h1>Still page ${n}</h1>`;
   for (let k = 0; k < 6; k++) body += `<article class="card"><img src="/a/i${k}.png" width="32" height="32" alt=""><p>${LOREM}</p></article>`;

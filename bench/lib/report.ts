@@ -9,6 +9,7 @@ import type { SoakResult } from '../sections/soak.ts';
 import type { StoreResult } from '../sections/store.ts';
 import type { CdpProxyResult } from '../sections/cdp-proxy.ts';
 import type { ThroughputResult } from '../sections/throughput.ts';
+import { renderReplay, replayBudget, type ReplayResult } from '../sections/replay.ts';
 import { bootstrapDifference, bootstrapQuantile, median } from './stats.ts';
 
 export interface Results {
@@ -20,6 +21,7 @@ export interface Results {
   idle?: IdleResult;
   store?: StoreResult;
   cdp?: CdpProxyResult;
+  replay?: ReplayResult;
 }
 
 export interface BudgetLine {
@@ -269,6 +271,7 @@ export function renderReport(results: Results): string {
       ),
     );
   }
+  if (results.replay) out.push(renderReplay(results.replay));
   return out.join('\n');
 }
 
@@ -453,6 +456,7 @@ export function evaluateBudget(results: Results): BudgetLine[] {
       pass: cdp.playwright.ratio <= 1.03,
     });
   }
+  if (results.replay) lines.push(...replayBudget(results.replay));
   return lines;
 }
 

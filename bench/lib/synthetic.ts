@@ -1,7 +1,9 @@
 // What the synthetic events of the store and archive benches share: the event context of a page
 // target, shaped like the agent's (docs/events.md "The event context").
 
-export function syntheticContext(i: number, targetId: string): Record<string, string | number> {
+import type { EventContext } from '../../injected/schema.ts';
+
+export function syntheticContext(i: number, targetId: string): EventContext {
   return {
     target_id: targetId,
     target_type: 'page',

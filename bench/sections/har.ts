@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
+import type { EventDataByType, EventType, TelemetryEvent } from '../../injected/schema.ts';
+import { eventOf } from '../../src/event-data.ts';
 import { HarBuilder } from '../../src/export/har.ts';
 import { harPieces } from '../../src/export/har-stream.ts';
 import { BearerAuth } from '../../src/http/auth.ts';
@@ -87,8 +88,8 @@ const timing = (offset: number) => ({
 });
 
 /** An event caused by the CDP event `method`, as the agent reports it. */
-function cdpEvent(ts: number, type: EventType, method: string, data: TelemetryEvent['data']): TelemetryEvent {
-  return { ts, type, source: { kind: 'cdp', event: method }, data };
+function cdpEvent<T extends EventType>(ts: number, type: T, method: string, data: EventDataByType[T]): TelemetryEvent {
+  return eventOf<T>({ ts, type, source: { kind: 'cdp', event: method }, data });
 }
 
 /** The session's events in seq order: per navigation its document, then its subresources. */
@@ -103,7 +104,7 @@ export function* sessionEvents(requests: number, navigations = 20): Generator<Te
     const ctx = (navSeq: number, url: string, loaderId = loader) => ({
       session_id: 'S1',
       target_id: TAB,
-      target_type: 'page',
+      target_type: 'page' as const,
       frame_id: TAB,
       loader_id: loaderId,
       url,
@@ -126,8 +127,14 @@ export function* sessionEvents(requests: number, navigations = 20): Generator<Te
         initiator_type: k === 0 ? 'other' : 'parser',
       });
       if (k === 0) {
-        const data = { url: pageUrl, frame_id: TAB, loader_id: loader, session_id: 'S1', target_id: TAB, target_type: 'page' };
-        yield cdpEvent(ts + 500, 'page_navigation', 'Page.frameNavigated', data);
+        yield cdpEvent(ts + 500, 'page_navigation', 'Page.frameNavigated', {
+          url: pageUrl,
+          frame_id: TAB,
+          loader_id: loader,
+          session_id: 'S1',
+          target_id: TAB,
+          target_type: 'page',
+        });
       }
       const withBody = type === 'Document' || type === 'Fetch' || type === 'XHR';
       yield cdpEvent(ts + 4_000, 'network_response', 'Network.loadingFinished', {

@@ -7,7 +7,7 @@ import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
+import type { TelemetryEvent } from '../../injected/schema.ts';
 import { listenUrl } from '../../src/http/listen.ts';
 import { createHttpServer } from '../../src/http/server.ts';
 import { EventStore } from '../../src/store/event-store.ts';
@@ -34,26 +34,27 @@ const TARGETS = ['T1', 'T2', 'T3', 'T4', 'T5'];
 function syntheticEvent(i: number): TelemetryEvent {
   const targetId = TARGETS[i % TARGETS.length]!;
   const roll = i % 10;
-  const type: EventType = roll < 6 ? 'console_log' : roll === 6 ? 'console_error' : roll < 9 ? 'network_request' : 'network_response';
   const context = syntheticContext(i, targetId);
-  const data =
-    type === 'console_log' || type === 'console_error'
-      ? { ...context, level: type === 'console_error' ? 'error' : 'log', text: `line ${i} ${'x'.repeat(120)}`, args: [`line ${i}`] }
-      : {
-          ...context,
-          request_id: `R${i}`,
-          method: 'GET',
-          url: `http://127.0.0.1:8080/api/${i}`,
-          resource_type: 'Fetch',
-          headers: { accept: '*/*', 'user-agent': 'HeadlessChrome' },
-          status: 200,
-        };
-  return {
-    ts: Date.now() * 1000,
-    type,
-    source: { kind: 'cdp', event: 'Runtime.consoleAPICalled', metadata: { target_id: targetId } },
-    data,
-  } as unknown as TelemetryEvent;
+  const ts = Date.now() * 1000;
+  const source = { kind: 'cdp', event: 'Runtime.consoleAPICalled', metadata: { target_id: targetId } } as const;
+  if (roll < 7) {
+    const text = `line ${i} ${'x'.repeat(120)}`;
+    const args = [`line ${i}`];
+    return roll < 6
+      ? { ts, type: 'console_log', source, data: { ...context, level: 'log', text, args } }
+      : { ts, type: 'console_error', source, data: { ...context, level: 'error', text, args } };
+  }
+  const exchange = {
+    ...context,
+    request_id: `R${i}`,
+    method: 'GET',
+    url: `http://127.0.0.1:8080/api/${i}`,
+    resource_type: 'Fetch',
+    headers: { accept: '*/*', 'user-agent': 'HeadlessChrome' },
+  };
+  return roll < 9
+    ? { ts, type: 'network_request', source, data: { ...exchange, document_url: context.url ?? '', initiator_type: 'script' } }
+    : { ts, type: 'network_response', source, data: { ...exchange, status: 200, status_text: 'OK', mime_type: 'application/json' } };
 }
 
 function appendAll(log: EventLog, store: EventStore | undefined, events: number): number {

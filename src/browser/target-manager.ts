@@ -133,6 +133,9 @@ export class TargetManager {
   /** Page targets in focus order, most recent last. */
   private pageOrder: string[] = [];
   private readonly setupHooks = new Set<TargetSetupHook>();
+  private readonly activeListeners = new Set<(page: AttachedTarget | undefined) => void>();
+  /** The active page last told to the listeners. */
+  private toldActive: AttachedTarget | undefined;
 
   constructor(
     private readonly connection: CdpConnection,
@@ -167,13 +170,33 @@ export class TargetManager {
     return this.bySession.values();
   }
 
-  /** The most recently opened or focused page target. */
+  /**
+   * The tab "in front" (docs/replay.md "Which tab"): headless Chromium has no focus and every tab
+   * stays visible, so it is the most recently opened page, or the most recently brought to the
+   * front through the agent (`activate`); when it closes, the one before it.
+   */
   activePage(): AttachedTarget | undefined {
     for (let i = this.pageOrder.length - 1; i >= 0; i--) {
       const target = this.byTargetId.get(this.pageOrder[i]!);
       if (target) return target;
     }
     return undefined;
+  }
+
+  /**
+   * A client brought page `targetId` to the front (`Page.bringToFront`, `Target.activateTarget`
+   * through the agent's CDP endpoint): it is the active page from now on.
+   */
+  activate(targetId: string): void {
+    if (this.byTargetId.get(targetId)?.type !== 'page') return;
+    this.pageOrder = [...this.pageOrder.filter((id) => id !== targetId), targetId];
+    this.activeMayHaveChanged();
+  }
+
+  /** Told (asynchronously, once per change) whenever `activePage()` becomes another page or none; returns its removal. */
+  onActivePageChange(listener: (page: AttachedTarget | undefined) => void): () => void {
+    this.activeListeners.add(listener);
+    return () => this.activeListeners.delete(listener);
   }
 
   /** Run `hook` on every target attached from now on; returns its removal. */
@@ -189,6 +212,7 @@ export class TargetManager {
 
   dispose(): void {
     this.disposed = true;
+    this.activeListeners.clear();
     for (const dispose of this.disposers.splice(0)) dispose();
     for (const target of this.bySession.values()) target.markDetached();
     this.bySession.clear();
@@ -208,7 +232,10 @@ export class TargetManager {
     const target = new AttachedTarget(this.connection, sessionId, targetInfo.targetId, targetInfo.type, targetInfo, parent, waitingForDebugger);
     this.bySession.set(sessionId, target);
     this.byTargetId.set(target.targetId, target);
-    if (target.type === 'page') this.pageOrder.push(target.targetId);
+    if (target.type === 'page') {
+      this.pageOrder.push(target.targetId);
+      this.activeMayHaveChanged();
+    }
 
     let setups: Array<Promise<unknown>>;
     try {
@@ -259,7 +286,10 @@ export class TargetManager {
     this.bySession.delete(sessionId);
     if (this.byTargetId.get(target.targetId) === target) this.byTargetId.delete(target.targetId);
     target.markDetached();
-    if (target.type === 'page') this.pageOrder = this.pageOrder.filter((id) => id !== target.targetId);
+    if (target.type === 'page') {
+      this.pageOrder = this.pageOrder.filter((id) => id !== target.targetId);
+      this.activeMayHaveChanged();
+    }
     this.observer.targetDetached(target);
   }
 
@@ -277,6 +307,22 @@ export class TargetManager {
 
   private onTargetDestroyed(targetId: string): void {
     this.pageOrder = this.pageOrder.filter((id) => id !== targetId);
+    this.activeMayHaveChanged();
     if (!this.disposed) this.observer.targetDestroyed(targetId);
+  }
+
+  /**
+   * Tells the listeners when the active page changed, after the current CDP message is handled:
+   * a listener may send commands to the new page (which the target's own setup sent first).
+   */
+  private activeMayHaveChanged(): void {
+    if (this.activeListeners.size === 0) return;
+    queueMicrotask(() => {
+      if (this.disposed) return;
+      const active = this.activePage();
+      if (active === this.toldActive) return;
+      this.toldActive = active;
+      for (const listener of [...this.activeListeners]) listener(active);
+    });
   }
 }

@@ -14,7 +14,9 @@ import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { CdpDisconnectReason } from '../../injected/schema.ts';
 import type { ActionStart, ControlRecorder } from '../control/control-recorder.ts';
+import type { Steps } from '../control/steps.ts';
 import { shapeCommand, type CommandRecord } from './command-shape.ts';
+import { answerStepCommand, stepCommandOf } from './step-command.ts';
 
 /** Default bound of what may wait for one client (docs/operations.md "CDP endpoint"). */
 export const DEFAULT_CLIENT_BUFFER_BYTES = 32 * 1024 * 1024;
@@ -47,8 +49,15 @@ export interface CdpProxyOptions {
   /** The browser's WebSocket URL of the current connection; undefined while there is none. */
   upstream: () => string | undefined;
   recorder: ControlRecorder;
+  /** Steps (docs/events.md "Steps"): Telemetry.addStep is answered here, each connection a caller. */
+  steps?: Steps;
   logger?: Logger;
   maxClientBufferBytes?: number;
+  /**
+   * A client brought a tab to the front (`Page.bringToFront`, `Target.activateTarget`): the
+   * agent's "tab in front" follows (docs/replay.md "Which tab").
+   */
+  onActivate?: (targetId: string) => void;
 }
 
 /** Counters for /metrics. */
@@ -180,8 +189,18 @@ class Relay {
     if (this.done || this.goneTimer !== undefined) return;
     this.messages++;
     this.proxy.messagesTotal++;
+    if (!isBinary && this.answeredHere(data)) return;
     if (!isBinary && data.length <= MAX_INSPECTED_BYTES) this.inspectCommand(data);
     this.upstream.send(data, { binary: isBinary });
+  }
+
+  /** Telemetry.addStep is the proxy's own (step-command.ts): answered here, never relayed. */
+  private answeredHere(data: Buffer): boolean {
+    const { steps } = this.proxy.options;
+    const command = steps && stepCommandOf(data);
+    if (command === undefined || steps === undefined) return false;
+    this.client.send(answerStepCommand(command, steps, { id: this.connectionId, via: 'cdp', connectionId: this.connectionId }));
+    return true;
   }
 
   private fromBrowser(data: Buffer, isBinary: boolean): void {
@@ -204,14 +223,19 @@ class Relay {
       return;
     }
     if (typeof message !== 'object' || message === null || typeof message.method !== 'string' || typeof message.id !== 'number') return;
-    const { recorder } = this.proxy.options;
-    if (!recorder.controlOn) return;
+    const { recorder, onActivate } = this.proxy.options;
     const params = typeof message.params === 'object' && message.params !== null ? (message.params as Record<string, unknown>) : undefined;
+    if (onActivate && (message.method === 'Page.bringToFront' || message.method === 'Target.activateTarget')) {
+      const activated = this.targetOf(typeof message.sessionId === 'string' ? message.sessionId : undefined, message.method, params);
+      if (activated !== undefined) onActivate(activated);
+    }
+    if (!recorder.controlOn) return;
     const record = shapeCommand(message.method, params, recorder.includeUrls);
     if (record === undefined) return;
     const sessionId = typeof message.sessionId === 'string' ? message.sessionId : undefined;
     const targetId = this.targetOf(sessionId, record.method, params);
-    const start = recorder.begin(targetId, record.opens);
+    // The step this connection marked last (docs/events.md "Steps").
+    const start = recorder.begin(targetId, record.opens, this.proxy.options.steps?.currentOf(this.connectionId));
     this.pending.set(message.id, { start, record, sessionId });
   }
 
@@ -274,6 +298,7 @@ class Relay {
     // Commands still unanswered end with the connection.
     for (const pending of this.pending.values()) this.answer(pending, 'the connection closed before the answer');
     this.pending.clear();
+    this.proxy.options.steps?.forget(this.connectionId);
     const cut = detail === 'slow_client';
     this.proxy.ended(this, reason, cut);
     if (this.upstream.readyState === WebSocket.OPEN || this.upstream.readyState === WebSocket.CONNECTING) this.upstream.close();

@@ -31,6 +31,8 @@ export const DEFAULT_LOAD_CDP_READ_MS = 8;
 export const STREAM_PACE_MS_MAX = 100;
 export const DEFAULT_RETAIN_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_RETAIN_HOURS = 72;
+/** The size cap of one replay (docs/replay.md "Limits"). */
+export const DEFAULT_REPLAY_MAX_BYTES = 512 * 1024 * 1024;
 /** The system-wide data directory, used when writable. */
 export const SYSTEM_DATA_DIR = '/var/lib/browser-telemetry-agent';
 
@@ -331,7 +333,8 @@ export const SETTINGS = {
     env: 'RETAIN_BYTES',
     arg: '<size>',
     defaultValue: DEFAULT_RETAIN_BYTES,
-    meaning: 'Most bytes of events the store keeps, over every session in the data directory; oldest go first.',
+    meaning:
+      'Most bytes of events the store keeps, over every session in the data directory; oldest go first. Replays share it: they get what the events leave (docs/replay.md).',
     kind: byteSize,
   },
   retainHours: {
@@ -339,8 +342,25 @@ export const SETTINGS = {
     env: 'RETAIN_HOURS',
     arg: '<hours>',
     defaultValue: DEFAULT_RETAIN_HOURS,
-    meaning: 'Hours an event is kept in the store.',
+    meaning: 'Hours an event is kept in the store, and a finished replay in the data directory.',
     kind: positiveInteger,
+  },
+  replayMaxBytes: {
+    flag: 'replay-max-bytes',
+    env: 'REPLAY_MAX_BYTES',
+    arg: '<size>',
+    defaultValue: DEFAULT_REPLAY_MAX_BYTES,
+    meaning:
+      'A recording (POST /browsers/{id}/replays) ends by itself at this file size (replay_stopped reason max_size), or earlier when the data directory reaches --retain-bytes.',
+    kind: byteSize,
+  },
+  ffmpegPath: {
+    flag: 'ffmpeg-path',
+    env: 'FFMPEG_PATH',
+    arg: '<path>',
+    default: 'ffmpeg on PATH, else the npm package @ffmpeg-installer/linux-x64',
+    meaning: 'The ffmpeg that encodes replays (H.264 in MP4 when it has libx264, else VP8 in WebM).',
+    kind: kinds.nonEmpty,
   },
   uploadIdleMs: {
     flag: 'upload-idle-ms',

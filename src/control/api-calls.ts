@@ -8,7 +8,11 @@ import type { ControlRecorder } from './control-recorder.ts';
 export interface ApiCalls {
   newRequestId(): string;
   /** An action began: a handle to end it, or undefined when `control` is off. */
-  begin(targetId: string | undefined): { end(operationId: string, requestId: string, status: number): void } | undefined;
+  begin(
+    targetId: string | undefined,
+    requestId: string,
+    stepId: string | undefined,
+  ): { end(operationId: string, requestId: string, status: number): void } | undefined;
   /** The tab an API action acts on (the active tab), when known. */
   activeTarget(): string | undefined;
 }
@@ -17,8 +21,8 @@ export function apiCalls(recorder: ControlRecorder, activeTarget: () => string |
   return {
     newRequestId: () => recorder.newId('req'),
     activeTarget,
-    begin(targetId) {
-      const start = recorder.begin(targetId, false);
+    begin(targetId, requestId, stepId) {
+      const start = recorder.beginRequest(requestId, targetId, stepId);
       if (start === undefined) return undefined;
       return {
         end: (operationId, requestId, status) =>

@@ -10,8 +10,11 @@
 // - A request keeps the action of its start: its response or failure carries the same id.
 // - Initiator chain: a request started by a script that one of the action's requests loaded is the
 //   action's too, also after the window closed (and over a newer window).
+// - An effect of an action that carries a `step_id` (docs/events.md "Steps") carries it too, as
+//   the last field of its data (the step filter's SQL form relies on it: src/stream/event-query.ts).
 
 import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
+import { contextOf } from '../event-data.ts';
 import type { EventSink } from '../telemetry/monitor.ts';
 
 /** How many scripts and in-flight requests per tab are remembered for the chain (oldest dropped). */
@@ -24,15 +27,24 @@ const UNLINKED: ReadonlySet<EventType> = new Set<EventType>([
   'cdp_command',
   'api_call',
   'computer_action',
+  'step',
   'monitor_screenshot',
   'monitor_disconnected',
   'monitor_reconnected',
   'monitor_reconnect_failed',
   'monitor_init_failed',
+  'replay_started',
+  'replay_stopped',
 ]);
 
-interface Window {
+/** An action, as its effects name it: one object per action, shared by everything it caused. */
+interface Cause {
   actionId: string;
+  stepId: string | undefined;
+}
+
+interface Window {
+  cause: Cause;
   /** The tab's nav_seq when the action began; a settle of a later navigation closes the window. */
   navSeq: number | undefined;
 }
@@ -42,22 +54,9 @@ interface TabState {
   /** Latest nav_seq seen in the tab's events. */
   navSeq: number | undefined;
   /** Script URL → the action whose request loaded it. */
-  scripts: Map<string, string>;
+  scripts: Map<string, Cause>;
   /** CDP request id → the action of its request. */
-  requests: Map<string, string>;
-}
-
-interface LinkableData {
-  caused_by?: string;
-  target_id?: string;
-  nav_seq?: number;
-  opener_id?: string;
-  request_id?: string;
-  resource_type?: string;
-  initiator_url?: string;
-  url?: string;
-  frame_id?: string;
-  parent_frame_id?: string;
+  requests: Map<string, Cause>;
 }
 
 /** How many targets' latest nav_seq is remembered (oldest dropped). */
@@ -78,10 +77,10 @@ export class CauseLinker {
     };
   }
 
-  /** An opening action began in `targetId`'s tab. */
-  open(targetId: string, actionId: string): void {
+  /** An opening action began in `targetId`'s tab; `stepId`: the step its caller marked last. */
+  open(targetId: string, actionId: string, stepId?: string): void {
     const tab = this.tab(targetId);
-    tab.window = { actionId, navSeq: tab.navSeq ?? this.navSeqs.get(targetId) };
+    tab.window = { cause: { actionId, stepId }, navSeq: tab.navSeq ?? this.navSeqs.get(targetId) };
   }
 
   /** The tab is gone. */
@@ -93,52 +92,56 @@ export class CauseLinker {
   /** Stamp `event` (before it is admitted) when an action caused it. */
   link(event: TelemetryEvent): void {
     if (UNLINKED.has(event.type)) return;
-    const data = event.data as LinkableData | undefined;
-    if (data === undefined) return;
+    const context = contextOf(event);
+    if (context === undefined) return;
     // A tab opened by another: the opener's window.
-    const tabId = event.type === 'page_tab_opened' ? data.opener_id : data.target_id;
+    const tabId = event.type === 'page_tab_opened' ? event.data?.opener_id : context.target_id;
     if (tabId === undefined) return;
-    if (typeof data.nav_seq === 'number' && this.navSeqs.get(tabId) !== data.nav_seq) {
+    const navSeq = context.nav_seq;
+    if (typeof navSeq === 'number' && this.navSeqs.get(tabId) !== navSeq) {
       this.navSeqs.delete(tabId);
-      this.navSeqs.set(tabId, data.nav_seq);
+      this.navSeqs.set(tabId, navSeq);
       if (this.navSeqs.size > MAX_TARGETS) this.navSeqs.delete(this.navSeqs.keys().next().value!);
     }
     const tab = this.tabs.get(tabId);
     if (tab === undefined) return;
-    if (typeof data.nav_seq === 'number') tab.navSeq = data.nav_seq;
-    const cause = this.causeOf(event.type, data, tab);
-    if (cause !== undefined) data.caused_by = cause;
-    this.remember(event.type, data, tab, cause);
+    if (typeof navSeq === 'number') tab.navSeq = navSeq;
+    const cause = this.causeOf(event, tab);
+    if (cause !== undefined) {
+      context.caused_by = cause.actionId;
+      if (cause.stepId !== undefined) context.step_id = cause.stepId;
+    }
+    this.remember(event, tab, cause);
     if (event.type === 'page_navigation_settled' && tab.window !== undefined) {
       const opened = tab.window.navSeq;
-      if (typeof data.nav_seq === 'number' && (opened === undefined || data.nav_seq > opened)) tab.window = undefined;
+      if (typeof navSeq === 'number' && (opened === undefined || navSeq > opened)) tab.window = undefined;
     }
   }
 
-  private causeOf(type: EventType, data: LinkableData, tab: TabState): string | undefined {
-    if ((type === 'network_response' || type === 'network_loading_failed') && data.request_id !== undefined) {
-      const own = tab.requests.get(data.request_id);
+  private causeOf(event: TelemetryEvent, tab: TabState): Cause | undefined {
+    if ((event.type === 'network_response' || event.type === 'network_loading_failed') && event.data?.request_id !== undefined) {
+      const own = tab.requests.get(event.data.request_id);
       if (own !== undefined) return own;
     }
-    if (type === 'network_request' && data.initiator_url !== undefined) {
-      const chained = tab.scripts.get(data.initiator_url);
+    if (event.type === 'network_request' && event.data?.initiator_url !== undefined) {
+      const chained = tab.scripts.get(event.data.initiator_url);
       if (chained !== undefined) return chained;
     }
-    return tab.window?.actionId;
+    return tab.window?.cause;
   }
 
-  private remember(type: EventType, data: LinkableData, tab: TabState, cause: string | undefined): void {
-    if (type === 'page_navigation' && data.parent_frame_id === undefined) {
+  private remember(event: TelemetryEvent, tab: TabState, cause: Cause | undefined): void {
+    if (event.data === undefined) return;
+    if (event.type === 'page_navigation' && event.data.parent_frame_id === undefined) {
       // A new document: its scripts are new ones.
       tab.scripts.clear();
-    }
-    if (data.request_id === undefined) return;
-    if (type === 'network_request') {
-      if (cause === undefined) return;
+    } else if (event.type === 'network_request') {
+      const data = event.data;
+      if (cause === undefined || data.request_id === undefined) return;
       bounded(tab.requests, data.request_id, cause);
       if (data.resource_type === 'Script' && data.url !== undefined) bounded(tab.scripts, data.url, cause);
-    } else if (type === 'network_response' || type === 'network_loading_failed') {
-      tab.requests.delete(data.request_id);
+    } else if ((event.type === 'network_response' || event.type === 'network_loading_failed') && event.data.request_id !== undefined) {
+      tab.requests.delete(event.data.request_id);
     }
   }
 
@@ -153,7 +156,7 @@ export class CauseLinker {
   }
 }
 
-function bounded(map: Map<string, string>, key: string, value: string): void {
+function bounded(map: Map<string, Cause>, key: string, value: Cause): void {
   map.delete(key);
   map.set(key, value);
   if (map.size > MAX_REMEMBERED) map.delete(map.keys().next().value!);

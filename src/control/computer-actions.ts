@@ -90,7 +90,8 @@ export function computerActionShape(action: Action): InputShape {
 export function computerActionObserver(recorder: ControlRecorder): ActionObserver {
   return {
     begin(action, index, targetId, requestId) {
-      const start = recorder.begin(targetId, OPENING.has(action.type));
+      // The batch's step: the one its caller had marked when the batch was asked for (docs/events.md "Steps").
+      const start = recorder.begin(targetId, OPENING.has(action.type), recorder.stepOfRequest(requestId));
       if (start === undefined) return undefined;
       return (error) =>
         recorder.computerAction(start, {

@@ -4,7 +4,7 @@
 // request's end (response, failure or next redirect hop) is seen. Entries therefore come in the
 // order their requests ended; pages, which are few, are kept and written last.
 
-import { assertNever, isOneOf } from '../assert-never.ts';
+import { assertNever, skipUnknown } from '../assert-never.ts';
 import type { HarCookie, HarEntry, HarHeader, HarPage, HarTimings } from './har-types.ts';
 import { HarWebSocket } from './har-websocket.ts';
 import type {
@@ -33,6 +33,7 @@ export const HAR_EVENT_TYPES = [
   'network_websocket_frame',
   'network_websocket_closed',
 ] as const;
+export type HarEventType = (typeof HAR_EVENT_TYPES)[number];
 
 export interface HarOptions {
   creator: { name: string; version: string };
@@ -108,42 +109,98 @@ export class HarBuilder {
 
   /** One event, in seq order; returns the JSON text to append ('' when nothing is complete). */
   add(event: TelemetryEvent): string {
-    // The other types have no part in a HAR.
-    if (!isOneOf(event.type, HAR_EVENT_TYPES)) return '';
     switch (event.type) {
       case 'network_request':
-        return this.onRequest(event as RequestEvent);
-      case 'network_response': {
-        const data = event.data as NetworkResponseData;
-        return this.finish(data.request_id, { kind: 'response', ts: event.ts, data, truncated: event.truncated === true });
-      }
-      case 'network_loading_failed': {
-        const data = event.data as NetworkLoadingFailedData;
-        return this.finish(data.request_id, { kind: 'failed', ts: event.ts, data });
-      }
+      case 'network_response':
+      case 'network_loading_failed':
       case 'page_navigation':
-        this.onNavigation(event.ts, event.data as PageNavigationData);
+      case 'page_dom_content_loaded':
+      case 'page_load':
+      case 'network_websocket_opened':
+      case 'network_websocket_frame':
+      case 'network_websocket_closed':
+        return this.addHarEvent(event);
+      // No part in a HAR.
+      case 'console_log':
+      case 'console_error':
+      case 'network_idle':
+      case 'network_download_started':
+      case 'network_download_progress':
+      case 'network_download_finished':
+      case 'network_eventsource_opened':
+      case 'network_eventsource_message':
+      case 'page_tab_opened':
+      case 'page_layout_shift':
+      case 'page_lcp':
+      case 'page_layout_settled':
+      case 'page_navigation_settled':
+      case 'page_dialog_opened':
+      case 'page_dialog_closed':
+      case 'page_file_chooser_opened':
+      case 'page_web_vitals':
+      case 'page_crashed':
+      case 'page_recovered':
+      case 'page_unresponsive':
+      case 'page_responsive':
+      case 'page_long_task':
+      case 'interaction_click':
+      case 'interaction_key':
+      case 'interaction_scroll_settled':
+      case 'monitor_screenshot':
+      case 'monitor_disconnected':
+      case 'monitor_reconnected':
+      case 'monitor_reconnect_failed':
+      case 'monitor_init_failed':
+      case 'replay_started':
+      case 'replay_stopped':
+      case 'service_crashed':
+      case 'system_oom_kill':
+      case 'live_view_connect':
+      case 'live_view_disconnect':
+      case 'cdp_connect':
+      case 'cdp_disconnect':
+      case 'cdp_command':
+      case 'api_call':
+      case 'computer_action':
+      case 'step':
+        return '';
+      default:
+        skipUnknown(event);
+        return '';
+    }
+  }
+
+  /** An event of HAR_EVENT_TYPES (the history filter of a HAR asks for these). */
+  private addHarEvent(event: TelemetryEvent<HarEventType>): string {
+    if (event.data === undefined) return '';
+    switch (event.type) {
+      case 'network_request':
+        return this.onRequest(event);
+      case 'network_response':
+        return this.finish(event.data.request_id, { kind: 'response', ts: event.ts, data: event.data, truncated: event.truncated === true });
+      case 'network_loading_failed':
+        return this.finish(event.data.request_id, { kind: 'failed', ts: event.ts, data: event.data });
+      case 'page_navigation':
+        this.onNavigation(event.ts, event.data);
         return '';
       case 'page_dom_content_loaded':
       case 'page_load':
-        this.onPageTiming(event.type, event.ts, event.data as PageTimingData);
+        this.onPageTiming(event.type, event.ts, event.data);
         return '';
-      case 'network_websocket_opened': {
-        const data = (event as TelemetryEvent<'network_websocket_opened'>).data!;
-        this.sockets.set(data.request_id, new HarWebSocket(event.ts, data));
+      case 'network_websocket_opened':
+        this.sockets.set(event.data.request_id, new HarWebSocket(event.ts, event.data));
         return '';
-      }
       case 'network_websocket_frame':
-        this.sockets.get((event as TelemetryEvent<'network_websocket_frame'>).data!.request_id)?.add(event as TelemetryEvent<'network_websocket_frame'>);
+        this.sockets.get(event.data.request_id)?.add(event);
         return '';
       case 'network_websocket_closed': {
-        const data = (event as TelemetryEvent<'network_websocket_closed'>).data!;
+        const data = event.data;
         const socket = this.sockets.get(data.request_id);
         this.sockets.delete(data.request_id);
         return socket === undefined ? '' : this.writeEntry(socket.opened, socket.entry(event.ts, data.dropped_frames ?? 0));
       }
       default:
-        return assertNever(event.type);
+        return assertNever(event);
     }
   }
 

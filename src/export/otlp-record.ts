@@ -1,10 +1,11 @@
 // One telemetry event → one OpenTelemetry log record (docs/export.md "Log records"). Pure: the
 // exporter calls it in its batch step, never on the event log's path. To change how one event
-// type is exported, change its row in SEMCONV_FIELDS, HEADER_ATTRIBUTE or its case in bodyOf.
+// type is exported, change its row in SEMCONV_FIELDS, HEADER_ATTRIBUTE or its case in headlineOf.
 
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import { assertNever, isOneOf } from '../assert-never.ts';
+import { assertNever } from '../assert-never.ts';
+import { contextOf } from '../event-data.ts';
 import { EVENT_TYPE_CATEGORY, type EventType, type HeaderMap, type StackTrace, type TelemetryEvent } from '../../injected/schema.ts';
 
 type Attributes = ReadableLogRecord['attributes'];
@@ -54,10 +55,12 @@ const HEADER_ATTRIBUTE: Partial<Record<EventType, string>> = {
 };
 
 /**
- * Events whose `data.text` is the record's body, and so not repeated as `bta.data.text`; nor is
+ * The `data.text` that is the record's body, and so not repeated as `bta.data.text`; nor is
  * `data.args` when it is that text alone (a console call with one string argument).
  */
-const TEXT_IS_BODY: Partial<Record<EventType, true>> = { console_log: true, console_error: true };
+function bodyTextOf(event: TelemetryEvent): string | undefined {
+  return event.type === 'console_log' || event.type === 'console_error' ? event.data?.text : undefined;
+}
 
 /** The methods semconv knows; any other is `_OTHER`, with the method in http.request.method_original. */
 const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
@@ -65,15 +68,15 @@ const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'P
 /** The record of one event; `seq` is its event log seq, `exportSeq` its place among the exported. */
 export function toLogRecord(seq: number, exportSeq: number, event: TelemetryEvent, resource: Resource, scope: InstrumentationScope): ReadableLogRecord {
   const time = hrTimeFromMicros(event.ts);
-  const severity = severityOf(event);
   const attributes = attributesOf(seq, exportSeq, event);
+  const { severity, body } = headlineOf(event, attributes);
   return {
     hrTime: time,
     // The agent observes an event as it happens: there is no later "observed" moment to report.
     hrTimeObserved: time,
     severityNumber: severity.number,
     severityText: severity.text,
-    body: bodyOf(event, attributes),
+    body,
     eventName: event.type,
     resource,
     instrumentationScope: scope,
@@ -89,40 +92,6 @@ export function hrTimeFromMicros(ts: number): [number, number] {
   return [seconds, (micros - seconds * 1_000_000) * 1000];
 }
 
-/** The event types logged above INFO (at least some of the time); the others are INFO. */
-const SEVERE_TYPES = [
-  'console_log',
-  'console_error',
-  'network_loading_failed',
-  'service_crashed',
-  'system_oom_kill',
-  'page_crashed',
-  'page_unresponsive',
-  'network_download_finished',
-] as const;
-
-function severityOf(event: TelemetryEvent): typeof INFO {
-  if (!isOneOf(event.type, SEVERE_TYPES)) return INFO;
-  switch (event.type) {
-    case 'console_error':
-      return ERROR;
-    case 'console_log':
-      // CDP's console type for console.warn.
-      return (event as TelemetryEvent<'console_log'>).data?.level === 'warning' ? WARN : INFO;
-    case 'network_loading_failed':
-    case 'page_unresponsive':
-      return WARN;
-    case 'service_crashed':
-    case 'system_oom_kill':
-    case 'page_crashed':
-      return ERROR;
-    case 'network_download_finished':
-      return (event as TelemetryEvent<'network_download_finished'>).data?.state === 'completed' ? INFO : WARN;
-    default:
-      return assertNever(event.type);
-  }
-}
-
 function attributesOf(seq: number, exportSeq: number, event: TelemetryEvent): Attributes {
   const source = event.source;
   const attributes: Attributes = {
@@ -132,21 +101,23 @@ function attributesOf(seq: number, exportSeq: number, event: TelemetryEvent): At
     'bta.source.kind': source.kind,
   };
   if (source.event !== undefined) attributes['bta.source.event'] = source.event;
-  const data = event.data as Record<string, unknown> | undefined;
+  const data = event.data;
+  const targetId = contextOf(event)?.target_id;
   // The target's metadata, unless data carries the same context (target_id, target_type, session_id).
-  if (source.metadata !== undefined && (data?.target_id === undefined || data.target_id !== source.metadata.target_id)) {
+  if (source.metadata !== undefined && (targetId === undefined || targetId !== source.metadata.target_id)) {
     attributes['bta.source.metadata'] = source.metadata;
   }
   if (event.truncated === true) attributes['bta.truncated'] = true;
   if (data === undefined) return attributes;
   const semconv = SEMCONV_FIELDS[event.type];
   const headerPrefix = HEADER_ATTRIBUTE[event.type];
-  const textIsBody = TEXT_IS_BODY[event.type] === true;
+  const bodyText = bodyTextOf(event);
   for (const field in data) {
-    const value = data[field];
+    // Every field of any type's data, read alike: the attributes are named from the field.
+    const value: unknown = Reflect.get(data, field);
     if (value === undefined) continue;
     const name = semconv?.[field];
-    if (textIsBody && (field === 'text' || (field === 'args' && isJustText(value, data.text)))) continue;
+    if (bodyText !== undefined && (field === 'text' || (field === 'args' && isJustText(value, bodyText)))) continue;
     else if (field === 'stack_trace') attributes['code.stacktrace'] = stackText(value as StackTrace);
     else if (name === 'http.request.method') setMethod(attributes, text(value));
     else if (name === 'url.full') attributes[name] = redactCredentials(text(value));
@@ -211,58 +182,95 @@ function redactCredentials(url: string): string {
   }
 }
 
-/** The event types whose log line says more than the type's name. */
-const DESCRIBED_TYPES = [
-  'console_log',
-  'console_error',
-  'network_request',
-  'network_response',
-  'network_loading_failed',
-  'page_navigation',
-  'page_tab_opened',
-  'service_crashed',
-  'system_oom_kill',
-  'page_crashed',
-  'page_dialog_opened',
-  'network_download_started',
-] as const;
+interface Headline {
+  severity: typeof INFO;
+  /** The log line a backend shows: the message, or what the request was; else the event type. */
+  body: string;
+}
 
-/** The log line a backend shows: the message, or what the request was; else the event type. */
-function bodyOf(event: TelemetryEvent, attributes: Attributes): string {
-  if (!isOneOf(event.type, DESCRIBED_TYPES)) return event.type;
-  const data = event.data as Record<string, unknown> | undefined;
+/** The record's severity and body: one case per event type. */
+function headlineOf(event: TelemetryEvent, attributes: Attributes): Headline {
+  const url = attributes['url.full'];
   switch (event.type) {
     case 'console_log':
+      // CDP's console type for console.warn.
+      return { severity: event.data?.level === 'warning' ? WARN : INFO, body: text(event.data?.text ?? '') };
     case 'console_error':
-      return text(data?.text ?? '');
+      return { severity: ERROR, body: text(event.data?.text ?? '') };
     case 'network_request':
-      return `${text(attributes['http.request.method_original'] ?? attributes['http.request.method'])} ${text(attributes['url.full'])}`;
+      return { severity: INFO, body: `${text(attributes['http.request.method_original'] ?? attributes['http.request.method'])} ${text(url)}` };
     case 'network_response': {
       const method = attributes['http.request.method_original'] ?? attributes['http.request.method'];
-      return `${text(data?.status)} ${method === undefined ? '' : `${text(method)} `}${text(attributes['url.full'])}`;
+      return { severity: INFO, body: `${text(event.data?.status)} ${method === undefined ? '' : `${text(method)} `}${text(url)}` };
     }
     case 'network_loading_failed':
-      return `${text(data?.error_text)} ${text(attributes['url.full'])}`;
+      return { severity: WARN, body: `${text(event.data?.error_text)} ${text(url)}` };
     case 'page_navigation':
     case 'page_tab_opened':
-      return text(data?.url ?? event.type);
+      return { severity: INFO, body: text(event.data?.url ?? event.type) };
     case 'service_crashed': {
+      const data = event.data;
       const how = [data?.phase, data?.pid === undefined ? undefined : `pid ${text(data.pid)}`, data?.signal ?? data?.exit_code];
-      return `${text(data?.service_name)} crashed (${how
+      const body = `${text(data?.service_name)} crashed (${how
         .filter((part) => part !== undefined)
         .map(text)
         .join(', ')})`;
+      return { severity: ERROR, body };
     }
     case 'system_oom_kill':
-      return `OOM kill: ${text(data?.process_name)} (pid ${text(data?.pid)}, ${text(data?.rss_kb)} kB)`;
+      return { severity: ERROR, body: `OOM kill: ${text(event.data?.process_name)} (pid ${text(event.data?.pid)}, ${text(event.data?.rss_kb)} kB)` };
     case 'page_crashed':
-      return `tab crashed (${text(data?.status)}) ${text(data?.url ?? '')}`.trimEnd();
+      return { severity: ERROR, body: `tab crashed (${text(event.data?.status)}) ${text(event.data?.url ?? '')}`.trimEnd() };
+    case 'page_unresponsive':
+      return { severity: WARN, body: event.type };
     case 'page_dialog_opened':
-      return `${text(data?.dialog_type)}: ${text(data?.message)}`;
+      return { severity: INFO, body: `${text(event.data?.dialog_type)}: ${text(event.data?.message)}` };
     case 'network_download_started':
-      return `download ${text(data?.suggested_filename)} ${text(attributes['url.full'])}`;
+      return { severity: INFO, body: `download ${text(event.data?.suggested_filename)} ${text(url)}` };
+    case 'step':
+      return { severity: INFO, body: `step: ${text(event.data?.name)}` };
+    case 'network_download_finished':
+      return { severity: event.data?.state === 'completed' ? INFO : WARN, body: event.type };
+    // INFO, and the type's name says it all.
+    case 'network_idle':
+    case 'network_download_progress':
+    case 'network_websocket_opened':
+    case 'network_websocket_frame':
+    case 'network_websocket_closed':
+    case 'network_eventsource_opened':
+    case 'network_eventsource_message':
+    case 'page_dom_content_loaded':
+    case 'page_load':
+    case 'page_layout_shift':
+    case 'page_lcp':
+    case 'page_layout_settled':
+    case 'page_navigation_settled':
+    case 'page_dialog_closed':
+    case 'page_file_chooser_opened':
+    case 'page_web_vitals':
+    case 'page_recovered':
+    case 'page_responsive':
+    case 'page_long_task':
+    case 'interaction_click':
+    case 'interaction_key':
+    case 'interaction_scroll_settled':
+    case 'monitor_screenshot':
+    case 'monitor_disconnected':
+    case 'monitor_reconnected':
+    case 'monitor_reconnect_failed':
+    case 'monitor_init_failed':
+    case 'replay_started':
+    case 'replay_stopped':
+    case 'live_view_connect':
+    case 'live_view_disconnect':
+    case 'cdp_connect':
+    case 'cdp_disconnect':
+    case 'cdp_command':
+    case 'api_call':
+    case 'computer_action':
+      return { severity: INFO, body: event.type };
     default:
-      return assertNever(event.type);
+      return assertNever(event);
   }
 }
 

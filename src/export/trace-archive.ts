@@ -8,7 +8,8 @@
 import { PassThrough, pipeline, Readable } from 'node:stream';
 import yazl from 'yazl';
 import { EVENT_TYPES, parseFilter, type EventFilter } from '../stream/event-filter.ts';
-import type { EventType, NetworkResponseData, TelemetryEvent } from '../../injected/schema.ts';
+import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
+import { contextOf } from '../event-data.ts';
 import { HAR_EVENT_TYPES, HarBuilder, type HarEntry } from './har.ts';
 import { TraceBuilder, contextOptionsLine, errorLines, pngSize, resourceLine, type TraceContextInfo, type TraceFrame } from './trace.ts';
 
@@ -162,7 +163,7 @@ async function* screenshots(source: TraceEventSource): AsyncGenerator<{ frame: T
 
 function decodeScreenshot(source: TraceEventSource, row: TraceRow): { frame: TraceFrame; png: string } | undefined {
   const event = source.event(row);
-  const png = (event.data as { png?: string } | undefined)?.png;
+  const png = event.type === 'monitor_screenshot' ? event.data?.png : undefined;
   if (png === undefined) return undefined;
   const size = pngSize(Buffer.from(png.slice(0, 32), 'base64'));
   return size === undefined ? undefined : { frame: { name: `screenshot-${row.seq}.png`, ts: event.ts, ...size }, png };
@@ -192,7 +193,8 @@ async function* responseBodies(source: TraceEventSource, request: TraceRequest):
   const filter = narrow(['network_response'], request, false);
   for await (const rows of source.pages(filter, PAGE_EVENTS)) {
     for (const row of rows) {
-      const data = source.event(row).data as NetworkResponseData | undefined;
+      const event = source.event(row);
+      const data = event.type === 'network_response' ? event.data : undefined;
       if (data?.body === undefined) continue;
       yield { seq: row.seq, bytes: Buffer.from(data.body, data.body_encoding === 'base64' ? 'base64' : 'utf8') };
     }
@@ -248,9 +250,9 @@ async function* networkLines(source: TraceEventSource, request: TraceRequest, bo
       har.add(event);
       if (ended.length === 0) continue;
       // The request this event ended (its response, failure, redirect hop, or a socket's close).
-      const data = event.data as { target_id?: string; body?: string } | undefined;
-      const withBody = event.type === 'network_response' && data?.body !== undefined && bodies.has(row.seq);
-      for (const entry of ended) out += resourceLine(entry, data?.target_id, withBody ? bodyName(row.seq) : undefined);
+      const withBody = event.type === 'network_response' && event.data?.body !== undefined && bodies.has(row.seq);
+      const targetId = contextOf(event)?.target_id;
+      for (const entry of ended) out += resourceLine(entry, targetId, withBody ? bodyName(row.seq) : undefined);
       ended.length = 0;
     }
     yield out;

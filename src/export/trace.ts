@@ -7,11 +7,26 @@
 // target and outcome; the page's own clicks, keys and scrolls become zero-length input actions;
 // navigations become actions that end at their load. An event that names the action it was
 // caused by (`caused_by`) is grouped under it: an input or navigation as a child action, anything
-// else as a line of the action's log. Event types this agent may not produce yet are read by name,
-// so the mapping takes them when they are present.
+// else as a line of the action's log. A step (docs/events.md "Steps") is a group, as Playwright's
+// test runner shows `test.step`: its caller's actions (`step_id`) are nested under it, and it lasts
+// until its caller's next step that is not nested in it. Every event type has its case in
+// TraceBuilder.add, shown or listed as not shown (docs/architecture.md "Add an event type").
 
 import type { HarEntry } from './har.ts';
-import type { StackTrace, TelemetryEvent } from '../../injected/schema.ts';
+import { skipUnknown } from '../assert-never.ts';
+import { contextOf } from '../event-data.ts';
+import type {
+  CdpCommandData,
+  ConsoleErrorData,
+  ConsoleLogData,
+  EventContext,
+  InputShape,
+  PageNavigationData,
+  PageTimingData,
+  StackTrace,
+  StepData,
+  TelemetryEvent,
+} from '../../injected/schema.ts';
 
 /**
  * The trace format version written (docs/export.md "Version"): the oldest one whose shapes the
@@ -109,32 +124,33 @@ export function pngSize(png: Buffer): { width: number; height: number } | undefi
   return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
 }
 
-// ---- the loose shapes read by name (control events and the newer page events) -----------------
+type ControlType = 'computer_action' | 'cdp_command' | 'api_call';
 
-interface LooseData {
-  [key: string]: unknown;
-  target_id?: string;
-  target_type?: string;
-  frame_id?: string;
-  loader_id?: string;
-  url?: string;
-  caused_by?: string;
-}
+/** The input shape of a control event, and a command's format and URL: shown as the action's parameters. */
+type InputFields = InputShape & Pick<CdpCommandData, 'format' | 'url'>;
 
-interface ControlFields extends LooseData {
-  action_id?: string;
-  duration_ms?: number;
-  outcome?: string;
-  error?: string;
-  request_id?: string;
-}
-
-/** Input-shape fields of a control event that are shown as the action's parameters. */
-const INPUT_PARAMS = ['event_type', 'x', 'y', 'button', 'click_count', 'delta_x', 'delta_y', 'text_length', 'key', 'modifiers', 'format', 'url'];
+const INPUT_PARAMS = [
+  'event_type',
+  'x',
+  'y',
+  'button',
+  'click_count',
+  'delta_x',
+  'delta_y',
+  'text_length',
+  'key',
+  'modifiers',
+  'format',
+  'url',
+] as const satisfies ReadonlyArray<keyof InputFields>;
 
 interface OpenAction {
   callId: string;
   startTime: number;
+}
+
+interface OpenStep extends OpenAction {
+  stepId: string;
 }
 
 /** Maps events to the lines of `trace.trace`; errors are collected for the error list. */
@@ -145,6 +161,8 @@ export class TraceBuilder {
   /** Dialogs (by tab) and downloads (by guid) still open. */
   private readonly openDialogs = new Map<string, OpenAction>();
   private readonly openDownloads = new Map<string, OpenAction>();
+  /** Each caller's steps still open, outermost first. */
+  private readonly openSteps = new Map<string, OpenStep[]>();
   /** action_id → its call id, once the action's event was seen. */
   private readonly actionCalls = new Map<string, string>();
   /** api_call request_id → its call id (a computer batch's actions are grouped under their call). */
@@ -182,20 +200,26 @@ export class TraceBuilder {
 
   /** One event, in seq order; returns the trace lines to append ('' when it has none here). */
   add(event: TelemetryEvent): string {
-    const data = (event.data ?? {}) as LooseData;
-    const type = event.type as string;
+    const context = contextOf(event);
     const time = traceTime(event.ts);
     let out = '';
-    const pageId = tabOf(data);
+    const pageId = tabOf(context);
     if (pageId !== undefined) {
       out += this.ensurePage(pageId, event.ts);
       this.lastPage = pageId;
     }
+    const { type, data } = event;
+    // Every event of this agent has data; one without has nothing to show.
+    if (data === undefined) return out;
     switch (type) {
+      // Actions: what drove the browser.
       case 'computer_action':
       case 'cdp_command':
       case 'api_call':
-        return out + this.onControl(type, event.ts, data, pageId);
+        return out + this.onControl(event, pageId);
+      case 'step':
+        return out + this.onStep(event.ts, data);
+      // The page's own input: zero-length actions.
       case 'interaction_click':
         return out + this.input(data, time, 'click', `click ${str(data.selector) || str(data.tag)}`, { selector: data.selector, text: data.text }, point(data));
       case 'interaction_key':
@@ -209,26 +233,27 @@ export class TraceBuilder {
             selector: data.target_selector,
           })
         );
+      // Navigations: actions that end at their load.
       case 'page_navigation':
         return out + this.onNavigation(event.ts, data);
       case 'page_dom_content_loaded':
       case 'page_load':
         return out + this.onLoad(type, event.ts, data);
-      case 'page_tab_opened':
-        return out;
+      // The console and the errors.
       case 'console_log':
-        return out + this.console(event, data, str(data.level) || 'log');
+        return out + this.console(event.ts, data, str(data.level) || 'log');
       case 'console_error':
         // A console.error() call has `level`; an uncaught exception has none.
-        return out + (data.level === 'error' ? this.console(event, data, 'error') : this.pageError(event, data));
+        return out + (data.level === 'error' ? this.console(event.ts, data, 'error') : this.pageError(event.ts, data));
       case 'page_crashed':
-        return out + this.failure(event, data, `page crashed${data.status !== undefined ? ` (${str(data.status)})` : ''}`);
+        return out + this.failure(event.ts, data, `page crashed${data.status !== undefined ? ` (${str(data.status)})` : ''}`);
       case 'page_unresponsive':
-        return out + this.failure(event, data, 'page unresponsive');
+        return out + this.failure(event.ts, data, 'page unresponsive');
       case 'service_crashed':
-        return out + this.failure(event, data, `${str(data.service_name) || 'service'} crashed (${str(data.phase)})`);
+        return out + this.failure(event.ts, undefined, `${str(data.service_name) || 'service'} crashed (${str(data.phase)})`);
       case 'system_oom_kill':
-        return out + this.failure(event, data, `out of memory: ${str(data.process_name)} (pid ${num(data.pid)}) killed`);
+        return out + this.failure(event.ts, undefined, `out of memory: ${str(data.process_name)} (pid ${num(data.pid)}) killed`);
+      // Dialogs and downloads: actions from their opening to their end.
       case 'page_dialog_opened': {
         const callId = this.nextCall();
         this.openDialogs.set(pageId ?? '', { callId, startTime: time });
@@ -248,7 +273,7 @@ export class TraceBuilder {
       }
       case 'page_dialog_closed': {
         const open = this.openDialogs.get(pageId ?? '');
-        if (open === undefined) return out + this.effect(data, time, `dialog closed (${data.accepted === true ? 'accepted' : 'dismissed'})`);
+        if (open === undefined) return out + this.effect(data, time, `dialog closed (${data.accepted ? 'accepted' : 'dismissed'})`);
         this.openDialogs.delete(pageId ?? '');
         return out + line({ type: 'after', callId: open.callId, endTime: time, result: { accepted: data.accepted, closed_by: data.closed_by } });
       }
@@ -285,7 +310,44 @@ export class TraceBuilder {
           })
         );
       }
+      // In the trace's other passes (trace-archive.ts): requests and sockets are its resource
+      // snapshots (the HAR's entries), screenshots its filmstrip.
+      case 'network_request':
+      case 'network_response':
+      case 'network_loading_failed':
+      case 'network_websocket_opened':
+      case 'network_websocket_frame':
+      case 'network_websocket_closed':
+      case 'monitor_screenshot':
+        return out;
+      // Not shown in a trace: the trace viewer has no place for them.
+      case 'network_idle':
+      case 'network_download_progress':
+      case 'network_eventsource_opened':
+      case 'network_eventsource_message':
+      case 'page_tab_opened':
+      case 'page_layout_shift':
+      case 'page_lcp':
+      case 'page_layout_settled':
+      case 'page_navigation_settled':
+      case 'page_file_chooser_opened':
+      case 'page_web_vitals':
+      case 'page_recovered':
+      case 'page_responsive':
+      case 'page_long_task':
+      case 'monitor_disconnected':
+      case 'monitor_reconnected':
+      case 'monitor_reconnect_failed':
+      case 'monitor_init_failed':
+      case 'replay_started':
+      case 'replay_stopped':
+      case 'live_view_connect':
+      case 'live_view_disconnect':
+      case 'cdp_connect':
+      case 'cdp_disconnect':
+        return out;
       default:
+        skipUnknown(type);
         return out;
     }
   }
@@ -294,30 +356,34 @@ export class TraceBuilder {
   end(endTs: number): string {
     const time = traceTime(endTs);
     let out = '';
-    for (const open of [...this.openNavigations.values(), ...this.openDialogs.values(), ...this.openDownloads.values()])
+    const steps = [...this.openSteps.values()].flatMap((open) => open.reverse());
+    for (const open of [...this.openNavigations.values(), ...this.openDialogs.values(), ...this.openDownloads.values(), ...steps])
       out += line({ type: 'after', callId: open.callId, endTime: Math.max(open.startTime, time) });
     this.openNavigations.clear();
     this.openDialogs.clear();
     this.openDownloads.clear();
+    this.openSteps.clear();
     return out;
   }
 
   // ---- actions ----------------------------------------------------------------------------------
 
-  private onControl(type: string, ts: number, data: ControlFields, pageId: string | undefined): string {
+  private onControl(event: TelemetryEvent<ControlType>, pageId: string | undefined): string {
+    const { type, data } = event;
+    if (data === undefined) return '';
     // An api_call is admitted after its batch's computer actions, which name it by request id.
     const key = type === 'api_call' && data.request_id !== undefined ? `request:${data.request_id}` : data.action_id;
     const reserved = key === undefined ? undefined : this.reservedCalls.get(key);
-    if (reserved !== undefined) this.reservedCalls.delete(key!);
+    if (reserved !== undefined) this.reservedCalls.delete(key);
     const callId = reserved ?? this.nextCall();
-    const startTime = traceTime(ts);
+    const startTime = traceTime(event.ts);
     const endTime = startTime + Math.max(0, typeof data.duration_ms === 'number' ? data.duration_ms : 0);
     const params: Record<string, unknown> = {};
-    for (const name of INPUT_PARAMS) if (data[name] !== undefined) params[name] = data[name];
     let klass: string;
     let method: string;
     let title: string;
     let parentId: string | undefined;
+    let at: { x: number; y: number } | undefined;
     if (type === 'api_call') {
       klass = 'API';
       method = str(data.operation_id) || 'call';
@@ -325,39 +391,76 @@ export class TraceBuilder {
       params.request_id = data.request_id;
       params.status = data.status;
       if (data.request_id !== undefined) this.requestCalls.set(data.request_id, callId);
-    } else if (type === 'cdp_command') {
-      klass = 'CDP';
-      method = str(data.method) || 'command';
-      title = `${method}${describeInput(data)}`;
     } else {
-      klass = 'Computer';
-      method = str(data.action) || 'action';
-      title = `${method}${describeInput(data)}`;
-      params.index = data.index;
-      if (data.request_id !== undefined) parentId = this.requestCalls.get(data.request_id) ?? this.callOf(`request:${data.request_id}`);
+      const input: InputFields = data;
+      for (const name of INPUT_PARAMS) if (input[name] !== undefined) params[name] = input[name];
+      at = point(data);
+      if (type === 'cdp_command') {
+        klass = 'CDP';
+        method = str(data.method) || 'command';
+        title = `${method}${describeInput(data)}`;
+      } else {
+        klass = 'Computer';
+        method = str(data.action) || 'action';
+        title = `${method}${describeInput(data)}`;
+        params.index = data.index;
+        if (data.request_id !== undefined) parentId = this.requestCalls.get(data.request_id) ?? this.callOf(`request:${data.request_id}`);
+      }
     }
+    // An action of a step is nested in it (a batch's actions already are, through their batch).
+    if (parentId === undefined && data.step_id !== undefined) parentId = this.callOf(stepKey(data.step_id));
     if (data.action_id !== undefined) this.remember(data.action_id, callId);
-    let out = this.before(callId, startTime, klass, method, title, params, pageId, parentId === undefined ? data.caused_by : undefined, parentId);
-    if (typeof data.x === 'number' && typeof data.y === 'number') out += line({ type: 'input', callId, point: { x: data.x, y: data.y } });
+    // Control events are causes, never linked to another (src/control/cause-linker.ts): a computer
+    // action's parent is its batch's api_call.
+    let out = this.before(callId, startTime, klass, method, title, params, pageId, undefined, parentId);
+    if (at !== undefined) out += line({ type: 'input', callId, point: at });
     const after: TraceLine = { type: 'after', callId, endTime };
     if (data.outcome === 'error') {
       after.error = { name: 'Error', message: data.error ?? `${method} failed` };
-      this.addError(ts, `${title}: ${data.error ?? 'failed'}`);
+      this.addError(event.ts, `${title}: ${data.error ?? 'failed'}`);
     }
     out += line(after);
     if (data.action_id !== undefined) out += this.flushPending(data.action_id, callId);
     return out;
   }
 
+  /**
+   * A step: a group action (class `Test`, method `test.step`, as the test runner writes its steps)
+   * titled with its name, its data as parameters, nested in its parent step. The caller's steps
+   * still open that are not its ancestors end here.
+   */
+  private onStep(ts: number, data: StepData): string {
+    const time = traceTime(ts);
+    const caller = str(data.caller);
+    const parentStep = data.parent_id;
+    let open = this.openSteps.get(caller);
+    if (open === undefined) {
+      open = [];
+      this.openSteps.set(caller, open);
+    }
+    let out = '';
+    const keep = parentStep === undefined ? 0 : open.findIndex((step) => step.stepId === parentStep) + 1;
+    for (const ended of open.splice(keep).reverse()) out += line({ type: 'after', callId: ended.callId, endTime: Math.max(ended.startTime, time) });
+    const key = stepKey(data.step_id);
+    const reserved = this.reservedCalls.get(key);
+    if (reserved !== undefined) this.reservedCalls.delete(key);
+    const callId = reserved ?? this.nextCall();
+    this.remember(key, callId);
+    open.push({ stepId: data.step_id, callId, startTime: time });
+    const params: Record<string, unknown> = data.data ?? {};
+    const parentId = parentStep === undefined ? undefined : this.callOf(stepKey(parentStep));
+    return out + this.before(callId, time, 'Test', 'test.step', data.name, params, undefined, undefined, parentId);
+  }
+
   /** A zero-length input action (the page's own click, key or scroll). */
-  private input(data: LooseData, time: number, method: string, title: string, params: Record<string, unknown>, at?: { x: number; y: number }): string {
+  private input(context: EventContext, time: number, method: string, title: string, params: Record<string, unknown>, at?: { x: number; y: number }): string {
     const callId = this.nextCall();
-    let out = this.before(callId, time, 'Input', method, title, params, tabOf(data), data.caused_by);
+    let out = this.before(callId, time, 'Input', method, title, params, tabOf(context), context.caused_by);
     if (at !== undefined) out += line({ type: 'input', callId, point: at });
     return out + line({ type: 'after', callId, endTime: time });
   }
 
-  private onNavigation(ts: number, data: LooseData): string {
+  private onNavigation(ts: number, data: PageNavigationData): string {
     const tab = tabOf(data);
     // A tab's own document only; an iframe's navigation is part of the page's.
     if (tab === undefined || data.target_type !== 'page' || data.frame_id !== data.target_id || data.parent_frame_id !== undefined) return '';
@@ -372,7 +475,7 @@ export class TraceBuilder {
     return out;
   }
 
-  private onLoad(type: string, ts: number, data: LooseData): string {
+  private onLoad(type: 'page_dom_content_loaded' | 'page_load', ts: number, data: PageTimingData): string {
     const tab = tabOf(data);
     if (tab === undefined || data.target_type !== 'page' || (data.frame_id !== undefined && data.frame_id !== data.target_id)) return '';
     const time = traceTime(ts);
@@ -417,11 +520,11 @@ export class TraceBuilder {
 
   // ---- console, errors and effects ---------------------------------------------------------------
 
-  private console(event: TelemetryEvent, data: LooseData, level: string): string {
+  private console(ts: number, data: ConsoleLogData | ConsoleErrorData, level: string): string {
     const text = str(data.text);
-    const args = Array.isArray(data.args) ? (data.args as unknown[]).map((arg) => ({ preview: str(arg), value: str(arg) })) : [{ preview: text, value: text }];
-    const top = topFrame(data.stack_trace as StackTrace | undefined);
-    const time = traceTime(event.ts);
+    const args = Array.isArray(data.args) ? data.args.map((arg) => ({ preview: str(arg), value: str(arg) })) : [{ preview: text, value: text }];
+    const top = topFrame(data.stack_trace);
+    const time = traceTime(ts);
     let out = line({
       type: 'console',
       time,
@@ -435,9 +538,9 @@ export class TraceBuilder {
     return out;
   }
 
-  private pageError(event: TelemetryEvent, data: LooseData): string {
+  private pageError(ts: number, data: ConsoleErrorData): string {
     const text = str(data.text);
-    const frames = stackFrames(data.stack_trace as StackTrace | undefined);
+    const frames = stackFrames(data.stack_trace);
     if (frames.length === 0 && typeof data.source_url === 'string')
       frames.push({ file: data.source_url, line: num(data.line) + 1, column: num(data.column) + 1 });
     const { name, message } = splitErrorText(text);
@@ -445,8 +548,8 @@ export class TraceBuilder {
       `${name}: ${message}`,
       ...frames.map((f) => `    at ${f.function ? `${f.function} (${f.file}:${f.line}:${f.column})` : `${f.file}:${f.line}:${f.column}`}`),
     ].join('\n');
-    const time = traceTime(event.ts);
-    this.addError(event.ts, text, frames);
+    const time = traceTime(ts);
+    this.addError(ts, text, frames);
     return (
       line({ type: 'event', time, class: 'Page', method: 'pageError', params: { error: { error: { name, message, stack } } }, pageId: tabOf(data) }) +
       this.effect(data, time, `page error: ${text}`)
@@ -454,9 +557,9 @@ export class TraceBuilder {
   }
 
   /** A crash or hang: an error, and a line in the console (where the viewer shows page errors). */
-  private failure(event: TelemetryEvent, data: LooseData, message: string): string {
-    const time = traceTime(event.ts);
-    this.addError(event.ts, message);
+  private failure(ts: number, context: EventContext | undefined, message: string): string {
+    const time = traceTime(ts);
+    this.addError(ts, message);
     return (
       line({
         type: 'event',
@@ -464,14 +567,14 @@ export class TraceBuilder {
         class: 'Page',
         method: 'pageError',
         params: { error: { error: { name: 'Error', message, stack: message } } },
-        pageId: tabOf(data),
-      }) + this.effect(data, time, message)
+        pageId: tabOf(context),
+      }) + this.effect(context, time, message)
     );
   }
 
   /** An effect of an action (`caused_by`) as a line of the action's log. */
-  private effect(data: LooseData, time: number, message: string): string {
-    const actionId = data.caused_by;
+  private effect(context: EventContext | undefined, time: number, message: string): string {
+    const actionId = context?.caused_by;
     if (typeof actionId !== 'string') return '';
     const callId = this.actionCalls.get(actionId);
     if (callId !== undefined) return line({ type: 'log', callId, time, message });
@@ -530,16 +633,21 @@ export class TraceBuilder {
 
 // ---- small helpers -----------------------------------------------------------------------------
 
+/** A step's key among the action ids (call ids are reserved and remembered by key). */
+function stepKey(stepId: string): string {
+  return `step:${stepId}`;
+}
+
 function line(value: TraceLine): string {
   return `${JSON.stringify(value)}\n`;
 }
 
 /** The tab an event belongs to: its page target (other targets' events have no tab here). */
-function tabOf(data: LooseData): string | undefined {
-  return data.target_type === 'page' || data.target_type === undefined ? data.target_id : undefined;
+function tabOf(context: EventContext | undefined): string | undefined {
+  return context !== undefined && (context.target_type === 'page' || context.target_type === undefined) ? context.target_id : undefined;
 }
 
-function point(data: LooseData): { x: number; y: number } | undefined {
+function point(data: { x?: number; y?: number }): { x: number; y: number } | undefined {
   return typeof data.x === 'number' && typeof data.y === 'number' ? { x: data.x, y: data.y } : undefined;
 }
 
@@ -560,7 +668,7 @@ function defined(params: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** A short description of a control event's input shape (never typed characters: only their count). */
-function describeInput(data: ControlFields): string {
+function describeInput(data: InputFields): string {
   const parts: string[] = [];
   if (typeof data.event_type === 'string') parts.push(data.event_type);
   if (typeof data.x === 'number' && typeof data.y === 'number') parts.push(`at ${data.x},${data.y}`);

@@ -5,6 +5,7 @@
 // failed authentication never reached the browser and writes nothing to the log.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { BearerAuth } from './auth.ts';
 import type { HttpDeps } from './http-deps.ts';
 
 /** The routes that act on the browser → their OpenAPI operationId. */
@@ -14,6 +15,8 @@ export const API_CALL_OPERATIONS: Readonly<Record<string, string>> = {
   'PATCH /browsers/:id': 'updateBrowser',
   'DELETE /browsers/:id': 'deleteBrowser',
   'POST /browsers/:id/viewer/sessions': 'createViewerSession',
+  'POST /browsers/:id/replays': 'startReplay',
+  'POST /browsers/:id/replays/:replay_id/stop': 'stopReplay',
 };
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
@@ -29,7 +32,7 @@ export function operationIdOf(method: string, url: string | undefined): string |
   return url === undefined ? undefined : API_CALL_OPERATIONS[`${method} ${url}`];
 }
 
-export function installApiCalls(app: FastifyInstance, deps: HttpDeps): void {
+export function installApiCalls(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
   const recorder = deps.apiCalls;
   if (!recorder) return;
   app.addHook('preHandler', async (request, reply) => {
@@ -38,7 +41,8 @@ export function installApiCalls(app: FastifyInstance, deps: HttpDeps): void {
     const requestId = recorder.newRequestId();
     reply.raw.setHeader(REQUEST_ID_HEADER, requestId);
     const target = operationId === 'computerBatch' ? recorder.activeTarget() : undefined;
-    const call = recorder.begin(target);
+    // The step its caller marked last (docs/events.md "Steps").
+    const call = recorder.begin(target, requestId, deps.steps?.currentOf(auth.callerOf(request)));
     calls.set(request, { requestId, end: call && ((operation, id, status) => call.end(operation, id, status)) });
   });
   app.addHook('onResponse', async (request, reply) => {

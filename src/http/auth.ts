@@ -6,8 +6,11 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Scope, TokenGrant } from '../config.ts';
 import { forbidden, unauthorized } from './errors.ts';
+import { CALLER_HEADER, VIA_GATEWAY_HEADER } from './via-gateway.ts';
 
 const BEARER = /^Bearer +(\S+) *$/i;
+/** A caller named by the gateway (docs/events.md "Steps"): `key:<API key id>`. */
+const FORWARDED_CALLER = /^[A-Za-z0-9:_-]{1,128}$/;
 
 /**
  * A credential a request may carry instead of a bearer token (the viewer cookie, docs/viewer.md
@@ -47,6 +50,13 @@ export class BearerAuth {
     if (!scopes.has('*') && !scopes.has(scope)) throw forbidden(`this token lacks the "${scope}" scope`);
   }
 
+  /** True when the header carries a known token that grants `scope` (no error when not). */
+  allows(authorization: string | undefined, scope: Scope): boolean {
+    const match = authorization === undefined ? null : BEARER.exec(authorization);
+    const scopes = match === null ? undefined : this.scopesOf(match[1]!);
+    return scopes !== undefined && (scopes.has('*') || scopes.has(scope));
+  }
+
   /** True when the header carries a known token (any scope). */
   isKnown(authorization: string | undefined): boolean {
     const match = authorization === undefined ? null : BEARER.exec(authorization);
@@ -61,6 +71,31 @@ export class BearerAuth {
       if (authorization === undefined && this.credentials.some((credential) => credential.authenticate(request, scope))) return;
       this.authorize(authorization, scope);
     };
+  }
+
+  /**
+   * The API caller of a request (docs/events.md "Steps"): the caller the gateway names for a
+   * request it forwarded (`key:<API key id>`), else the bearer token as `token:<n>`, its place in
+   * the agent's token list from 1 (never the token itself); undefined without a known token.
+   */
+  callerOf(request: FastifyRequest): string | undefined {
+    const index = this.indexOf(request.headers.authorization);
+    if (index === undefined) return undefined;
+    const forwarded = request.headers[CALLER_HEADER];
+    if (request.headers[VIA_GATEWAY_HEADER] !== undefined && typeof forwarded === 'string' && FORWARDED_CALLER.test(forwarded)) return forwarded;
+    return `token:${index + 1}`;
+  }
+
+  /** The first grant of the header's token; undefined when none. Every digest is compared. */
+  private indexOf(authorization: string | undefined): number | undefined {
+    const match = authorization === undefined ? null : BEARER.exec(authorization);
+    if (match === null) return undefined;
+    const digest = sha256(match[1]!);
+    let index: number | undefined;
+    this.grants.forEach((grant, i) => {
+      if (timingSafeEqual(digest, grant.digest)) index ??= i;
+    });
+    return index;
   }
 
   /** Union of the scopes of every grant with this token; undefined when none. */

@@ -16,8 +16,15 @@ export const API_ERROR_CODES = [
   'payload_too_large',
   'misdirected_request',
   'action_failed',
+  'rate_limited',
   'browser_unavailable',
   'internal_error',
+  // Replays (docs/replay.md "Errors").
+  'replay_in_progress',
+  'replay_not_recording',
+  'replay_not_ready',
+  'replay_unavailable',
+  'range_not_satisfiable',
 ] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
@@ -31,8 +38,14 @@ export const DEFAULT_STATUS: Record<ApiErrorCode, number> = {
   payload_too_large: 413,
   misdirected_request: 421,
   action_failed: 422,
+  rate_limited: 429,
   browser_unavailable: 503,
   internal_error: 500,
+  replay_in_progress: 409,
+  replay_not_recording: 409,
+  replay_not_ready: 409,
+  replay_unavailable: 503,
+  range_not_satisfiable: 416,
 };
 
 export interface ErrorDetail {
@@ -118,6 +131,11 @@ export function misdirectedRequest(): ApiError {
 
 export function actionFailed(message: string, details?: ErrorDetail[], innerError?: InnerError): ApiError {
   return new ApiError(422, 'action_failed', message, details, innerError);
+}
+
+/** Too many requests of one caller (steps, docs/events.md "Steps"): retry after `retryAfterS` seconds. */
+export function rateLimited(message: string, retryAfterS = 1): ApiError {
+  return new ApiError(429, 'rate_limited', message).withHeader('Retry-After', String(retryAfterS));
 }
 
 export function browserUnavailable(message = 'the browser is not available'): ApiError {

@@ -6,9 +6,11 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { ProxyEndpoint } from '../cdp-proxy/cdp-proxy.ts';
 import type { BatchRunner } from '../computer/executor.ts';
+import type { Steps } from '../control/steps.ts';
 import type { TokenGrant } from '../config.ts';
 import type { EventLog } from '../stream/event-log.ts';
 import type { HistoryReader } from '../stream/history.ts';
+import type { ReplayService } from '../replay/replay-service.ts';
 import type { HostPolicy } from './host-policy.ts';
 import type { StreamHub } from '../stream/stream-hub.ts';
 import type { TelemetryConfig, TelemetryConfigPatch } from '../telemetry/telemetry-config.ts';
@@ -81,15 +83,26 @@ export interface HttpDeps {
   metrics?: MetricsSource;
   /** The CDP endpoint; its routes are absent without it. */
   cdp?: CdpEndpointDeps;
+  /** Replays (docs/replay.md); their routes are absent without it. */
+  replays?: ReplayService;
   /** Records api_call for the routes that act on the browser (docs/events.md "api_call"); none when absent. */
   apiCalls?: ApiCallRecorder;
+  /** Steps (docs/events.md "Steps"): POST /browsers/{id}/telemetry/steps answers 503 without it. */
+  steps?: Steps;
 }
 
 /** What the api_call hook needs (src/control/ provides it). */
 export interface ApiCallRecorder {
   newRequestId(): string;
-  /** An action began: a handle to end it, or undefined when `control` is off. */
-  begin(targetId: string | undefined): { end(operationId: string, requestId: string, status: number): void } | undefined;
+  /**
+   * An action began: a handle to end it, or undefined when `control` is off. `stepId`: the step
+   * its caller marked last (docs/events.md "Steps").
+   */
+  begin(
+    targetId: string | undefined,
+    requestId: string,
+    stepId: string | undefined,
+  ): { end(operationId: string, requestId: string, status: number): void } | undefined;
   /** The tab an API action acts on (the active tab), when known. */
   activeTarget(): string | undefined;
 }

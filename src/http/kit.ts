@@ -8,7 +8,7 @@ export * from './errors.ts';
 export { refuseUpgrade, sendError, toApiError } from './error-handler.ts';
 export * from './host-policy.ts';
 export { listenUrl } from './listen.ts';
-export { VIA_GATEWAY_HEADER } from './via-gateway.ts';
+export { CALLER_HEADER, STEP_VIA_HEADER, VIA_GATEWAY_HEADER } from './via-gateway.ts';
 // The reads' query parts and the exports' replies, the same on the agent's routes and the gateway's.
 export { exportWindow, timeBound, type ExportQuery, type ExportWindow } from './export-query.ts';
 export { sendHar, sendTrace, type TraceOf } from './export-reply.ts';
@@ -16,7 +16,7 @@ export { sendHar, sendTrace, type TraceOf } from './export-reply.ts';
 export { requestedWaitMs } from '../computer/batch-rules.ts';
 export type { Action } from '../computer/batch-schema.ts';
 export * from './viewer-auth.ts';
-export { SECURITY_HEADERS, sendAsset, sendViewerLink, type Asset } from './viewer-routes.ts';
+export { SECURITY_HEADERS, sendAsset, sendViewerLink, originOf, viewerLinkUrl, viewerPagePath, REPLAY_PARAM, type Asset } from './viewer-routes.ts';
 export { VIEWER_ASSETS } from '../generated/viewer-assets.ts';
 // Integer query parameters are decimal digits only, on the agent's and the gateway's routes.
 export { requireDecimalIntegers } from './query-rules.ts';

@@ -39,9 +39,11 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'Missing, malformed or unknown bearer token',
   403: 'The token lacks the scope of this endpoint',
   404: 'Unknown or terminated session',
-  409: 'The path or one of its parents is a directory/file mismatch',
+  409: 'A conflict with the current state (write_file: a directory/file mismatch; replays: docs/replay.md "Errors")',
   413: 'The body is over the limit',
+  416: 'The Range asked for lies outside the file (range_not_satisfiable)',
   422: 'An action failed (action_failed)',
+  429: 'Too many requests of this caller (rate_limited); Retry-After says when to try again',
   500: 'Internal error',
   503: 'The browser or the session is not available',
 };

@@ -13,6 +13,7 @@ import { registerComputerRoutes } from './computer-routes.ts';
 import { registerFsRoutes } from './fs-routes.ts';
 import { registerHarRoutes } from './har-routes.ts';
 import { registerTraceRoutes } from './trace-routes.ts';
+import { registerStepRoutes } from './step-routes.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerMetricsRoutes } from './metrics-routes.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -21,6 +22,7 @@ import type { HttpDeps } from './http-deps.ts';
 import { registerTelemetryRoutes } from './telemetry-routes.ts';
 import { ViewerAuth } from './viewer-auth.ts';
 import { registerViewerRoutes } from './viewer-routes.ts';
+import { registerReplayRoutes } from './replay-routes.ts';
 
 export type { HttpDeps, SessionView } from './http-deps.ts';
 
@@ -38,18 +40,20 @@ export function createHttpServer(deps: HttpDeps, scope?: StartScope): FastifyIns
   const auth = new BearerAuth(deps.tokens, [viewerAuth.credential]);
   // The OpenAPI generator loads first so that it sees every route registered after it.
   registerOpenApi(app, VERSION);
-  installApiCalls(app, deps);
+  installApiCalls(app, deps, auth);
   void app.register(async (instance) => {
     registerCdpRoutes(instance, deps, auth);
     registerHealthRoutes(instance, deps, auth);
     registerBrowserRoutes(instance, deps, auth);
     registerTelemetryRoutes(instance, deps, auth, viewerAuth);
+    registerStepRoutes(instance, deps, auth);
     registerHarRoutes(instance, deps, auth);
     registerTraceRoutes(instance, deps, auth);
     registerComputerRoutes(instance, deps, auth);
     registerFsRoutes(instance, deps, auth);
     registerMetricsRoutes(instance, deps, auth);
     registerViewerRoutes(instance, deps, auth, viewerAuth);
+    registerReplayRoutes(instance, deps, auth, viewerAuth);
   });
 
   // write_file streams its body to disk: the parser hands the request stream over unread.

@@ -42,6 +42,7 @@ const filterProperties = {
   target_id: listParam('Only events of these targets (data.target_id)'),
   nav_seq: listParam('Only events of these navigations of their target (data.nav_seq)'),
   caused_by: listParam('Only these actions and the events they caused (data.action_id or data.caused_by)'),
+  step_id: listParam("Only these steps, their callers' actions under them and what those caused (data.step_id)"),
 } as const;
 
 // Both routes reject what they do not know, so a misspelt filter is an error, not a silently

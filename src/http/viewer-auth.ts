@@ -1,7 +1,9 @@
 // Viewer credentials (docs/viewer.md "Auth"). A browser cannot put a bearer token on the requests
 // of a web page, so a caller with a bearer token mints a short-lived, one-time ticket; the viewer
 // URL carries it, and opening that URL exchanges it for an HttpOnly, SameSite=Strict cookie scoped
-// to `/browsers/{id}/`, which the telemetry GET routes accept as `telemetry:read`.
+// to `/browsers/{id}/`, which the telemetry GET routes accept as `telemetry:read` (and the replay
+// reads, list and download, when the link was minted by a caller who may read replays:
+// docs/replay.md "The viewer link").
 //
 // Tickets and cookie values are HMAC-signed claims (kind, session id, expiry, id, subject), so any
 // process holding the key can check them without a lookup: the gateway reuses this module with a
@@ -11,7 +13,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Scope } from '../config.ts';
-import { unauthorized, type ApiError } from './errors.ts';
+import { forbidden, unauthorized, type ApiError } from './errors.ts';
 
 /** The cookie's name; one per session path, so several sessions on one host do not collide. */
 export const VIEWER_COOKIE = 'bta_viewer';
@@ -44,7 +46,12 @@ interface Claims {
   jti: string;
   /** Who minted it (the gateway: the API key id, to end viewers of a deleted key); optional. */
   sub?: string;
+  /** Reads granted beyond the telemetry: `replay` (the replays' list and files). */
+  scp?: ViewerExtraScope[];
 }
+
+/** What a viewer credential may read besides the telemetry. */
+export type ViewerExtraScope = 'replay';
 
 /** What a valid viewer cookie grants. */
 export interface ViewerGrant {
@@ -54,6 +61,8 @@ export interface ViewerGrant {
   subject?: string;
   /** Names this viewer (one per redeemed ticket) without revealing its cookie: live_view_* `session_id`. */
   viewerId: string;
+  /** Reads granted beyond the telemetry. */
+  extraScopes: ViewerExtraScope[];
 }
 
 /** Remembers used tickets until they expire, so each one is redeemed once. */
@@ -110,11 +119,18 @@ export class ViewerAuth {
     this.cookieTtlMs = options.cookieTtlMs ?? DEFAULT_COOKIE_TTL_MS;
   }
 
-  /** A one-time ticket for the viewer of `sessionId`. */
-  mintTicket(sessionId: string, subject?: string): { ticket: string; expiresAt: number } {
+  /** A one-time ticket for the viewer of `sessionId`; `extraScopes` go to its cookie. */
+  mintTicket(sessionId: string, subject?: string, extraScopes: readonly ViewerExtraScope[] = []): { ticket: string; expiresAt: number } {
     const expiresAt = this.now() + this.ticketTtlMs;
     return {
-      ticket: this.sign({ k: 'ticket', sid: sessionId, exp: expiresAt, jti: randomId(), ...(subject === undefined ? {} : { sub: subject }) }),
+      ticket: this.sign({
+        k: 'ticket',
+        sid: sessionId,
+        exp: expiresAt,
+        jti: randomId(),
+        ...(subject === undefined ? {} : { sub: subject }),
+        ...(extraScopes.length === 0 ? {} : { scp: [...extraScopes] }),
+      }),
       expiresAt,
     };
   }
@@ -130,7 +146,14 @@ export class ViewerAuth {
     if (claims.exp <= this.now()) throw invalidTicket('the viewer link has expired');
     if (!(await this.ledger.claim(claims.jti, claims.exp))) throw invalidTicket('the viewer link was already used');
     const expiresAt = this.now() + this.cookieTtlMs;
-    const cookie = this.sign({ k: 'viewer', sid: sessionId, exp: expiresAt, jti: randomId(), ...(claims.sub === undefined ? {} : { sub: claims.sub }) });
+    const cookie = this.sign({
+      k: 'viewer',
+      sid: sessionId,
+      exp: expiresAt,
+      jti: randomId(),
+      ...(claims.sub === undefined ? {} : { sub: claims.sub }),
+      ...(claims.scp === undefined ? {} : { scp: claims.scp }),
+    });
     return { cookie, expiresAt };
   }
 
@@ -139,7 +162,13 @@ export class ViewerAuth {
     const claims = this.verify(value, 'viewer');
     if (claims === undefined || claims.sid !== sessionId || claims.exp <= this.now()) return undefined;
     const viewerId = createHash('sha256').update(claims.jti).digest('base64url').slice(0, 16);
-    return { sessionId: claims.sid, expiresAt: claims.exp, viewerId, ...(claims.sub === undefined ? {} : { subject: claims.sub }) };
+    return {
+      sessionId: claims.sid,
+      expiresAt: claims.exp,
+      viewerId,
+      extraScopes: claims.scp ?? [],
+      ...(claims.sub === undefined ? {} : { subject: claims.sub }),
+    };
   }
 
   /** `Set-Cookie` for a redeemed ticket: HttpOnly, SameSite=Strict, only under the session's paths. */
@@ -148,23 +177,32 @@ export class ViewerAuth {
     return `${VIEWER_COOKIE}=${value}; Path=${sessionPath(sessionId)}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${options.secure ? '; Secure' : ''}`;
   }
 
-  /** `credential.authenticate` for BearerAuth: the viewer cookie as `telemetry:read` on GET and HEAD. */
+  /**
+   * `credential.authenticate` for BearerAuth: the viewer cookie as `telemetry:read` on GET and
+   * HEAD, and as `replay` there when its link granted it.
+   */
   readonly credential = {
     authenticate: (request: FastifyRequest, scope: Scope): boolean => {
       const values = cookieValues(request.headers.cookie, VIEWER_COOKIE);
       if (values.length === 0) return false;
       // Read-only and safe methods only: a cookie rides along on requests the user did not make
       // (SameSite=Strict stops cross-site ones; this stops the rest from changing anything).
-      if (scope !== 'telemetry:read' || (request.method !== 'GET' && request.method !== 'HEAD')) return false;
+      if ((scope !== 'telemetry:read' && scope !== 'replay') || (request.method !== 'GET' && request.method !== 'HEAD')) return false;
       const { id } = (request.params ?? {}) as { id?: string };
       // Only under the cookie's own path, as a browser sends it (not GET /browsers/{id} itself).
       if (id === undefined || !request.url.startsWith(sessionPath(id))) return false;
+      let lacksReplay = false;
       for (const value of values) {
         const grant = this.verifyCookie(value, id);
         if (grant === undefined) continue;
+        if (scope === 'replay' && !grant.extraScopes.includes('replay')) {
+          lacksReplay = true;
+          continue;
+        }
         this.viewers.set(request.raw, grant.viewerId);
         return true;
       }
+      if (lacksReplay) throw forbidden('this viewer link does not grant the replays (its minter could not read them)');
       throw unauthorized('the viewer session has expired or is not valid for this browser; open a new viewer link');
     },
   };
@@ -234,7 +272,8 @@ function isClaims(value: unknown): value is Claims {
     typeof c.exp === 'number' &&
     Number.isFinite(c.exp) &&
     typeof c.jti === 'string' &&
-    (c.sub === undefined || typeof c.sub === 'string')
+    (c.sub === undefined || typeof c.sub === 'string') &&
+    (c.scp === undefined || (Array.isArray(c.scp) && c.scp.every((scope) => scope === 'replay')))
   );
 }
 

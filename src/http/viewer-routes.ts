@@ -19,6 +19,7 @@ import { notFound } from './errors.ts';
 import { BROWSER_ERRORS, errorResponses } from './schemas.ts';
 import type { HttpDeps } from './http-deps.ts';
 import { TICKET_PARAM, type ViewerAuth } from './viewer-auth.ts';
+import { REPLAY_ID_PATTERN } from '../replay/catalogue.ts';
 
 /**
  * The page runs only its own files: no inline script or style, no other origin, nothing may frame
@@ -47,6 +48,19 @@ export const SECURITY_HEADERS = {
 
 interface OpenQuery {
   code: string;
+  replay?: string;
+}
+
+/**
+ * The viewer link's parameter naming a replay (`replay_view_url`, docs/replay.md "The viewer
+ * link"): the link opens the viewer with `?replay=<id>`, which the page reads to play that replay.
+ */
+export const REPLAY_PARAM = 'replay';
+
+/** The viewer page's path, at a replay when `replayId` is given. */
+export function viewerPagePath(sessionId: string, replayId?: string): string {
+  const page = `/browsers/${encodeURIComponent(sessionId)}/viewer`;
+  return replayId === undefined ? page : `${page}?${REPLAY_PARAM}=${encodeURIComponent(replayId)}`;
 }
 
 interface AssetParams extends BrowserParams {
@@ -82,7 +96,8 @@ export function registerViewerRoutes(app: FastifyInstance, deps: HttpDeps, auth:
     },
     async (request, reply) => {
       const { id } = request.params as BrowserParams;
-      return sendViewerLink(request, reply, id, viewerAuth.mintTicket(id));
+      // A caller who may read replays gets a viewer that may play them (docs/replay.md "The viewer link").
+      return sendViewerLink(request, reply, id, viewerAuth.mintTicket(id, undefined, auth.allows(request.headers.authorization, 'replay') ? ['replay'] : []));
     },
   );
 
@@ -96,14 +111,14 @@ export function registerViewerRoutes(app: FastifyInstance, deps: HttpDeps, auth:
         querystring: {
           type: 'object',
           required: [TICKET_PARAM],
-          properties: { [TICKET_PARAM]: { type: 'string', maxLength: 1024 } },
+          properties: { [TICKET_PARAM]: { type: 'string', maxLength: 1024 }, [REPLAY_PARAM]: { type: 'string', pattern: REPLAY_ID_PATTERN.source } },
         },
       },
       exposeHeadRoute: false,
     },
     async (request, reply) => {
       const { id } = request.params as BrowserParams;
-      const { code } = request.query as OpenQuery;
+      const { code, replay } = request.query as OpenQuery;
       // The ticket first, like every credential: an unauthenticated caller learns nothing of the id.
       const { cookie } = await viewerAuth.redeemTicket(code, id);
       if (id !== deps.sessionId || deps.session.isTerminated()) throw notFound('browser session not found');
@@ -111,7 +126,7 @@ export function registerViewerRoutes(app: FastifyInstance, deps: HttpDeps, auth:
         .code(303)
         .header('Set-Cookie', viewerAuth.setCookieHeader(cookie, id, { secure: request.protocol === 'https' }))
         .header('Cache-Control', 'no-store')
-        .header('Location', `/browsers/${encodeURIComponent(id)}/viewer`)
+        .header('Location', viewerPagePath(id, replay))
         .send();
     },
   );
@@ -158,9 +173,15 @@ export function originOf(request: FastifyRequest): string {
   return `${request.protocol}://${address}:${localPort}`;
 }
 
+/** The one-time viewer link of a ticket, on the origin the caller reached; at a replay when `replayId` is given. */
+export function viewerLinkUrl(origin: string, sessionId: string, ticket: string, replayId?: string): string {
+  const replay = replayId === undefined ? '' : `&${REPLAY_PARAM}=${encodeURIComponent(replayId)}`;
+  return `${origin}/browsers/${encodeURIComponent(sessionId)}/viewer/open?${TICKET_PARAM}=${ticket}${replay}`;
+}
+
 /** 201 with the one-time viewer link of a ticket just minted (never cached). */
 export function sendViewerLink(request: FastifyRequest, reply: FastifyReply, sessionId: string, minted: { ticket: string; expiresAt: number }): FastifyReply {
-  const url = `${originOf(request)}/browsers/${encodeURIComponent(sessionId)}/viewer/open?${TICKET_PARAM}=${minted.ticket}`;
+  const url = viewerLinkUrl(originOf(request), sessionId, minted.ticket);
   return reply
     .code(201)
     .header('Cache-Control', 'no-store')

@@ -82,6 +82,29 @@ export function sessionFileName(sessionId: string): string {
   return `session-${sessionId}.sqlite`;
 }
 
+/**
+ * Bytes the event stores of every session occupy in `dataDir` (databases, WAL and shm files): the
+ * replays' share of `--retain-bytes` is what these leave (docs/replay.md "Retention").
+ */
+export function storeBytesIn(dataDir: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(dataDir);
+  } catch {
+    return 0;
+  }
+  let bytes = 0;
+  for (const name of names) {
+    if (!/^session-[A-Za-z0-9_-]+\.sqlite(-wal|-shm)?$/.test(name)) continue;
+    try {
+      bytes += statSync(join(dataDir, name)).size;
+    } catch {
+      // Removed meanwhile.
+    }
+  }
+  return bytes;
+}
+
 const INSERT_ROWS = 'INSERT OR IGNORE INTO events (seq, ts, type, category, target_id, nav_seq, envelope) VALUES ';
 const ROW_VALUES = '(?, ?, ?, ?, ?, ?, ?)';
 const ROW_COLUMNS = 7;

@@ -3,15 +3,28 @@
 // metadata the log keeps (no JSON parsing), and translated to SQL by the durable store.
 
 import { EVENT_CATEGORY, EVENT_TYPE_CATEGORY, type EventCategory, type EventType, type TelemetryEvent } from '../../injected/schema.ts';
+import { contextOf } from '../event-data.ts';
 import type { EventFilter, EventMeta } from './event-query.ts';
 
-export type { EventFilter, EventMeta } from './event-query.ts';
+export type { BodyColumn, EventFilter, EventMeta } from './event-query.ts';
 export { filterSql } from './event-query.ts';
 
 /** EventMeta.causedBy of an event. */
 export function causeOf(event: TelemetryEvent): string | undefined {
-  const data = event.data as { action_id?: string; caused_by?: string } | undefined;
-  return data?.action_id ?? data?.caused_by;
+  switch (event.type) {
+    // The cause side: the action itself.
+    case 'cdp_command':
+    case 'api_call':
+    case 'computer_action':
+      return event.data?.action_id;
+    default:
+      return contextOf(event)?.caused_by;
+  }
+}
+
+/** EventMeta.stepId of an event (docs/events.md "Steps"). */
+export function stepOf(event: TelemetryEvent): string | undefined {
+  return (event.data as { step_id?: string } | undefined)?.step_id;
 }
 
 /**
@@ -30,6 +43,7 @@ export interface FilterQuery {
   target_id?: string | string[];
   nav_seq?: string | string[];
   caused_by?: string | string[];
+  step_id?: string | string[];
 }
 
 /** A filter value that is not valid: the http layer answers 400 naming `field`. */
@@ -62,14 +76,21 @@ export function parseFilter(query: FilterQuery): EventFilter | undefined {
   const targetIds = listOf(query.target_id);
   const navSeqTexts = listOf(query.nav_seq);
   const causes = listOf(query.caused_by);
-  if (categories.length + typeNames.length + targetIds.length + navSeqTexts.length + causes.length === 0) return undefined;
+  const steps = listOf(query.step_id);
+  if (categories.length + typeNames.length + targetIds.length + navSeqTexts.length + causes.length + steps.length === 0) return undefined;
 
-  const filter: { types?: Set<EventType>; targetIds?: Set<string>; navSeqs?: Set<number>; causedBy?: Set<string> } = {};
+  const filter: { types?: Set<EventType>; targetIds?: Set<string>; navSeqs?: Set<number>; causedBy?: Set<string>; stepIds?: Set<string> } = {};
   if (causes.length > 0) {
     // Action ids are [a-z0-9-]: nothing in them is special to SQL LIKE (filterSql).
     if (causes.some((id) => !/^[A-Za-z0-9-]{1,64}$/.test(id)))
       throw new InvalidFilterError('caused_by', 'caused_by: expected action ids (1 to 64 of A-Z, a-z, 0-9, -)');
     filter.causedBy = new Set(causes);
+  }
+  if (steps.length > 0) {
+    // Step ids are [a-z0-9-] too: nothing special to SQL LIKE or JSON (filterSql).
+    if (steps.some((id) => !/^[A-Za-z0-9-]{1,64}$/.test(id)))
+      throw new InvalidFilterError('step_id', 'step_id: expected step ids (1 to 64 of A-Z, a-z, 0-9, -)');
+    filter.stepIds = new Set(steps);
   }
   if (categories.length > 0 || typeNames.length > 0) {
     const types = new Set<EventType>();
@@ -105,5 +126,6 @@ export function matches(filter: EventFilter, meta: EventMeta): boolean {
   if (filter.targetIds !== undefined && (meta.targetId === undefined || !filter.targetIds.has(meta.targetId))) return false;
   if (filter.navSeqs !== undefined && (meta.navSeq === undefined || !filter.navSeqs.has(meta.navSeq))) return false;
   if (filter.causedBy !== undefined && (meta.causedBy === undefined || !filter.causedBy.has(meta.causedBy))) return false;
+  if (filter.stepIds !== undefined && (meta.stepId === undefined || !filter.stepIds.has(meta.stepId))) return false;
   return true;
 }

@@ -15,8 +15,9 @@
 // once the ring has evicted its last frame. The frames of one tick are usually adjacent in a slab,
 // and their run is then a view of it, not a copy.
 
-import type { EventContext, TelemetryEvent } from '../../injected/schema.ts';
-import { causeOf, matches, type EventFilter, type EventMeta } from './event-filter.ts';
+import type { TelemetryEvent } from '../../injected/schema.ts';
+import { contextOf } from '../event-data.ts';
+import { causeOf, matches, stepOf, type EventFilter, type EventMeta } from './event-filter.ts';
 import { envelopeBytesOf, envelopeFrameText, eventFrameText } from './sse-frame.ts';
 
 export interface EventLogOptions {
@@ -211,13 +212,14 @@ export class EventLog {
     const seq = this.lastSeq + 1;
     this.archive?.reserveThrough(seq);
     const frame = this.store(envelopeFrameText(seq, event));
-    const data = event.data as EventContext | undefined;
+    const context = contextOf(event);
     const meta: EventMeta = {
       ts: event.ts,
       type: event.type,
-      targetId: data?.target_id ?? event.source.metadata?.target_id,
-      navSeq: data?.nav_seq,
+      targetId: context?.target_id ?? event.source.metadata?.target_id,
+      navSeq: context?.nav_seq,
       causedBy: causeOf(event),
+      stepId: stepOf(event),
     };
 
     if (this.count === this.ring.length) {

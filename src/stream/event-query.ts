@@ -13,6 +13,8 @@ export interface EventMeta {
   navSeq: number | undefined;
   /** The action the event is or was caused by (data.action_id, else data.caused_by). */
   causedBy?: string;
+  /** The step the event is, or belongs to (data.step_id, docs/events.md "Steps"). */
+  stepId?: string;
 }
 
 /** A parsed filter: each set present narrows; types is a union of the named types and categories. */
@@ -23,19 +25,34 @@ export interface EventFilter {
   navSeqs?: ReadonlySet<number>;
   /** Action ids: the action's own event and the events it caused (docs/events.md "caused_by"). */
   causedBy?: ReadonlySet<string>;
+  /** Step ids: the step's own event, its caller's actions and what they caused (docs/events.md "Steps"). */
+  stepIds?: ReadonlySet<string>;
 }
 
 /**
+ * Where the filters that have no column look: the column holding each event's JSON text, and
+ * whether that text is the whole envelope (`{"seq":…,"event":{…}}`, the agent's store) or the
+ * event alone (the gateway's archive).
+ */
+export interface BodyColumn {
+  column: string;
+  envelope: boolean;
+}
+
+const STORE_BODY: BodyColumn = { column: 'envelope', envelope: true };
+
+/**
  * The filter, and a time window in Unix µs (since inclusive, until exclusive), as SQL conditions
- * over the columns `ts`, `type`, `target_id` and `nav_seq`, with `?` placeholders, and their values
- * in order: the agent's store and the gateway's archive both use it.
+ * over the columns `ts`, `type`, `target_id` and `nav_seq` and the event's JSON text (`body`), with
+ * `?` placeholders, and their values in order: the agent's store and the gateway's archive both use it.
  */
 export function filterSql(
   filter: EventFilter | undefined,
   sinceTs?: number,
   untilTs?: number,
-  bodyColumn = 'envelope',
+  body: BodyColumn = STORE_BODY,
 ): { clauses: string[]; params: Array<string | number> } {
+  const bodyColumn = body.column;
   const clauses: string[] = [];
   const params: Array<string | number> = [];
   if (sinceTs !== undefined) {
@@ -64,6 +81,20 @@ export function filterSql(
     for (const id of filter.causedBy) {
       ors.push(`${bodyColumn} LIKE ?`, `${bodyColumn} LIKE ?`);
       params.push(`%"action_id":"${id}"%`, `%"caused_by":"${id}"%`);
+    }
+    clauses.push(`(${ors.join(' OR ')})`);
+  }
+  if (filter.stepIds !== undefined) {
+    // No column either. `step_id` is the last field of `data` wherever it is set (the step, the
+    // recorder's actions, the cause linker's effects), and `data` is followed only by `truncated`:
+    // matched at the end of the text, so a `step_id` key inside a step's own `data` object (or a
+    // header of that name) never matches.
+    const close = body.envelope ? '}}}' : '}}';
+    const truncatedClose = body.envelope ? '},"truncated":true}}' : '},"truncated":true}';
+    const ors: string[] = [];
+    for (const id of filter.stepIds) {
+      ors.push(`${bodyColumn} LIKE ?`, `${bodyColumn} LIKE ?`);
+      params.push(`%"step_id":"${id}"${close}`, `%"step_id":"${id}"${truncatedClose}`);
     }
     clauses.push(`(${ors.join(' OR ')})`);
   }

@@ -64,7 +64,12 @@ export function translateConsoleApiCalled(params: Protocol.Runtime.ConsoleAPICal
   if (enforceDataLimit(data, limits.maxEventDataBytes)) truncated = true;
 
   const ts = epochMsToUs(params.timestamp);
-  return params.type === 'error' ? { type: 'console_error', ts, data: data as ConsoleErrorData, truncated } : { type: 'console_log', ts, data, truncated };
+  return isErrorCall(data) ? { type: 'console_error', ts, data, truncated } : { type: 'console_log', ts, data, truncated };
+}
+
+/** A console.error() call: a console_error with console_log's shape (its `level` is `error`). */
+function isErrorCall(data: ConsoleLogData): data is ConsoleLogData & { level: 'error' } {
+  return data.level === 'error';
 }
 
 /** `Runtime.exceptionThrown` → console_error with the message as DevTools shows it. */

@@ -3,7 +3,8 @@
 // live_view_disconnect (category `connection`). Gated by their category at event time, like every
 // event, and emitted whether or not a browser is connected.
 
-import { EVENT_CATEGORY, type EventDataByType, type TelemetryEvent } from '../../injected/schema.ts';
+import { EVENT_CATEGORY, type EventDataByType } from '../../injected/schema.ts';
+import { eventOf } from '../event-data.ts';
 import type { BrowserClock } from './clock.ts';
 import type { EventSink } from './monitor.ts';
 import { isCategoryOn, type TelemetryConfig } from './telemetry-config.ts';
@@ -28,8 +29,7 @@ export class OperationalEvents {
   emit<T extends OperationalType>(type: T, data: EventDataByType[T], ts = this.clock.nowUs()): void {
     const category = EVENT_CATEGORY[type];
     if (category === null || !isCategoryOn(this.config(), category)) return;
-    const event: TelemetryEvent<T> = { ts, type, source: { kind: 'agent', event: SOURCE_EVENT[type] }, data };
-    this.sink.append(event);
+    this.sink.append(eventOf<T>({ ts, type, source: { kind: 'agent', event: SOURCE_EVENT[type] }, data }));
   }
 
   /** A viewer's stream opened: live_view_connect now; the returned function emits its disconnect. */

@@ -5,7 +5,8 @@
 
 import type { Protocol } from 'devtools-protocol';
 import type { Logger } from 'pino';
-import type { Category, EventDataByType, EventSource, EventType, MonitorData, TelemetryEvent } from '../../injected/schema.ts';
+import type { Category, EventDataByType, EventSource, EventType, MonitorData } from '../../injected/schema.ts';
+import { eventOf } from '../event-data.ts';
 import type { CdpConnection, EventName } from '../browser/cdp-connection.ts';
 import { isTargetGone } from '../browser/cdp-errors.ts';
 import type { AttachedTarget, TargetObserver } from '../browser/target-manager.ts';
@@ -304,9 +305,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
     if (method === undefined) source = AGENT_SOURCE;
     else if (origin instanceof TargetState) source = origin.sourceOf(method);
     else source = origin === undefined ? { kind: 'cdp', event: method } : { kind: 'cdp', event: method, metadata: origin };
-    const event: TelemetryEvent = { ts, type, source, data };
-    if (truncated) event.truncated = true;
-    this.sink.append(event);
+    this.sink.append(eventOf<T>(truncated ? { ts, type, source, data, truncated } : { ts, type, source, data }));
   }
 
   setUpStep<T>(target: AttachedTarget, step: string, command: Promise<T>): Promise<T | undefined> {

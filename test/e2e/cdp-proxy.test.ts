@@ -42,7 +42,7 @@ describe('CDP endpoint', () => {
     const mine = () => events(from).filter((e) => e.data?.connection_id === connectionId);
     await rig.stream.waitFor(() => mine().some((e) => e.type === 'cdp_disconnect'), 'cdp_disconnect');
     const commands = mine().filter((e) => e.type === 'cdp_command');
-    const gestures = commands.map((e) => `${e.data!.method as string}${e.data!.event_type === undefined ? '' : `:${e.data!.event_type as string}`}`);
+    const gestures = commands.map((e) => `${e.data!.method}${e.data!.event_type === undefined ? '' : `:${e.data!.event_type}`}`);
     expect(gestures.filter((g) => g === 'Page.navigate')).toHaveLength(1);
     expect(gestures.filter((g) => g === 'Input.dispatchMouseEvent:mousePressed')).toHaveLength(1);
     expect(gestures.filter((g) => g === 'Page.captureScreenshot')).toHaveLength(1);
@@ -54,7 +54,7 @@ describe('CDP endpoint', () => {
     expect(disconnect.data!.reason).toBe('client_close');
     expect(mine()[0]!.type).toBe('cdp_connect');
     // The Enter's effects: the navigation, the requests (the script's fetch by initiator) and the console error.
-    const actionId = enter.data!.action_id as string;
+    const actionId = enter.data!.action_id;
     await rig.stream.waitFor(() => events(from).some((e) => e.type === 'console_error' && e.data?.caused_by === actionId), 'the console error of the Enter');
     const caused = events(from).filter((e) => e.data?.caused_by === actionId);
     expect(caused.some((e) => e.type === 'page_navigation' && String(e.data!.url).includes('/result.html'))).toBe(true);
@@ -77,7 +77,7 @@ describe('CDP endpoint', () => {
     await page.close();
     await browser.close();
     const connect = events(from).find((e) => e.type === 'cdp_connect')!;
-    await checkGestures(from, connect.data!.connection_id as string);
+    await checkGestures(from, connect.data!.connection_id);
     // The four types, and the events stamped with caused_by, against the official client 0.84's types.
     const checked = events(from).filter((e) => e.category === 'control' || e.category === 'connection' || e.data?.caused_by !== undefined);
     expect(checked.some((e) => e.type === 'cdp_disconnect') && checked.some((e) => e.type === 'console_error')).toBe(true);
@@ -104,7 +104,7 @@ describe('CDP endpoint', () => {
     await page.close();
     await browser.disconnect();
     const connect = events(from).find((e) => e.type === 'cdp_connect')!;
-    await checkGestures(from, connect.data!.connection_id as string);
+    await checkGestures(from, connect.data!.connection_id);
   });
 
   it('a raw ws client: discovery, a command, the answer relayed as it is', async () => {
@@ -200,7 +200,7 @@ describe('CDP endpoint', () => {
     ]);
     expect(actions[1]!.data!.text_length).toBe(TYPED.length);
     expect(actions[2]!.data!.key).toBe('Return');
-    const enterId = actions[2]!.data!.action_id as string;
+    const enterId = actions[2]!.data!.action_id;
     await rig.stream.waitFor(() => events(from).some((e) => e.type === 'page_navigation' && e.data?.caused_by === enterId), 'the navigation of Return');
     const filtered = await fetch(`${rig.agent.url}/browsers/${rig.agent.sessionId}/telemetry/events?limit=1000&caused_by=${enterId}`, { headers });
     const envelopes = (await filtered.json()) as Envelope[];

@@ -13,7 +13,7 @@ import type { Scope } from '../../src/config.ts';
 import { INSTANCE_HEADER } from '../../src/http/server.ts';
 import { SseClient, TOKEN } from './support/harness.ts';
 
-const SCOPES: Scope[] = ['telemetry:read', 'telemetry:write', 'computer', 'fs', 'browser:delete', 'metrics:read'];
+const SCOPES: Scope[] = ['telemetry:read', 'telemetry:write', 'computer', 'fs', 'browser:delete', 'metrics:read', 'replay'];
 const tokenFor = (scope: Scope) => `token-for-${scope.replace(':', '-')}`;
 
 /** Everything the agent logged, as parsed JSON lines. */

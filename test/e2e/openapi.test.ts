@@ -32,9 +32,14 @@ describe('GET /openapi.json', () => {
         'GET /browsers/{id}/telemetry',
         'GET /browsers/{id}/telemetry/stream',
         'GET /browsers/{id}/telemetry/events',
+        'POST /browsers/{id}/telemetry/steps',
         'GET /browsers/{id}/har',
         'GET /browsers/{id}/trace',
         'POST /browsers/{id}/viewer/sessions',
+        'POST /browsers/{id}/replays',
+        'GET /browsers/{id}/replays',
+        'POST /browsers/{id}/replays/{replay_id}/stop',
+        'GET /browsers/{id}/replays/{replay_id}',
         'POST /browsers/{id}/computer/batch',
         'PUT /browsers/{id}/fs/write_file',
         'GET /healthz',
@@ -48,6 +53,16 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(trace.responses[200].content)).toEqual(['application/zip']);
     expect(trace.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['since', 'until', 'target_id', 'nav_seq']));
     expect(trace.responses[413]).toBeDefined();
+  });
+
+  it('documents the steps route: its body with the limits, the step_id answer, and the 413 and 429', () => {
+    const steps = doc.paths['/browsers/{id}/telemetry/steps'].post;
+    const body = steps.requestBody.content['application/json'].schema;
+    expect(body.properties.name).toMatchObject({ type: 'string', maxLength: 200 });
+    expect(body.properties.data.type).toBe('object');
+    expect(Object.keys(steps.responses[200].content['application/json'].schema.properties)).toEqual(['step_id', 'recorded']);
+    expect([steps.responses[413], steps.responses[429]].every((r) => r !== undefined)).toBe(true);
+    expect(doc.paths['/browsers/{id}/telemetry/events'].get.parameters.map((p: { name: string }) => p.name)).toContain('step_id');
   });
 
   it('describes request schemas: the batch actions, the write_file query and body, the PATCH body', () => {
@@ -78,5 +93,17 @@ describe('GET /openapi.json', () => {
     expect(doc.paths['/browsers/{id}'].delete.responses['204']).toBeDefined();
     expect(doc.paths['/browsers/{id}/computer/batch'].post.responses['422']).toBeDefined();
     expect(doc.paths['/browsers/{id}/fs/write_file'].put.responses['413']).toBeDefined();
+  });
+
+  it('documents the replays: the start body, the 409s, and the video with its Range answers', () => {
+    const start = doc.paths['/browsers/{id}/replays'].post;
+    expect(Object.keys(start.requestBody.content['application/json'].schema.properties)).toEqual(['framerate', 'max_duration_in_seconds', 'record_audio']);
+    expect(start.responses['409']).toBeDefined();
+    const download = doc.paths['/browsers/{id}/replays/{replay_id}'].get;
+    expect(Object.keys(download.responses['206'].content)).toEqual(['video/mp4', 'video/webm']);
+    expect(download.responses['416']).toBeDefined();
+    expect(doc.components.schemas.ErrorBody.properties.code.enum).toEqual(
+      expect.arrayContaining(['replay_in_progress', 'replay_not_ready', 'range_not_satisfiable']),
+    );
   });
 });

@@ -291,6 +291,35 @@ describe('the live viewer', () => {
     expect(viewer.errors).toEqual([]);
   });
 
+  it('draws a step as the Steps lane, named with how it was marked in its tooltip', async () => {
+    const marked = await fetch(`${rig.agent.url}/browsers/${rig.agent.sessionId}/telemetry/steps`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'watch the page' }),
+    });
+    expect(marked.status).toBe(200);
+    await viewer.waitFor(`document.querySelector('.timeline-canvas').dataset.lanes.split(',').includes('Steps')`, 'the Steps lane');
+    const lanes = (await viewer.evaluate<string>(`document.querySelector('.timeline-canvas').dataset.lanes`)).split(',');
+    // Sweep the pointer along the lane: the step runs from its mark to the live edge.
+    const tips = await viewer.evaluate<string[]>(`(async () => {
+      await new Promise((r) => requestAnimationFrame(() => r()));
+      const canvas = document.querySelector('.timeline-canvas');
+      const tooltip = document.querySelector('.timeline-tooltip');
+      const rect = canvas.getBoundingClientRect();
+      const y = rect.top + 20 + ${lanes.indexOf('Steps')} * 22 + 11;
+      const seen = new Set();
+      for (let x = rect.left + 97; x < rect.right; x += 2) {
+        canvas.dispatchEvent(new PointerEvent('pointermove', { clientX: x, clientY: y, bubbles: true }));
+        if (!tooltip.hidden) seen.add(tooltip.textContent);
+      }
+      canvas.dispatchEvent(new PointerEvent('pointerleave', { bubbles: true }));
+      return [...seen];
+    })()`);
+    expect(tips.join('\n')).toMatch(/\d\d:\d\d:\d\d\.\d{3} step watch the page \(http, token:1\)/);
+    await viewer.screenshot('steps');
+    expect(viewer.errors).toEqual([]);
+  });
+
   it('shows a 404 fetch in the network panel, with its headers and body on demand', async () => {
     await viewer.evaluate(`document.getElementById('tab-network').click()`);
     await tab.evaluate(`fetch('/viewer-missing').then((r) => r.text())`);

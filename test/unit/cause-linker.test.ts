@@ -1,41 +1,49 @@
 import { describe, expect, it } from 'vitest';
-import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
+import type { EventContext, EventDataByType, EventType, NetworkRequestData, TelemetryEvent } from '../../injected/schema.ts';
 import { shapeCommand } from '../../src/cdp-proxy/command-shape.ts';
 import { CauseLinker } from '../../src/control/cause-linker.ts';
+import { contextOf, eventOf } from '../../src/event-data.ts';
 
-const ev = (type: EventType, data: Record<string, unknown>): TelemetryEvent => ({ ts: 0, type, source: { kind: 'cdp' }, data });
-const causeOf = (event: TelemetryEvent) => (event.data as { caused_by?: string }).caused_by;
+const ev = <T extends EventType>(type: T, data: EventDataByType[T]): TelemetryEvent => eventOf<T>({ ts: 0, type, source: { kind: 'cdp' }, data });
+const log = (context: EventContext) => ev('console_log', { level: 'log', text: '', args: [], ...context });
+const error = (context: EventContext) => ev('console_error', { text: '', ...context });
+const settle = (context: EventContext) => ev('page_navigation_settled', context);
+const request = (context: EventContext, requestId: string, more: Pick<NetworkRequestData, 'resource_type' | 'initiator_url'> = {}) =>
+  ev('network_request', { request_id: requestId, method: 'GET', document_url: '', headers: {}, initiator_type: 'other', ...context, ...more });
+const response = (context: EventContext, requestId: string) =>
+  ev('network_response', { request_id: requestId, status: 200, status_text: 'OK', headers: {}, mime_type: 'text/plain', ...context });
+const causeOf = (event: TelemetryEvent) => contextOf(event)?.caused_by;
 
 describe('CauseLinker', () => {
   it('stamps the tab events of an open window until the settle of a later navigation', () => {
     const linker = new CauseLinker();
-    const before = ev('console_log', { target_id: 'T', nav_seq: 1 });
+    const before = log({ target_id: 'T', nav_seq: 1 });
     linker.link(before);
     expect(causeOf(before)).toBeUndefined();
     linker.open('T', 'act-1');
-    const oldSettle = ev('page_navigation_settled', { target_id: 'T', nav_seq: 1 });
-    const request = ev('network_request', { target_id: 'T', nav_seq: 1, request_id: 'r1', resource_type: 'Script', url: 'http://x/app.js' });
-    const other = ev('console_error', { target_id: 'U', nav_seq: 1 });
-    const settle = ev('page_navigation_settled', { target_id: 'T', nav_seq: 2 });
-    const after = ev('console_error', { target_id: 'T', nav_seq: 2 });
-    for (const e of [oldSettle, request, other, settle, after]) linker.link(e);
+    const oldSettle = settle({ target_id: 'T', nav_seq: 1 });
+    const script = request({ target_id: 'T', nav_seq: 1, url: 'http://x/app.js' }, 'r1', { resource_type: 'Script' });
+    const other = error({ target_id: 'U', nav_seq: 1 });
+    const newSettle = settle({ target_id: 'T', nav_seq: 2 });
+    const after = error({ target_id: 'T', nav_seq: 2 });
+    for (const e of [oldSettle, script, other, newSettle, after]) linker.link(e);
     // The settle of the navigation that was under way before the action does not close the window.
-    expect([oldSettle, request, other, settle, after].map(causeOf)).toEqual(['act-1', 'act-1', undefined, 'act-1', undefined]);
+    expect([oldSettle, script, other, newSettle, after].map(causeOf)).toEqual(['act-1', 'act-1', undefined, 'act-1', undefined]);
     // The response of a request of the action, and a request started by its script (initiator chain), after the window closed.
-    const response = ev('network_response', { target_id: 'T', request_id: 'r1' });
-    const chained = ev('network_request', { target_id: 'T', request_id: 'r2', initiator_url: 'http://x/app.js' });
-    linker.link(response);
+    const scriptResponse = response({ target_id: 'T' }, 'r1');
+    const chained = request({ target_id: 'T' }, 'r2', { initiator_url: 'http://x/app.js' });
+    linker.link(scriptResponse);
     linker.link(chained);
-    expect([causeOf(response), causeOf(chained)]).toEqual(['act-1', 'act-1']);
+    expect([causeOf(scriptResponse), causeOf(chained)]).toEqual(['act-1', 'act-1']);
     // The next action takes the window; the chain still wins for its script's requests.
     linker.open('T', 'act-2');
-    const next = ev('console_log', { target_id: 'T' });
-    const chainedLater = ev('network_request', { target_id: 'T', request_id: 'r3', initiator_url: 'http://x/app.js' });
+    const next = log({ target_id: 'T' });
+    const chainedLater = request({ target_id: 'T' }, 'r3', { initiator_url: 'http://x/app.js' });
     linker.link(next);
     linker.link(chainedLater);
     expect([causeOf(next), causeOf(chainedLater)]).toEqual(['act-2', 'act-1']);
     // Control events are never stamped.
-    const control = ev('cdp_command', { target_id: 'T', action_id: 'act-3' });
+    const control = ev('cdp_command', { target_id: 'T', action_id: 'act-3', connection_id: 'conn-1', method: 'Page.reload', duration_ms: 1, outcome: 'ok' });
     linker.link(control);
     expect(causeOf(control)).toBeUndefined();
   });
@@ -43,7 +51,7 @@ describe('CauseLinker', () => {
   it('stamps a tab opened from the window by its opener', () => {
     const linker = new CauseLinker();
     linker.open('T', 'act-1');
-    const opened = ev('page_tab_opened', { target_id: 'N', opener_id: 'T' });
+    const opened = ev('page_tab_opened', { target_id: 'N', target_type: 'page', url: 'about:blank', title: '', opener_id: 'T' });
     linker.link(opened);
     expect(causeOf(opened)).toBe('act-1');
   });

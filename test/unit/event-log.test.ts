@@ -162,7 +162,7 @@ describe('EventLog', () => {
         ts: 1_700_000_000_000_002,
         type: 'page_tab_opened',
         source: { kind: 'cdp', event: 'Target.targetCreated', metadata: { target_id: 'T2' } },
-        data: { url: 'about:blank' },
+        data: { target_id: 'T2', target_type: 'page', url: 'about:blank', title: '' },
       },
     ];
     const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 20 });

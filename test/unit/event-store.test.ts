@@ -5,7 +5,7 @@ import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
+import type { EventContext, TelemetryEvent } from '../../injected/schema.ts';
 import { parseFilter } from '../../src/stream/event-filter.ts';
 import { EventLog } from '../../src/stream/event-log.ts';
 import { HistoryReader, parseTimeBound } from '../../src/stream/history.ts';
@@ -25,8 +25,9 @@ function openStore(options: Partial<ConstructorParameters<typeof EventStore>[0]>
   return new EventStore({ dataDir: dir, sessionId: 'S1', retainBytes: GiB, retainMs: 72 * 3_600_000, ...options });
 }
 
-function event(type: EventType, text: string, extra: Record<string, unknown> = {}, ts = Date.now() * 1000): TelemetryEvent {
-  return { ts, type, source: { kind: 'cdp' }, data: { text, level: 'log', args: [], ...extra } } as unknown as TelemetryEvent;
+function event(type: 'console_log' | 'console_error', text: string, context: EventContext = {}, ts = Date.now() * 1000): TelemetryEvent {
+  const source = { kind: 'cdp' } as const;
+  return type === 'console_log' ? { ts, type, source, data: { text, level: 'log', args: [], ...context } } : { ts, type, source, data: { text, ...context } };
 }
 
 /** A log over a store, `count` console events appended and written. */

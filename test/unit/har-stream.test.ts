@@ -1,7 +1,7 @@
 // harPieces (src/export/har-stream.ts): the HAR document read out of the history page by page.
 
 import { describe, expect, it } from 'vitest';
-import type { TelemetryEvent } from '../../injected/schema.ts';
+import type { EventContext, TelemetryEvent } from '../../injected/schema.ts';
 import { harPieces } from '../../src/export/har-stream.ts';
 import { EventLog } from '../../src/stream/event-log.ts';
 import { HistoryReader } from '../../src/stream/history.ts';
@@ -11,7 +11,7 @@ const T0 = 1_795_266_000_000_000;
 
 /** A request and its response with a 500-byte body, on target `target`. */
 function exchange(i: number, target = 'TAB1'): TelemetryEvent[] {
-  const ctx = { target_id: target, target_type: 'page', frame_id: target, loader_id: 'L1', url: `http://a.test/${i}`, nav_seq: 1 };
+  const ctx: EventContext = { target_id: target, target_type: 'page', frame_id: target, loader_id: 'L1', url: `http://a.test/${i}`, nav_seq: 1 };
   return [
     {
       ts: T0 + i * 1000,
@@ -42,7 +42,7 @@ function exchange(i: number, target = 'TAB1'): TelemetryEvent[] {
         body: 'x'.repeat(500),
       },
     },
-  ] as TelemetryEvent[];
+  ];
 }
 
 function logOf(events: TelemetryEvent[]): EventLog {

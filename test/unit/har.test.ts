@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import type { Protocol } from 'devtools-protocol';
 import { describe, expect, it } from 'vitest';
-import type { EventContext, EventType, NetworkResponseData, TelemetryEvent } from '../../injected/schema.ts';
+import type { EventContext, EventDataByType, EventType, NetworkResponseData, TelemetryEvent } from '../../injected/schema.ts';
+import { eventOf } from '../../src/event-data.ts';
 import { HarBuilder, harTimings, type HarEntry, type HarOptions, type HarPage } from '../../src/export/har.ts';
 import { DEFAULT_LIMITS } from '../../src/limits.ts';
 import { translateLoadingFailed, translateRequestWillBeSent, translateResponse } from '../../src/telemetry/network.ts';
@@ -32,10 +33,8 @@ const ctx = (over: EventContext = {}): EventContext => ({
 let wallOffset = 1_795_266_000;
 const us = (monotonic: number) => Math.round((wallOffset + monotonic) * 1e6);
 
-function event(type: EventType, ts: number, data: object, truncated = false): TelemetryEvent {
-  const e: TelemetryEvent = { ts, type, source: { kind: 'cdp' }, data: data };
-  if (truncated) e.truncated = true;
-  return e;
+function event<T extends EventType>(type: T, ts: number, data: EventDataByType[T], truncated = false): TelemetryEvent {
+  return eventOf<T>(truncated ? { ts, type, source: { kind: 'cdp' }, data, truncated } : { ts, type, source: { kind: 'cdp' }, data });
 }
 
 /** The events the network family emits for one recorded case, in order. */

@@ -8,7 +8,7 @@ import { hrTimeFromMicros, stackText, toLogRecord } from '../../src/export/otlp-
 
 const resource = resourceFromAttributes({ 'service.name': 'browser-telemetry-agent' });
 const scope = { name: 'browser-telemetry-agent' };
-const record = (event: object, seq = 7, exportSeq = 3) => toLogRecord(seq, exportSeq, event as TelemetryEvent, resource, scope);
+const record = (event: TelemetryEvent, seq = 7, exportSeq = 3) => toLogRecord(seq, exportSeq, event, resource, scope);
 
 describe('toLogRecord', () => {
   it('names the record after the event type and times it from ts (Unix µs)', () => {
@@ -68,7 +68,12 @@ describe('toLogRecord', () => {
 
   it('exports source.metadata only when data does not carry the same target', () => {
     const metadata = { cdp_session_id: 'S1', target_id: 'T1', target_type: 'page' };
-    const same = record({ ts: 1, type: 'page_load', source: { kind: 'cdp', metadata }, data: { target_id: 'T1', session_id: 'S1', target_type: 'page' } });
+    const same = record({
+      ts: 1,
+      type: 'page_load',
+      source: { kind: 'cdp', metadata },
+      data: { target_id: 'T1', session_id: 'S1', target_type: 'page', cdp_timestamp: 1 },
+    });
     expect(same.attributes['bta.source.metadata']).toBeUndefined();
     const none = record({ ts: 1, type: 'page_load', source: { kind: 'cdp', metadata }, data: { cdp_timestamp: 1 } });
     expect(none.attributes['bta.source.metadata']).toEqual(metadata);
@@ -91,7 +96,14 @@ describe('toLogRecord', () => {
       ts: 1,
       type: 'network_request',
       source: { kind: 'cdp' },
-      data: { url: 'http://a/dav', method: 'PROPFIND', headers: { Accept: 'a/b', 'X-Many': 'one\ntwo' }, request_id: '1' },
+      data: {
+        url: 'http://a/dav',
+        method: 'PROPFIND',
+        headers: { Accept: 'a/b', 'X-Many': 'one\ntwo' },
+        request_id: '1',
+        document_url: 'http://a/',
+        initiator_type: 'other',
+      },
     });
     expect(r.attributes).toMatchObject({
       'http.request.method': '_OTHER',
@@ -108,7 +120,7 @@ describe('toLogRecord', () => {
       ts: 1,
       type: 'network_response',
       source: { kind: 'cdp' },
-      data: { url: 'https://user:pw@a.example/p?q=1', status: 204, method: 'GET', headers: {} },
+      data: { url: 'https://user:pw@a.example/p?q=1', request_id: '1', status: 204, status_text: 'No Content', method: 'GET', headers: {}, mime_type: '' },
     });
     expect(r.attributes['url.full']).toBe('https://REDACTED:REDACTED@a.example/p?q=1');
     expect(r.attributes['http.response.status_code']).toBe(204);
@@ -130,7 +142,7 @@ describe('hrTimeFromMicros', () => {
 });
 
 describe('OtlpQueue', () => {
-  const event = { ts: 1, type: 'page_load', source: { kind: 'agent' } } as TelemetryEvent;
+  const event: TelemetryEvent = { ts: 1, type: 'page_load', source: { kind: 'agent' } };
 
   it('refuses the newest event once the count bound is reached, and takes again after a drop', () => {
     const queue = new OtlpQueue(2, 1000);

@@ -1,7 +1,8 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TelemetryStats } from '../../src/telemetry/telemetry-stats.ts';
-import type { Category, TelemetryEvent } from '../../injected/schema.ts';
+import type { Category, EventDataByType, EventSource, EventType, TelemetryEvent } from '../../injected/schema.ts';
+import { eventOf } from '../../src/event-data.ts';
 import type { CdpConnection, EventName } from '../../src/browser/cdp-connection.ts';
 import { AttachedTarget } from '../../src/browser/target-manager.ts';
 import { DEFAULT_LIMITS } from '../../src/limits.ts';
@@ -16,6 +17,9 @@ import { FakeConnection } from './support/fake-connection.ts';
 const CLICK = { type: 'interaction_click', x: 10, y: 20, selector: '#buy', tag: 'BUTTON', text: 'Buy' };
 
 /** The family on a FakeConnection, with a host that does what the core does. */
+/** The LCP details of a page_lcp event. */
+const lcpOf = (event: TelemetryEvent) => (event.type === 'page_lcp' ? event.data?.lcp_details : undefined);
+
 class Rig implements FamilyHost {
   readonly fake = new FakeConnection();
   readonly connection: CdpConnection = this.fake.asConnection();
@@ -55,11 +59,10 @@ class Rig implements FamilyHost {
     return this.isOn(category);
   }
 
-  emit(type: TelemetryEvent['type'], ts: number, data: unknown, options: EmitOptions = {}): void {
+  emit<T extends EventType>(type: T, ts: number, data: EventDataByType[T], options: EmitOptions = {}): void {
     const { truncated, method } = options;
-    const event = { ts, type, source: { kind: method ? 'cdp' : 'agent', event: method }, data } as TelemetryEvent;
-    if (truncated) event.truncated = true;
-    this.events.push(event);
+    const source: EventSource = { kind: method ? 'cdp' : 'agent', event: method };
+    this.events.push(eventOf<T>(truncated ? { ts, type, source, data, truncated } : { ts, type, source, data }));
   }
 
   setUpStep<T>(_target: AttachedTarget, _step: string, command: Promise<T>): Promise<T | undefined> {
@@ -313,12 +316,7 @@ describe('page script reports', () => {
     const evaluations = rig.fake.sent.filter((c) => c.method === 'Runtime.evaluate');
     expect(evaluations).toHaveLength(1);
     expect((evaluations[0]!.params as { expression: string }).expression).toMatch(/takeLcpElement\(1\).*takeLcpElement\(2\)/);
-    expect(
-      rig.events.map((e) => [
-        (e.data as { lcp_details: { element_id: string; node_id?: number } }).lcp_details.element_id,
-        (e.data as { lcp_details: { node_id?: number } }).lcp_details.node_id,
-      ]),
-    ).toEqual([
+    expect(rig.events.map((e) => [lcpOf(e)?.element_id, lcpOf(e)?.node_id])).toEqual([
       ['first', 7],
       ['second', 8],
     ]);
@@ -329,7 +327,7 @@ describe('page script reports', () => {
     rig.report('S1', 5, { type: 'page_lcp', time: 50, render_time: 0, load_time: 40, size: 100, element_id: '', url: '', element_ref: 1 });
     await new Promise((resolve) => setImmediate(resolve));
     expect(rig.events[0]!.data).toMatchObject({ lcp_details: { render_time: 0, size: 100 } });
-    expect((rig.events[0]!.data as { lcp_details: object }).lcp_details).not.toHaveProperty('node_id');
+    expect(lcpOf(rig.events[0]!)).not.toHaveProperty('node_id');
   });
 
   it('marks an LCP whose URL the script had to cut as truncated', () => {

@@ -63,8 +63,12 @@ async function archive(events: Map<number, TelemetryEvent>, pagesSeen: TraceRow[
   return unzip(Buffer.concat(chunks));
 }
 
-const shot = (dtMs: number, base64: string): TelemetryEvent =>
-  ({ ts: T0 + dtMs * 1000, type: 'monitor_screenshot', source: { kind: 'agent' }, data: { png: base64 } }) as unknown as TelemetryEvent;
+const shot = (dtMs: number, base64: string): TelemetryEvent => ({
+  ts: T0 + dtMs * 1000,
+  type: 'monitor_screenshot',
+  source: { kind: 'agent' },
+  data: { png: base64 },
+});
 
 describe('the trace archive', () => {
   it('writes each screenshot byte for byte, in pieces, across piece boundaries', async () => {

@@ -5,14 +5,15 @@
 import { describe, expect, it } from 'vitest';
 import { TraceBuilder, errorLines, pngSize, resourceLine, TRACE_VERSION, contextOptionsLine } from '../../src/export/trace.ts';
 import { buildEntry } from '../../src/export/har.ts';
-import type { TelemetryEvent } from '../../injected/schema.ts';
+import type { EventContext, EventDataByType, EventType, TelemetryEvent } from '../../injected/schema.ts';
+import { eventOf } from '../../src/event-data.ts';
 
 const TAB = 'TAB1';
 const T0 = 1_800_000_000_000_000;
-const ctx = { target_id: TAB, target_type: 'page', frame_id: TAB };
+const ctx = { target_id: TAB, target_type: 'page', frame_id: TAB } satisfies EventContext;
 
-function event(type: string, dtMs: number, data: Record<string, unknown>): TelemetryEvent {
-  return { ts: T0 + dtMs * 1000, type, source: { kind: 'agent' }, data } as unknown as TelemetryEvent;
+function event<T extends EventType>(type: T, dtMs: number, data: EventDataByType[T]): TelemetryEvent {
+  return eventOf<T>({ ts: T0 + dtMs * 1000, type, source: { kind: 'agent' }, data });
 }
 
 function lines(text: string): Array<Record<string, any>> {
@@ -179,14 +180,14 @@ describe('the trace mapping', () => {
       event('page_dialog_opened', 0, { dialog_type: 'confirm', message: 'Sure?', dialog_frame_id: TAB, has_browser_handler: false, ...ctx }),
       event('page_dialog_closed', 800, { accepted: true, closed_by: 'cdp_client', ...ctx }),
       event('network_download_started', 900, { guid: 'g', suggested_filename: 'a.pdf', url: 'https://example.test/a.pdf', ...ctx }),
-      event('network_download_finished', 950, { guid: 'g', state: 'interrupted', received_bytes: 10, total_bytes: 100, ...ctx }),
+      event('network_download_finished', 950, { guid: 'g', state: 'canceled', received_bytes: 10, total_bytes: 100, ...ctx }),
       event('page_crashed', 1000, { status: 'oom', ...ctx }),
     ]);
     const [dialog, download] = befores(out);
     expect(dialog).toMatchObject({ class: 'Dialog', title: 'confirm dialog: Sure?' });
     expect(afterOf(out, dialog!.callId)).toMatchObject({ endTime: T0 / 1000 + 800, result: { accepted: true } });
     expect(download).toMatchObject({ class: 'Download', title: 'download a.pdf' });
-    expect(afterOf(out, download!.callId)!.error).toEqual({ name: 'Error', message: 'download interrupted' });
+    expect(afterOf(out, download!.callId)!.error).toEqual({ name: 'Error', message: 'download canceled' });
     expect(builder.errors.map((e) => e.message)).toEqual(['page crashed (oom)']);
   });
 

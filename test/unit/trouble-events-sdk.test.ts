@@ -6,7 +6,8 @@
 
 import type { BrowserEventContext, TelemetryEventsParams } from '@onkernel/sdk/resources/browsers/telemetry';
 import { describe, expect, it } from 'vitest';
-import { EVENT_TYPE_CATEGORY, type EventDataByType, type SessionTroubleEventData } from '../../injected/schema.ts';
+import { EVENT_TYPE_CATEGORY, type EventDataByType, type SessionTroubleEventData, type TelemetryEvent } from '../../injected/schema.ts';
+import { eventOf } from '../../src/event-data.ts';
 import { toLogRecord } from '../../src/export/otlp-record.ts';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 
@@ -64,8 +65,9 @@ describe('dialog, download, socket and Web Vitals events against the official cl
 
   it('export to OTLP with url.full, the response status and headers as semconv attributes', () => {
     const resource = resourceFromAttributes({ 'service.name': 'x' });
-    const record = (type: keyof SessionTroubleEventData) =>
-      toLogRecord(1, 1, { ts: 1_700_000_000_000_000, type, source: { kind: 'cdp' }, data: EXAMPLES[type] }, resource, { name: 'x' });
+    const example = <T extends keyof SessionTroubleEventData>(type: T): TelemetryEvent<T> =>
+      eventOf<T>({ ts: 1_700_000_000_000_000, type, source: { kind: 'cdp' }, data: EXAMPLES[type] });
+    const record = (type: keyof SessionTroubleEventData) => toLogRecord(1, 1, example(type), resource, { name: 'x' });
     const opened = record('network_websocket_opened');
     expect(opened.attributes).toMatchObject({
       'url.full': 'ws://x/',

@@ -18,7 +18,7 @@ describe('ViewerAuth', () => {
     expect(expiresAt).toBe(now + 60_000);
     const { cookie, expiresAt: cookieExpiry } = await auth.redeemTicket(ticket, SESSION);
     expect(cookieExpiry).toBe(now + 8 * 3600_000);
-    expect(auth.verifyCookie(cookie, SESSION)).toEqual({ sessionId: SESSION, expiresAt: cookieExpiry, viewerId: expect.any(String) });
+    expect(auth.verifyCookie(cookie, SESSION)).toEqual({ sessionId: SESSION, expiresAt: cookieExpiry, viewerId: expect.any(String), extraScopes: [] });
     await expect(auth.redeemTicket(ticket, SESSION)).rejects.toMatchObject({ status: 401, message: expect.stringContaining('already used') });
   });
 
@@ -63,6 +63,13 @@ describe('ViewerAuth', () => {
     const { cookie } = await checker.redeemTicket(minter.mintTicket(SESSION, 'key_123').ticket, SESSION);
     expect(minter.verifyCookie(cookie, SESSION)?.subject).toBe('key_123');
     expect(() => new ViewerAuth({ key: Buffer.alloc(16) })).toThrow(/32 bytes/);
+  });
+
+  it('carries the replay grant of its ticket into the cookie, and only when the ticket had it', async () => {
+    const auth = new ViewerAuth({ now: clock });
+    const withReplay = await auth.redeemTicket(auth.mintTicket(SESSION, undefined, ['replay']).ticket, SESSION);
+    const without = await auth.redeemTicket(auth.mintTicket(SESSION).ticket, SESSION);
+    expect([auth.verifyCookie(withReplay.cookie, SESSION)?.extraScopes, auth.verifyCookie(without.cookie, SESSION)?.extraScopes]).toEqual([['replay'], []]);
   });
 
   it('writes a Set-Cookie that is HttpOnly, SameSite=Strict and scoped to the session path', () => {

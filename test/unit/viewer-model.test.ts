@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { Envelope, EventType, TelemetryEvent } from '../../injected/schema.ts';
+import type { Envelope, EventDataByType, EventType } from '../../injected/schema.ts';
+import { eventOf } from '../../src/event-data.ts';
 import { NOTICE_KINDS, SessionModel } from '../../viewer/model.ts';
 import { SseParser } from '../../viewer/sse.ts';
 
 let seq = 0;
-function envelope<T extends EventType>(type: T, data: TelemetryEvent<T>['data'], ts = 1_000_000 + seq * 1000): Envelope {
-  return { seq: ++seq, event: { ts, type, source: { kind: 'cdp' }, data } };
+function envelope<T extends EventType>(type: T, data: EventDataByType[T], ts = 1_000_000 + seq * 1000): Envelope {
+  return { seq: ++seq, event: eventOf<T>({ ts, type, source: { kind: 'cdp' }, data }) };
 }
 
 describe("the viewer's SSE parser", () => {

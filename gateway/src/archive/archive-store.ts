@@ -248,7 +248,8 @@ export class ArchiveStore {
 }
 
 function addFilterTo(filter: EventFilter | undefined, where: string[], params: SqlValue[], sinceTs?: number, untilTs?: number): void {
-  const sql = filterSql(filter, sinceTs, untilTs, 'event');
+  // The event's JSON alone (the envelope is rebuilt around it); cast, since PostgreSQL's json has no LIKE.
+  const sql = filterSql(filter, sinceTs, untilTs, { column: 'CAST(event AS TEXT)', envelope: false });
   where.push(...sql.clauses);
   params.push(...sql.params);
 }

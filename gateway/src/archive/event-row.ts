@@ -3,8 +3,7 @@
 // writes it so); only the event's JSON is kept, byte for byte, with the columns the filters and
 // the counts use, and the envelope is rebuilt around it when read: the same bytes come back.
 
-import { EVENT_TYPES, type EventMeta } from 'browser-telemetry-agent/events';
-import type { EventType } from 'browser-telemetry-agent/events';
+import { assertNever, EVENT_TYPES, type EventMeta, type EventType } from 'browser-telemetry-agent/events';
 
 /** `archive_events.kind`: what GET /browsers counts. */
 export const EVENT_KIND = { other: 0, error: 1, failedRequest: 2 } as const;
@@ -23,7 +22,12 @@ export interface ArchivedEvent {
   eventJson: string;
 }
 
-const KNOWN_TYPES = new Set<string>(EVENT_TYPES);
+const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
+
+/** A type of this build's schema (a set: every archived event asks). */
+function isKnownType(type: string): type is EventType {
+  return KNOWN_TYPES.has(type);
+}
 
 /** An envelope the archive cannot keep (not JSON, no seq, no event): skipped and counted. */
 export class MalformedEnvelope extends Error {
@@ -70,11 +74,69 @@ export function archivedEvent(envelopeJson: string): ArchivedEvent {
 }
 
 function kindOf(type: string, data: WireEvent['data']): EventKind {
-  if (type === 'console_error') return EVENT_KIND.error;
-  // A canceled load is the page's own doing (navigated away, aborted fetch), not a failure.
-  if (type === 'network_loading_failed') return data?.canceled === true ? EVENT_KIND.other : EVENT_KIND.failedRequest;
-  if (type === 'network_response' && typeof data?.status === 'number' && data.status >= 400) return EVENT_KIND.failedRequest;
-  return EVENT_KIND.other;
+  // A newer agent's type counts as neither.
+  if (!isKnownType(type)) return EVENT_KIND.other;
+  switch (type) {
+    case 'console_error':
+      return EVENT_KIND.error;
+    case 'network_loading_failed':
+      // A canceled load is the page's own doing (navigated away, aborted fetch), not a failure.
+      return data?.canceled === true ? EVENT_KIND.other : EVENT_KIND.failedRequest;
+    case 'network_response':
+      return typeof data?.status === 'number' && data.status >= 400 ? EVENT_KIND.failedRequest : EVENT_KIND.other;
+    // Counted as neither an error nor a failed request.
+    case 'console_log':
+    case 'network_request':
+    case 'network_idle':
+    case 'network_download_started':
+    case 'network_download_progress':
+    case 'network_download_finished':
+    case 'network_websocket_opened':
+    case 'network_websocket_frame':
+    case 'network_websocket_closed':
+    case 'network_eventsource_opened':
+    case 'network_eventsource_message':
+    case 'page_navigation':
+    case 'page_dom_content_loaded':
+    case 'page_load':
+    case 'page_tab_opened':
+    case 'page_layout_shift':
+    case 'page_lcp':
+    case 'page_layout_settled':
+    case 'page_navigation_settled':
+    case 'page_dialog_opened':
+    case 'page_dialog_closed':
+    case 'page_file_chooser_opened':
+    case 'page_web_vitals':
+    case 'page_crashed':
+    case 'page_recovered':
+    case 'page_unresponsive':
+    case 'page_responsive':
+    case 'page_long_task':
+    case 'interaction_click':
+    case 'interaction_key':
+    case 'interaction_scroll_settled':
+    case 'monitor_screenshot':
+    case 'monitor_disconnected':
+    case 'monitor_reconnected':
+    case 'monitor_reconnect_failed':
+    case 'monitor_init_failed':
+    case 'replay_started':
+    case 'replay_stopped':
+    case 'service_crashed':
+    case 'system_oom_kill':
+    case 'live_view_connect':
+    case 'live_view_disconnect':
+    case 'cdp_connect':
+    case 'cdp_disconnect':
+    case 'cdp_command':
+    case 'api_call':
+    case 'computer_action':
+    case 'step':
+      return EVENT_KIND.other;
+    default:
+      return assertNever(type);
+  }
 }
 
 /** The envelope's JSON text of an archived event: `{"seq":<seq>,"event":<event>}`. */
@@ -89,6 +151,7 @@ export function eventFrame(seq: number, eventJson: string): string {
 
 /** The filter metadata of an archived event (for matching it in memory, like the agent's log). */
 export function metaOf(event: ArchivedEvent): EventMeta | undefined {
-  if (!KNOWN_TYPES.has(event.type)) return undefined;
-  return { ts: event.ts, type: event.type as EventType, targetId: event.targetId ?? undefined, navSeq: event.navSeq ?? undefined };
+  const type = event.type;
+  if (!isKnownType(type)) return undefined;
+  return { ts: event.ts, type, targetId: event.targetId ?? undefined, navSeq: event.navSeq ?? undefined };
 }

@@ -35,7 +35,7 @@ const LIVE_DEFAULT_SINCE = '5m';
 
 const params = { type: 'object', properties: { id: { type: 'string', minLength: 1 } }, required: ['id'] } as const;
 const list = { type: 'array', items: { type: 'string' } } as const;
-const filterProperties = { category: list, type: list, target_id: list, nav_seq: list } as const;
+const filterProperties = { category: list, type: list, target_id: list, nav_seq: list, caused_by: list, step_id: list } as const;
 
 const listQuery = {
   type: 'object',
@@ -233,7 +233,7 @@ export function registerArchiveRoutes(app: FastifyInstance, archive: Archive, pr
 /** The filter parameters, as lists (passed on to the agent for the live part). */
 function filterLists(query: FilterQuery): Record<string, readonly string[]> {
   const lists: Record<string, readonly string[]> = {};
-  for (const name of ['category', 'type', 'target_id', 'nav_seq'] as const) {
+  for (const name of ['category', 'type', 'target_id', 'nav_seq', 'caused_by', 'step_id'] as const) {
     const value = query[name];
     if (value !== undefined) lists[name] = Array.isArray(value) ? value : [value];
   }

@@ -1,7 +1,9 @@
 // The public browser paths (docs/gateway.md): `/browsers/{id}`, `/browsers/{id}/telemetry[/stream]`,
-// `/browsers/{id}/computer/batch`, `/browsers/{id}/fs/write_file`. After the caller's key and
-// project are checked, the request is forwarded to the session's agent with the agent's own
-// token: method, path and query verbatim, the body streamed unread. The agent's answer is piped
+// `/browsers/{id}/telemetry/steps`, `/browsers/{id}/computer/batch`, `/browsers/{id}/fs/write_file`,
+// `/browsers/{id}/replays[...]`. After the caller's key and project are checked, the request is
+// forwarded to the session's agent with the agent's own token and the caller's key id (whose steps
+// and actions go together, docs/events.md "Steps"): method, path and query verbatim, the body
+// streamed unread. The agent's answer is piped
 // back byte for byte (status, headers, body), so agent errors reach the client as they are.
 //
 // Streams: `pipe` moves bytes only as fast as the slower side takes them. A stalled client
@@ -22,7 +24,7 @@
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { finished, pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { notFound, requestedWaitMs, VIA_GATEWAY_HEADER, type Action } from 'browser-telemetry-agent/http-kit';
+import { CALLER_HEADER, notFound, requestedWaitMs, VIA_GATEWAY_HEADER, type Action } from 'browser-telemetry-agent/http-kit';
 import type { BrowserRecord, GatewayStore } from '../storage/store.ts';
 import { AgentConnections } from '../agent-link/agent-connections.ts';
 import { AgentTimeout, SilenceWatch, streamSilenceLimitMs, type AgentTimeouts } from '../agent-link/agent-silence.ts';
@@ -61,13 +63,18 @@ export function declaredBatchWaitMs(body: Buffer | undefined): number {
 }
 
 /** Request headers the agent needs; everything else (cookies, the caller's key) stays here. */
-const FORWARDED_REQUEST_HEADERS = ['accept', 'content-type', 'content-length', 'transfer-encoding', 'last-event-id'] as const;
+const FORWARDED_REQUEST_HEADERS = ['accept', 'content-type', 'content-length', 'transfer-encoding', 'last-event-id', 'range', 'if-range'] as const;
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) describe one connection and are never passed on. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
 /** Largest agent error body kept when the gateway answers in its place (a rejected token). */
 const MAX_INNER_BODY = 16 * 1024;
+/** Largest replay list read to add the viewer links (a session's replays are a few hundred bytes each). */
+const MAX_REPLAY_LIST_BODY = 4 * 1024 * 1024;
+
+/** The replay routes whose JSON answer holds replay objects, which get the gateway's viewer link. */
+const REPLAY_OBJECT_ROUTES = new Set(['/browsers/:id/replays', '/browsers/:id/replays/:replay_id/stop']);
 
 /** The routes whose answer is a telemetry stream (SSE), watched by the agents' keepalive. */
 const STREAM_ROUTES = new Set(['/browsers/:id/telemetry', '/browsers/:id/telemetry/stream']);
@@ -102,6 +109,11 @@ export interface BrowserProxyOptions {
   /** Ends open exchanges whose key goes. */
   keys: KeyWatch;
   sessionEnds?: SessionEndHooks;
+  /**
+   * The gateway's one-time viewer link at a replay (docs/replay.md "Through the gateway"): the
+   * agent leaves its own out of what the gateway forwards.
+   */
+  replayViewUrl?: (request: FastifyRequest, browser: BrowserRecord, replayId: string) => string;
 }
 
 /** One forwarded exchange whose response is being piped. */
@@ -142,8 +154,15 @@ export class BrowserProxy {
       scope.route({ method: ['GET', 'PATCH', 'DELETE'], url: '/browsers/:id', ...options, handler });
       // The telemetry streams are the archive's routes (http/archive-routes.ts), which forward
       // through forward().
+      scope.post('/browsers/:id/telemetry/steps', options, handler);
       scope.post('/browsers/:id/computer/batch', options, handler);
       scope.put('/browsers/:id/fs/write_file', options, handler);
+      // Replays (docs/replay.md): the download passes Range on and pipes the video back as it comes.
+      const replayParams = { type: 'object', properties: { id: { type: 'string' }, replay_id: { type: 'string' } }, required: ['id', 'replay_id'] } as const;
+      const replayOptions = { schema: { params: replayParams }, exposeHeadRoute: false };
+      scope.route({ method: ['GET', 'POST'], url: '/browsers/:id/replays', ...options, handler });
+      scope.post('/browsers/:id/replays/:replay_id/stop', replayOptions, handler);
+      scope.get('/browsers/:id/replays/:replay_id', replayOptions, handler);
     });
   }
 
@@ -233,6 +252,22 @@ export class BrowserProxy {
       reply.code(200).send({ ...(view as object), cdp_ws_url: gatewayCdpWsUrl(host, browser.sessionId) });
       return;
     }
+    if ((status === 200 || status === 201) && this.options.replayViewUrl && REPLAY_OBJECT_ROUTES.has(request.routeOptions.url!)) {
+      const { text: body, cut } = await readSmallBody(upstreamResponse, this.options.timeouts.idleMs, MAX_REPLAY_LIST_BODY);
+      if (cut) throw failure(request, browserTimedOut('rest of the replays', this.options.timeouts.idleMs));
+      let answer: unknown;
+      try {
+        answer = JSON.parse(body);
+      } catch {
+        throw failure(request, browserUnreachable("the browser's agent answered with something other than JSON"));
+      }
+      const withLink = (replay: unknown): unknown => {
+        const id = (replay as { replay_id?: unknown } | null)?.replay_id;
+        return typeof id === 'string' ? { ...(replay as object), replay_view_url: this.options.replayViewUrl!(request, browser, id) } : replay;
+      };
+      reply.code(status).send(Array.isArray(answer) ? answer.map(withLink) : withLink(answer));
+      return;
+    }
     const prelude = status === 200 ? options.prelude : undefined;
     this.pipeResponse(request, reply, upstream, upstreamResponse, principal, stream, prelude);
   }
@@ -252,11 +287,16 @@ export class BrowserProxy {
     // may spell the id in other ways); the query passes on verbatim.
     const queryAt = request.url.indexOf('?');
     const query = options.query ?? (queryAt === -1 ? '' : request.url.slice(queryAt));
-    const path = request.routeOptions.url!.replace(':id', encodeURIComponent(browser.sessionId));
+    const { replay_id: replayId } = request.params as { replay_id?: string };
+    const path = request.routeOptions.url!.replace(':id', encodeURIComponent(browser.sessionId)).replace(':replay_id', encodeURIComponent(replayId ?? ''));
     const target = new URL(`${browser.agentUrl}${path}${query}`);
     // The agent then leaves its own cdp_ws_url out of the browser object: clients must not route
     // around the gateway (docs/gateway.md).
-    const headers: OutgoingHttpHeaders = { authorization: `Bearer ${browser.agentToken}`, [VIA_GATEWAY_HEADER]: '1' };
+    const headers: OutgoingHttpHeaders = {
+      authorization: `Bearer ${browser.agentToken}`,
+      [VIA_GATEWAY_HEADER]: '1',
+      [CALLER_HEADER]: `key:${principalOf(request).keyId}`,
+    };
     for (const name of FORWARDED_REQUEST_HEADERS) {
       const value: string | string[] | undefined = request.headers[name];
       if (value !== undefined) headers[name as string] = value;
@@ -449,7 +489,7 @@ function failure(request: FastifyRequest, error: GatewayError): GatewayError {
 
 /** The agent's (error) body, up to MAX_INNER_BODY; given up after `idleMs` without a byte. */
 /** A small body, read until its end or `idleMs` without a byte (then `cut`). */
-async function readSmallBody(response: IncomingMessage, idleMs: number): Promise<{ text: string; cut: boolean }> {
+async function readSmallBody(response: IncomingMessage, idleMs: number, maxChars = MAX_INNER_BODY): Promise<{ text: string; cut: boolean }> {
   let text = '';
   let cut = false;
   const watch = new SilenceWatch(
@@ -463,12 +503,12 @@ async function readSmallBody(response: IncomingMessage, idleMs: number): Promise
   try {
     for await (const chunk of response) {
       watch.touch();
-      if (text.length < MAX_INNER_BODY) text += String(chunk);
+      if (text.length < maxChars) text += String(chunk);
     }
   } catch {
     // What arrived is enough for the log.
   } finally {
     watch.stop();
   }
-  return { text: text.slice(0, MAX_INNER_BODY), cut };
+  return { text: text.slice(0, maxChars), cut };
 }

@@ -57,12 +57,18 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
   });
 
   const keys = new KeyWatch(deps.store, deps.keyRecheckMs, app.log);
-  const proxy = new BrowserProxy({ store: deps.store, timeouts: deps.timeouts, keys, sessionEnds: deps.archive });
+  const viewer = new GatewayViewer({ db: deps.store.db, store: deps.store, sessions: deps.archive.store, secret: deps.viewerSecret });
+  const proxy = new BrowserProxy({
+    store: deps.store,
+    timeouts: deps.timeouts,
+    keys,
+    sessionEnds: deps.archive,
+    replayViewUrl: (request, browser, replayId) => viewer.replayLink(request, browser.sessionId, replayId),
+  });
   const auth = new KeyAuth(deps.store);
   // The CDP endpoint per session (docs/gateway.md "CDP endpoint"): discovery below, the upgrade here.
   const cdp = new CdpForward({ store: deps.store, auth, hosts: deps.hosts, timeouts: deps.timeouts, keys });
   cdp.registerUpgrade(app);
-  const viewer = new GatewayViewer({ db: deps.store.db, store: deps.store, sessions: deps.archive.store, secret: deps.viewerSecret });
   viewer.register(app, auth.hook());
   let archiveRoutes: ArchiveRoutes | undefined;
   void app.register(async (authenticated) => {

@@ -20,15 +20,23 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VIEWER_ASSETS } from 'browser-telemetry-agent/http-kit';
 import { notFound, unauthorized } from 'browser-telemetry-agent/http-kit';
 import { cookieValues, sessionPath, TICKET_PARAM, VIEWER_COOKIE, ViewerAuth, type ViewerGrant } from 'browser-telemetry-agent/http-kit';
-import { SECURITY_HEADERS, sendAsset, sendViewerLink } from 'browser-telemetry-agent/http-kit';
+import { originOf, REPLAY_PARAM, SECURITY_HEADERS, sendAsset, sendViewerLink, viewerLinkUrl, viewerPagePath } from 'browser-telemetry-agent/http-kit';
+import { REPLAY_ID_PATTERN } from 'browser-telemetry-agent/replay';
 import type { ArchiveStore } from '../archive/archive-store.ts';
 import type { Database } from '../storage/database.ts';
 import type { GatewayStore } from '../storage/store.ts';
 import { DatabaseTicketLedger } from '../storage/viewer-tickets.ts';
 import { accessibleSession, principalOf, type Principal } from './auth.ts';
 
-/** The routes a viewer cookie opens: its session's telemetry reads (archive-routes.ts). */
-const VIEWER_READ_ROUTES = new Set(['/browsers/:id/telemetry', '/browsers/:id/telemetry/stream', '/browsers/:id/telemetry/events', '/browsers/:id/har']);
+/** The routes a viewer cookie opens: its session's telemetry reads (archive-routes.ts) and its replays (list, download). */
+const VIEWER_READ_ROUTES = new Set([
+  '/browsers/:id/telemetry',
+  '/browsers/:id/telemetry/stream',
+  '/browsers/:id/telemetry/events',
+  '/browsers/:id/har',
+  '/browsers/:id/replays',
+  '/browsers/:id/replays/:replay_id',
+]);
 
 const params = { type: 'object', properties: { id: { type: 'string', minLength: 1 } }, required: ['id'] } as const;
 
@@ -88,6 +96,11 @@ export class GatewayViewer {
     return { keyId: key.id, keyName: key.name, projectId: key.projectId, expiresAt: key.expiresAt };
   }
 
+  /** A one-time link to the viewer at replay `replayId` of `sessionId`, for the caller's key (docs/replay.md "Through the gateway"). */
+  replayLink(request: FastifyRequest, sessionId: string, replayId: string): string {
+    return viewerLinkUrl(originOf(request), sessionId, this.auth.mintTicket(sessionId, principalOf(request).keyId, ['replay']).ticket, replayId);
+  }
+
   /**
    * Registers the viewer routes on `app`, outside the API-key scope; the mint route gets
    * `authenticate` (the API-key hook) after the security headers.
@@ -109,13 +122,17 @@ export class GatewayViewer {
         onRequest: secure,
         schema: {
           params,
-          querystring: { type: 'object', required: [TICKET_PARAM], properties: { [TICKET_PARAM]: { type: 'string', maxLength: 1024 } } },
+          querystring: {
+            type: 'object',
+            required: [TICKET_PARAM],
+            properties: { [TICKET_PARAM]: { type: 'string', maxLength: 1024 }, [REPLAY_PARAM]: { type: 'string', pattern: REPLAY_ID_PATTERN.source } },
+          },
         },
         exposeHeadRoute: false,
       },
       async (request, reply) => {
         const { id } = request.params as { id: string };
-        const { code } = request.query as { code: string };
+        const { code, replay } = request.query as { code: string; replay?: string };
         // The ticket first: an unauthenticated caller learns nothing of the id.
         const { cookie } = await this.auth.redeemTicket(code, id);
         const subject = claimsSubject(this.auth, cookie, id);
@@ -126,7 +143,7 @@ export class GatewayViewer {
           .code(303)
           .header('Set-Cookie', this.auth.setCookieHeader(cookie, id, { secure: request.protocol === 'https' }))
           .header('Cache-Control', 'no-store')
-          .header('Location', `/browsers/${encodeURIComponent(id)}/viewer`)
+          .header('Location', viewerPagePath(id, replay))
           .send();
       },
     );

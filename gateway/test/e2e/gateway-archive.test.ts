@@ -217,7 +217,7 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       const stream = await SseClient.open(`${rig.url}/browsers/${id}/telemetry?replay=all`, rig.adminKey);
       const marker = uniqueName('after-switch');
       await tab.evaluate(`console.log(${JSON.stringify(marker)})`);
-      await stream.waitFor((c) => c.envelopes.some((e) => e.event.type === 'console_log' && (e.event.data as { text?: string }).text === marker), marker);
+      await stream.waitFor((c) => c.envelopes.some((e) => e.event.type === 'console_log' && e.event.data?.text === marker), marker);
       stream.close();
       const ids = stream.frameIds;
       expect({
