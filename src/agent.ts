@@ -292,6 +292,7 @@ function httpDeps(
     steps,
     fsAllow: config.fsAllow,
     uploadIdleMs: config.uploadIdleMs,
+    headersTimeoutMs: config.headersTimeoutMs,
     replays,
     session: {
       createdAt,

@@ -74,6 +74,8 @@ export interface HttpDeps {
   fsAllow?: readonly string[];
   /** write_file body idle timeout in ms (--upload-idle-ms); DEFAULT_UPLOAD_IDLE_MS when absent. */
   uploadIdleMs?: number;
+  /** Longest wait for a request's headers in ms (--headers-timeout-ms); DEFAULT_HEADERS_TIMEOUT_MS when absent. */
+  headersTimeoutMs?: number;
   /**
    * Told when a viewer (the viewer cookie) opens a telemetry stream; the function it returns is
    * called when that stream ends (live_view_connect/disconnect, docs/viewer.md "Live view events").

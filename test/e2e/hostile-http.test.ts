@@ -58,6 +58,31 @@ function cdpUpgrade(host: string, handshake = 'Sec-WebSocket-Key: dGhlIHNhbXBsZS
   return `${method} /devtools/browser/x HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${handshake}\r\n`;
 }
 
+/** --headers-timeout-ms of the agent under test: short, so that a slow-headers client is cut in the test's time. */
+const HEADERS_TIMEOUT_MS = 1500;
+/** Node looks for connections past the headers timeout once a second (HEADERS_CHECK_INTERVAL_MS). */
+const HEADERS_CUT_BOUND_MS = HEADERS_TIMEOUT_MS + 1000 + 500;
+
+/** Opens a connection, writes `sent` (possibly nothing), and resolves with what came back and when the server closed it. */
+function heldOpen(port: number, sent: string): Promise<{ answer: string; closedAfterMs: number }> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = connect(port, '127.0.0.1', () => {
+      if (sent) socket.write(sent);
+    });
+    let answer = '';
+    // Far past the bound: a connection still open then is the failure, reported by the assertion.
+    const timer = setTimeout(() => socket.destroy(), HEADERS_CUT_BOUND_MS * 4);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ answer, closedAfterMs: Date.now() - started });
+    });
+    socket.on('error', reject);
+  });
+}
+
 let agent: Agent;
 let port: number;
 const logs = new LogCapture();
@@ -68,6 +93,7 @@ beforeAll(async () => {
     token: TOKEN,
     tokens: SCOPES.map((scope) => ({ token: tokenFor(scope), scopes: [scope] })),
     screenshots: false,
+    headersTimeoutMs: HEADERS_TIMEOUT_MS,
     logger: pino({ level: 'info' }, logs),
   });
   port = Number(new URL(agent.url).port);
@@ -179,6 +205,18 @@ describe('malformed HTTP', () => {
     expect(bodyOf(raw)).toMatchObject({ code: 'bad_request' });
     // The smuggled second request was never answered.
     expect(raw.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+  });
+
+  it('closes a connection that sends partial headers within the headers timeout, with 408 and the error body', async () => {
+    const { answer, closedAfterMs } = await heldOpen(port, `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: `);
+    expect(closedAfterMs).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
+    expect(closedAfterMs).toBeLessThan(HEADERS_CUT_BOUND_MS);
+    expect([statusOf(answer), bodyOf(answer)]).toEqual([408, { code: 'bad_request', message: 'request timed out' }]);
+  });
+
+  it('closes a connection that sends nothing within the headers timeout', async () => {
+    const { closedAfterMs } = await heldOpen(port, '');
+    expect(closedAfterMs).toBeLessThan(HEADERS_CUT_BOUND_MS);
   });
 
   it('answers oversized headers with 431 and the error body', async () => {
