@@ -9,6 +9,7 @@ import { handleClientError, handleFrameworkError, installErrorHandling, sendErro
 import { badRequest, misdirectedRequest } from './errors.ts';
 import { DEFAULT_HEADERS_TIMEOUT_MS, HEADERS_CHECK_INTERVAL_MS, KEEP_ALIVE_TIMEOUT_MS } from '../http-timeouts.ts';
 import type { HostPolicy } from './host-policy.ts';
+import { checkQueryParameters } from './query-rules.ts';
 import { OneLinePerRequest, requestLogger } from './request-log.ts';
 
 export interface ApiServerOptions {
@@ -68,5 +69,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
       return reply;
     }
   });
+  // One parameter rule for every route of both programs (docs/decisions.md "Query parameters").
+  app.addHook('preValidation', async (request) => checkQueryParameters(request.query, request.routeOptions.schema?.querystring));
   return app;
 }

@@ -45,7 +45,7 @@ export function createHttpServer(deps: HttpDeps, scope?: StartScope): FastifyIns
   const auth = new BearerAuth(deps.tokens, [viewerAuth.credential]);
   // The OpenAPI generator loads first so that it sees every route registered after it.
   registerOpenApi(app, VERSION);
-  installApiCalls(app, deps, auth);
+  installApiCalls(app, deps);
   void app.register(async (instance) => {
     registerCdpRoutes(instance, deps, auth);
     registerHealthRoutes(instance, deps, auth);

@@ -306,6 +306,89 @@ describe('CDP WebSocket handshakes', () => {
   });
 });
 
+describe('query parameters: one rule for every route (docs/decisions.md "Query parameters")', () => {
+  const get = (path: string) => fetch(`${agent.url}/browsers/${agent.sessionId}/${path}`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+
+  for (const path of ['trace?nav_sq=1', 'har?nav_sq=1', 'telemetry/events?nav_sq=1', 'telemetry/stream?nav_sq=1']) {
+    it(`answers an unknown parameter with 400 invalid_input naming it: ${path}`, async () => {
+      const res = await get(path);
+      expect([res.status, await res.json()]).toEqual([
+        400,
+        {
+          code: 'invalid_input',
+          message: 'nav_sq: is not a query parameter of this route',
+          details: [{ code: 'invalid_input', message: 'is not a query parameter of this route', field: 'nav_sq' }],
+        },
+      ]);
+    });
+  }
+
+  for (const path of ['trace?since=5m&since=1m', 'har?until=1m&until=2m', 'telemetry/events?limit=5&limit=6']) {
+    it(`answers a single-valued parameter given twice with 400 invalid_input naming it: ${path}`, async () => {
+      const res = await get(path);
+      const name = /\?([a-z]+)=/.exec(path)![1]!;
+      expect([res.status, await res.json()]).toEqual([
+        400,
+        {
+          code: 'invalid_input',
+          message: `${name}: given 2 times; it takes one value`,
+          details: [{ code: 'invalid_input', message: 'given 2 times; it takes one value', field: name }],
+        },
+      ]);
+    });
+  }
+
+  it('takes a repeated list parameter as its values, like the comma-separated form', async () => {
+    const [repeated, commas] = await Promise.all([get('har?nav_seq=1&nav_seq=2'), get('har?nav_seq=1,2')]);
+    expect([repeated.status, commas.status]).toEqual([200, 200]);
+    const pages = async (res: Response) => ((await res.json()) as { log: { pages: unknown[] } }).log.pages;
+    expect(await pages(repeated)).toEqual(await pages(commas));
+  });
+});
+
+describe('api_call: every acting request past authentication is recorded, whatever its body (docs/events.md "api_call")', () => {
+  const batch = (id: string, body: string, token = TOKEN) =>
+    fetch(`${agent.url}/browsers/${id}/computer/batch`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body,
+    });
+
+  /** The api_call of `requestId`, once it is admitted (it is when the response ended). */
+  async function apiCallOf(requestId: string): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const res = await fetch(`${agent.url}/browsers/${agent.sessionId}/telemetry/events?type=api_call&limit=1000`, {
+        headers: { Authorization: `Bearer ${TOKEN}` },
+      });
+      const page = (await res.json()) as Array<{ event: { data: Record<string, unknown> } }>;
+      const found = page.find((e) => e.event.data.request_id === requestId);
+      if (found) return found.event.data;
+      if (Date.now() > deadline) throw new Error(`no api_call with request_id ${requestId}`);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  for (const [name, id, body, status] of [
+    ['malformed JSON', 'SELF', '{"actions": [', 400],
+    ['a body the schema refuses', 'SELF', '{"actions": [{"type": "no_such_action"}]}', 400],
+    ['an unknown session', 'no-such-session', '{"actions": []}', 404],
+  ] as const) {
+    it(`records ${name} with its status`, async () => {
+      const res = await batch(id === 'SELF' ? agent.sessionId : id, body);
+      expect(res.status).toBe(status);
+      const requestId = res.headers.get('x-request-id');
+      expect(requestId).toBeTruthy();
+      expect(await apiCallOf(requestId!)).toMatchObject({ operation_id: 'computerBatch', status, outcome: 'error' });
+    });
+  }
+
+  it('does not record a request refused by authentication', async () => {
+    const res = await batch(agent.sessionId, '{"actions": []}', 'wrong-token');
+    expect([res.status, res.headers.get('x-request-id')]).toEqual([401, null]);
+  });
+});
+
 describe('methods, content types and JSON bodies', () => {
   it('answers a known path with another method with 405 and Allow', async () => {
     const res = await fetch(`${agent.url}/healthz`, { method: 'POST' });
