@@ -30,6 +30,7 @@ export const LAYERS = [
       'src/shutdown.ts',
       'src/cleanup-stack.ts',
       'src/host-names.ts',
+      'src/http-timeouts.ts',
       'src/heartbeat.ts',
       'src/process-alive.ts',
       'src/generated/',

@@ -276,6 +276,15 @@ function httpDeps(
   config: Config,
   { logger, store, eventLog, history, hub, otlp, telemetry, link, recorder, steps, cdpProxy, computer, replays, session, createdAt }: AgentParts,
 ): HttpDeps {
+  const metrics = new AgentMetrics({
+    stats: telemetry.stats,
+    stream: hub,
+    otlp,
+    cdp: link,
+    attachedTargetTypes: () => telemetry.attachedTargetTypes(),
+    store,
+    cdpProxy,
+  });
   return {
     sessionId: config.sessionId,
     tokens: config.tokens,
@@ -285,15 +294,7 @@ function httpDeps(
     hosts: new HostPolicy(config.host, config.allowedHosts),
     logId: store?.logId,
     logger,
-    metrics: new AgentMetrics({
-      stats: telemetry.stats,
-      stream: hub,
-      otlp,
-      cdp: link,
-      attachedTargetTypes: () => telemetry.attachedTargetTypes(),
-      store,
-      cdpProxy,
-    }),
+    metrics,
     computer,
     liveView: { opened: (viewerId) => telemetry.operational.liveViewOpened(viewerId) },
     maxUploadBytes: config.limits.maxUploadBytes,
@@ -302,11 +303,13 @@ function httpDeps(
       targets: () => link.pageTargets(),
       browserId: () => link.browserId,
       upgrade: (request, socket, head, endpoint) => cdpProxy.handleUpgrade(request, socket, head, endpoint),
+      upgradeFailed: () => metrics.countUpgradeError(),
     },
     apiCalls: apiCalls(recorder, () => telemetry.targets?.activePage()?.targetId),
     steps,
     fsAllow: config.fsAllow,
     uploadIdleMs: config.uploadIdleMs,
+    headersTimeoutMs: config.headersTimeoutMs,
     replays,
     session: {
       createdAt,

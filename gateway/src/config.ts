@@ -88,6 +88,8 @@ export interface GatewayConfig {
   agentKeepaliveMs: number;
   /** Period of the re-check of open streams' keys (deleted or expired elsewhere). */
   keyRecheckMs: number;
+  /** POST /browsers asks the agent whether it serves the session before registering it. */
+  checkAgent: boolean;
   archive: ArchiveConfig;
   /**
    * The secret the viewer's tickets and cookies are signed with (docs/viewer.md "Through the
@@ -125,6 +127,7 @@ export interface GatewayConfigOptions {
   /** 10 ms to 30 s (the default). */
   keyRecheckMs?: number;
   archiveFollow?: boolean;
+  checkAgent?: boolean;
   archiveRetainDays?: number;
   archiveSilenceMs?: number;
   archiveLeaseMs?: number;
@@ -247,6 +250,15 @@ const SERVE_SETTINGS = {
     meaning: `The agents' --keepalive-ms: a telemetry stream without a byte for 3 such periods has a dead agent and is ended (504 before its head). ${TIMEOUT_MS_MIN} to ${TIMEOUT_MS_MAX}.`,
     kind: kinds.timeoutMs,
   },
+  checkAgent: {
+    flag: 'check-agent',
+    env: 'GATEWAY_CHECK_AGENT',
+    arg: '<on|off>',
+    default: 'on',
+    meaning:
+      'POST /browsers asks the agent (GET /browsers/{id} with agent_token, within the agent timeouts) whether it serves the session before registering it: a session it does not serve or a token it refuses is 400, an agent that does not answer 502 or 504. off: registered unchecked (a provisioner that registers before the agent is up).',
+    kind: kinds.onOff,
+  },
   archiveFollow: {
     flag: 'archive-follow',
     env: 'GATEWAY_ARCHIVE_FOLLOW',
@@ -345,6 +357,7 @@ export function parseGatewayCommandLine(argv: readonly string[], env: Record<str
       agentIdleTimeoutMs: reader.read(SERVE_SETTINGS.agentIdleTimeoutMs) ?? DEFAULT_AGENT_IDLE_TIMEOUT_MS,
       agentKeepaliveMs: reader.read(SERVE_SETTINGS.agentKeepaliveMs) ?? DEFAULT_AGENT_KEEPALIVE_MS,
       keyRecheckMs: MAX_KEY_RECHECK_MS,
+      checkAgent: reader.read(SERVE_SETTINGS.checkAgent) ?? true,
       archive: {
         follow: reader.read(SERVE_SETTINGS.archiveFollow) ?? true,
         retainDays: reader.read(SERVE_SETTINGS.archiveRetainDays) ?? DEFAULT_ARCHIVE_RETAIN_DAYS,
@@ -395,6 +408,7 @@ export function resolveGatewayConfig(options: GatewayConfigOptions = {}): Gatewa
     'agentIdleTimeoutMs',
     'agentKeepaliveMs',
     'keyRecheckMs',
+    'checkAgent',
     'archiveFollow',
     'archiveRetainDays',
     'archiveSilenceMs',
@@ -418,6 +432,7 @@ export function resolveGatewayConfig(options: GatewayConfigOptions = {}): Gatewa
     agentIdleTimeoutMs: checkValue('agentIdleTimeoutMs', kinds.timeoutMs, options.agentIdleTimeoutMs) ?? DEFAULT_AGENT_IDLE_TIMEOUT_MS,
     agentKeepaliveMs: checkValue('agentKeepaliveMs', kinds.timeoutMs, options.agentKeepaliveMs) ?? DEFAULT_AGENT_KEEPALIVE_MS,
     keyRecheckMs: checkValue('keyRecheckMs', kinds.keyRecheckMs, options.keyRecheckMs) ?? MAX_KEY_RECHECK_MS,
+    checkAgent: checkValue('checkAgent', kinds.onOff, options.checkAgent) ?? true,
     archive: {
       follow: checkValue('archiveFollow', kinds.onOff, options.archiveFollow) ?? true,
       retainDays: checkValue('archiveRetainDays', kinds.retainDays, options.archiveRetainDays) ?? DEFAULT_ARCHIVE_RETAIN_DAYS,

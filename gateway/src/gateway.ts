@@ -90,6 +90,7 @@ export async function startGatewayWithConfig(config: GatewayConfig, extras: Gate
     keyRecheckMs: config.keyRecheckMs,
     archive,
     viewerSecret: config.viewerSecret,
+    checkAgent: config.checkAgent,
   });
   let url: string;
   try {

@@ -38,6 +38,22 @@ export interface RelayHook {
   beforeRelay(actionId: string, targetId: string | undefined, record: CommandRecord): Promise<void> | undefined;
 }
 
+/**
+ * An upgrade the proxy cannot relay: no browser connected (503) or the browser refused (502). A
+ * coded error, answered by the HTTP layer with the error body (src/http/cdp-routes.ts).
+ */
+export class UpgradeRefused extends Error {
+  override readonly name = 'UpgradeRefused';
+  readonly code = 'browser_unavailable';
+
+  constructor(
+    readonly status: 502 | 503,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export interface CdpProxyOptions {
   /** The browser's WebSocket URL of the current connection; undefined while there is none. */
   upstream: () => string | undefined;
@@ -86,21 +102,18 @@ export class CdpProxy implements ProxyStats {
 
   /**
    * Take an authorized upgrade: dial the browser first, so that a client gets an HTTP error (502,
-   * 503) rather than an open socket to nowhere; then complete the client's handshake.
+   * 503: rejects with UpgradeRefused) rather than an open socket to nowhere; then complete the
+   * client's handshake.
    */
   async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, endpoint: ProxyEndpoint): Promise<void> {
     const base = this.options.upstream();
-    if (this.closed || base === undefined) {
-      rejectUpgrade(socket, 503, 'browser_unavailable', 'the browser is not connected');
-      return;
-    }
+    if (this.closed || base === undefined) throw new UpgradeRefused(503, 'the browser is not connected');
     const url = endpoint.kind === 'browser' ? base : new URL(`/devtools/page/${encodeURIComponent(endpoint.targetId)}`, base).toString().replace(/^http/, 'ws');
     let upstream: WebSocket;
     try {
       upstream = await dial(url);
     } catch (err) {
-      rejectUpgrade(socket, 502, 'upstream_error', `the browser refused the connection: ${(err as Error).message}`);
-      return;
+      throw new UpgradeRefused(502, `the browser refused the connection: ${(err as Error).message}`);
     }
     if (this.closed || socket.destroyed) {
       upstream.terminate();
@@ -377,16 +390,4 @@ function errorText(data: Buffer): string {
   const answer = data.length <= MAX_INSPECTED_BYTES ? (parseJson(data) as { error?: { message?: unknown } } | undefined) : undefined;
   const message = answer?.error?.message;
   return typeof message === 'string' ? message.slice(0, 1024) : 'error';
-}
-
-/** An HTTP error answer on a socket that asked to upgrade, in the error body shape (code, message, details). */
-export function rejectUpgrade(socket: Duplex, status: number, code: string, message: string): void {
-  const body = JSON.stringify({ code, message, details: [] });
-  const statusText =
-    { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 421: 'Misdirected Request', 502: 'Bad Gateway', 503: 'Service Unavailable' }[
-      status
-    ] ?? 'Error';
-  socket.end(
-    `HTTP/1.1 ${status} ${statusText}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
 }

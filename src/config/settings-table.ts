@@ -11,6 +11,7 @@ import path from 'node:path';
 import { DEFAULT_OTLP_CATEGORIES, DEFAULT_OTLP_PROTOCOL, DEFAULT_OTLP_QUEUE_BYTES, DEFAULT_OTLP_QUEUE_EVENTS, otlpKinds } from '../export/otlp-config.ts';
 import { DEFAULT_UPLOAD_IDLE_MS } from '../fs/write-file.ts';
 import { hostListKind } from '../host-names.ts';
+import { DEFAULT_HEADERS_TIMEOUT_MS } from '../http-timeouts.ts';
 import { DEFAULT_LIMITS, type Limits } from '../limits.ts';
 import { SCOPES } from './scopes.ts';
 import { choiceKind, hostKind, integerKind, LOG_LEVELS, logLevelKind, portKind, stringKind, type Setting, type ValueKind } from '../settings.ts';
@@ -23,6 +24,8 @@ export const DEFAULT_KEEPALIVE_MS = 15000;
 export const KEEPALIVE_MS_MIN = 10;
 export const KEEPALIVE_MS_MAX = 3_600_000;
 export const UPLOAD_IDLE_MS_MAX = 3_600_000;
+export const HEADERS_TIMEOUT_MS_MIN = 100;
+export const HEADERS_TIMEOUT_MS_MAX = 600_000;
 /** Fan-out pacing while events keep coming (docs/events.md "Delivery", docs/decisions.md). */
 export const DEFAULT_STREAM_PACE_MS = 1;
 export const DEFAULT_STREAM_LOAD_PACE_MS = 8;
@@ -129,6 +132,7 @@ export const kinds = {
   dataDir: stringKind('an absolute directory, or none', (s) => s === 'none' || (s.startsWith('/') && !s.includes('\0'))),
   streamPaceMs: integerKind(0, STREAM_PACE_MS_MAX, `an integer from 0 to ${STREAM_PACE_MS_MAX}`),
   uploadIdleMs: integerKind(1, UPLOAD_IDLE_MS_MAX, `an integer from 1 to ${UPLOAD_IDLE_MS_MAX}`),
+  headersTimeoutMs: integerKind(HEADERS_TIMEOUT_MS_MIN, HEADERS_TIMEOUT_MS_MAX, `an integer from ${HEADERS_TIMEOUT_MS_MIN} to ${HEADERS_TIMEOUT_MS_MAX}`),
   hangMs: integerKind(0, 600_000, 'an integer from 0 to 600000'),
 };
 
@@ -369,6 +373,14 @@ export const SETTINGS = {
     defaultValue: DEFAULT_UPLOAD_IDLE_MS,
     meaning: `write_file: an upload that sends nothing for this long is dropped (408) and its temporary file removed; 1 to ${UPLOAD_IDLE_MS_MAX}.`,
     kind: kinds.uploadIdleMs,
+  },
+  headersTimeoutMs: {
+    flag: 'headers-timeout-ms',
+    env: 'HEADERS_TIMEOUT_MS',
+    arg: '<ms>',
+    defaultValue: DEFAULT_HEADERS_TIMEOUT_MS,
+    meaning: `A connection that has not sent a request's whole headers this long after it opened or after the request's first byte gets 408 and is closed, within 1 s more; ${HEADERS_TIMEOUT_MS_MIN} to ${HEADERS_TIMEOUT_MS_MAX}.`,
+    kind: kinds.headersTimeoutMs,
   },
 } satisfies Record<string, Setting<unknown>>;
 

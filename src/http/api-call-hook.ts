@@ -1,10 +1,12 @@
 // api_call (docs/events.md "api_call"): one control event for every call of this API that acts on
 // the browser, with the route's OpenAPI operationId, a request id (also the X-Request-Id response
 // header), the status and the duration. Reads of telemetry (stream, history, HAR, metrics, the
-// session object) are not actions and are not recorded. Recorded from preHandler on: a call that
-// failed authentication never reached the browser and writes nothing to the log.
+// session object) are not actions and are not recorded. Recorded once the caller is authenticated
+// and has the route's scope, whatever follows (an unknown session, malformed JSON, a body the
+// schema refuses: the status says which): a client's author debugging it sees every call it made.
+// A call refused by authentication is no caller's and writes nothing to the log.
 
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { BearerAuth } from './auth.ts';
 import type { HttpDeps } from './http-deps.ts';
 
@@ -32,19 +34,28 @@ export function operationIdOf(method: string, url: string | undefined): string |
   return url === undefined ? undefined : API_CALL_OPERATIONS[`${method} ${url}`];
 }
 
-export function installApiCalls(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
-  const recorder = deps.apiCalls;
-  if (!recorder) return;
-  app.addHook('preHandler', async (request, reply) => {
+/**
+ * The route's onRequest step that begins a call's api_call, placed right after authentication
+ * (browser-guard.ts): everything later (the session id, the body, the handler) ends it with its
+ * status. Nothing for a route that does not act.
+ */
+export function beginApiCall(deps: HttpDeps, auth: BearerAuth): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  return async (request, reply) => {
+    const recorder = deps.apiCalls;
     const operationId = operationIdOf(request.method, request.routeOptions.url);
-    if (operationId === undefined) return;
+    if (recorder === undefined || operationId === undefined || calls.has(request)) return;
     const requestId = recorder.newRequestId();
     reply.raw.setHeader(REQUEST_ID_HEADER, requestId);
     const target = operationId === 'computerBatch' ? recorder.activeTarget() : undefined;
     // The step its caller marked last (docs/events.md "Steps").
     const call = recorder.begin(target, requestId, deps.steps?.currentOf(auth.callerOf(request)));
     calls.set(request, { requestId, end: call && ((operation, id, status) => call.end(operation, id, status)) });
-  });
+  };
+}
+
+/** Ends each begun api_call with the response's status. */
+export function installApiCalls(app: FastifyInstance, deps: HttpDeps): void {
+  if (!deps.apiCalls) return;
   app.addHook('onResponse', async (request, reply) => {
     const call = calls.get(request);
     if (call?.end === undefined) return;

@@ -7,7 +7,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { handleClientError, handleFrameworkError, installErrorHandling, sendError } from './error-handler.ts';
 import { badRequest, misdirectedRequest } from './errors.ts';
+import { DEFAULT_HEADERS_TIMEOUT_MS, HEADERS_CHECK_INTERVAL_MS, KEEP_ALIVE_TIMEOUT_MS } from '../http-timeouts.ts';
 import type { HostPolicy } from './host-policy.ts';
+import { checkQueryParameters } from './query-rules.ts';
 import { OneLinePerRequest, requestLogger } from './request-log.ts';
 
 export interface ApiServerOptions {
@@ -17,13 +19,25 @@ export interface ApiServerOptions {
   hosts?: HostPolicy | undefined;
   /** Headers set on every response, refused ones and hijacked streams included. */
   headers?: Record<string, string>;
+  /** Longest wait for a request's headers, from its connection or its first byte; DEFAULT_HEADERS_TIMEOUT_MS when absent. */
+  headersTimeoutMs?: number | undefined;
 }
 
 export function createApiServer(options: ApiServerOptions): FastifyInstance {
   const app = Fastify({
-    // Requests without Host reach the Host check and get the error body (Node's own answer is an
-    // empty 400).
-    http: { requireHostHeader: false },
+    http: {
+      // Requests without Host reach the Host check and get the error body (Node's own answer is an
+      // empty 400).
+      requireHostHeader: false,
+      // fastify turns requestTimeout off, and with it Node's headers timeout: set it again.
+      headersTimeout: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: HEADERS_CHECK_INTERVAL_MS,
+    },
+    // No bound on a whole request: a write_file upload may take long and has its own idle timeout
+    // (--upload-idle-ms), and a body is read only once the token is accepted (auth runs in
+    // onRequest), so only a client holding a token can hold a connection with a slow body.
+    requestTimeout: 0,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     loggerInstance: options.logger ? requestLogger(options.logger) : undefined,
     logController: new OneLinePerRequest(),
     // fastify's own 503 body while closing is not our error body; the routes answer instead.
@@ -55,5 +69,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
       return reply;
     }
   });
+  // One parameter rule for every route of both programs (docs/decisions.md "Query parameters").
+  app.addHook('preValidation', async (request) => checkQueryParameters(request.query, request.routeOptions.schema?.querystring));
   return app;
 }

@@ -1,9 +1,10 @@
 // The gate in front of every `/browsers/{id}...` route: authentication first (so an
-// unauthenticated caller cannot probe which ids exist), then the session id. Both run in
-// onRequest, before any body is read.
+// unauthenticated caller cannot probe which ids exist), then an acting route's api_call begins,
+// then the session id. All run in onRequest, before any body is read.
 
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Scope } from '../config.ts';
+import { beginApiCall } from './api-call-hook.ts';
 import type { BearerAuth } from './auth.ts';
 import { notFound } from './errors.ts';
 import type { HttpDeps } from './http-deps.ts';
@@ -33,5 +34,5 @@ export function browserGuard(deps: HttpDeps, auth: BearerAuth, scope: Scope, opt
     // A terminated session is gone: every path with its id is 404 from then on (docs/decisions.md).
     if (id !== deps.sessionId || (deps.session.isTerminated() && options.afterEnd !== true)) throw notFound('browser session not found');
   };
-  return [auth.require(scope), requireSession];
+  return [auth.require(scope), beginApiCall(deps, auth), requireSession];
 }

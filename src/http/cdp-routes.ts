@@ -2,15 +2,17 @@
 // discovery answers (`/json/version`, `/json/list`, `/json`), with WebSocket URLs that point at
 // this agent, and the WebSocket upgrade, relayed to the browser by src/cdp-proxy/. Both at the root
 // (as Chromium serves them) and under `/browsers/{id}/cdp` (as the gateway forwards them). Scope
-// `cdp`; the Host policy and the token are checked before a byte goes to the browser.
+// `cdp`; the Host policy, the handshake and the token are checked before a byte goes to the
+// browser. A refused upgrade gets the error body like any other request (socket-reply.ts).
 
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { rejectUpgrade, type ProxyEndpoint } from '../cdp-proxy/cdp-proxy.ts';
+import type { ProxyEndpoint } from '../cdp-proxy/cdp-proxy.ts';
 import type { BearerAuth } from './auth.ts';
 import { browserGuard } from './browser-guard.ts';
-import { ApiError, browserUnavailable, notFound } from './errors.ts';
+import { refuseUpgrade } from './error-handler.ts';
+import { ApiError, badRequest, browserUnavailable, misdirectedRequest, notFound } from './errors.ts';
 import type { CdpEndpointDeps, HttpDeps } from './http-deps.ts';
 
 export { VIA_GATEWAY_HEADER } from './via-gateway.ts';
@@ -38,22 +40,22 @@ export function registerCdpRoutes(app: FastifyInstance, deps: HttpDeps, auth: Be
 
   app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
-    try {
-      const endpoint = authorizeUpgrade(request, deps, auth);
-      void cdp.upgrade(request, socket, head, endpoint);
-    } catch (err) {
-      const e = err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'internal error');
-      rejectUpgrade(socket, e.status, String(e.code), e.message);
-    }
+    const upgrade = async () => cdp.upgrade(request, socket, head, authorizeUpgrade(request, deps, auth));
+    upgrade().catch((err: unknown) =>
+      refuseUpgrade(socket, err, (unexpected) => {
+        deps.logger?.error({ err: unexpected }, 'CDP upgrade failed');
+        cdp.upgradeFailed();
+      }),
+    );
   });
 }
 
-/** Host, token, path and session, in that order; throws the ApiError to answer. */
+/** Host, handshake, token, path and session, in that order; throws the ApiError to answer. */
 function authorizeUpgrade(request: IncomingMessage, deps: HttpDeps, auth: BearerAuth): ProxyEndpoint {
   const host = request.headers.host;
-  if (host === undefined || (deps.hosts && !deps.hosts.allows(host))) {
-    throw new ApiError(421, 'bad_request', 'the Host header names a host this agent does not answer to (see --allowed-hosts)');
-  }
+  // The same check and code as every other route (api-server.ts), HTTP/1.0 included: an upgrade needs a Host.
+  if (host === undefined || (deps.hosts && !deps.hosts.allows(host))) throw misdirectedRequest();
+  checkHandshake(request);
   auth.authorize(request.headers.authorization, 'cdp');
   const path = new URL(request.url ?? '/', 'http://agent').pathname;
   let rest = path;
@@ -68,6 +70,22 @@ function authorizeUpgrade(request: IncomingMessage, deps: HttpDeps, auth: Bearer
   const page = /^\/devtools\/page\/([^/]+)$/.exec(rest);
   if (page) return { kind: 'page', targetId: decodeURIComponent(page[1]!) };
   throw notFound('no CDP endpoint at this path (expected /devtools/browser/... or /devtools/page/<target id>)');
+}
+
+/**
+ * The checks the WebSocket server (ws) makes of a handshake, made before the browser is dialled:
+ * ws would answer a malformed one in plain text, with a browser connection already opened for it.
+ */
+function checkHandshake(request: IncomingMessage): void {
+  if (request.method !== 'GET') {
+    throw new ApiError(405, 'bad_request', `${request.method} is not allowed on a CDP WebSocket endpoint (allowed: GET)`).withHeader('Allow', 'GET');
+  }
+  if (request.headers.upgrade?.toLowerCase() !== 'websocket') throw badRequest('the Upgrade header must be websocket');
+  if (!/^[+/0-9A-Za-z]{22}==$/.test(request.headers['sec-websocket-key'] ?? '')) throw badRequest('missing or invalid Sec-WebSocket-Key header');
+  const version = Number(request.headers['sec-websocket-version']);
+  if (version !== 13 && version !== 8) {
+    throw badRequest('missing or invalid Sec-WebSocket-Version header (13 or 8)').withHeader('Sec-WebSocket-Version', '13, 8');
+  }
 }
 
 function hostOf(request: FastifyRequest): string {

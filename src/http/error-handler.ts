@@ -2,12 +2,12 @@
 // fastify's own errors (validation, body parsing, bad URLs, unknown routes, malformed HTTP) and
 // anything unexpected (500, logged, never a stack trace on the wire).
 
-import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, DEFAULT_STATUS, internalError, invalidInput, isApiErrorCode, notFound, type ErrorDetail } from './errors.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { RouteMethods } from './route-methods.ts';
+import { endWithError } from './socket-reply.ts';
 
 /** One problem reported by fastify's schema validator (ajv). */
 export interface SchemaProblem {
@@ -63,17 +63,20 @@ export function handleClientError(error: Error & { code?: string }, socket: Dupl
     status = 431;
     message = 'request headers too large';
   }
-  const body = JSON.stringify({ code: 'bad_request', message });
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'Connection: close\r\n\r\n' +
-        body,
-    );
-  }
+  endWithError(socket, new ApiError(status, 'bad_request', message));
+  // The rest of what it sends cannot be parsed either.
   socket.destroy();
+}
+
+/**
+ * Answers a WebSocket upgrade that failed with `error`: an ApiError or a domain layer's coded
+ * error as it says, anything else 500 internal_error, which is a bug: `unexpected` is told (to log
+ * and count it), and the client learns nothing of it.
+ */
+export function refuseUpgrade(socket: Duplex, error: unknown, unexpected: (error: unknown) => void): void {
+  const apiError = toApiError(error);
+  if (apiError.code === 'internal_error') unexpected(error);
+  endWithError(socket, apiError);
 }
 
 /**

@@ -43,7 +43,10 @@ export interface CdpEndpointDeps {
   targets(): Promise<Array<{ targetId: string; type: string; title: string; url: string }>>;
   /** The id in the browser's own WebSocket path; undefined before the first connection. */
   browserId(): string | undefined;
+  /** Rejects with a coded error (or ApiError) to refuse: the route answers it with the error body. */
   upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, endpoint: ProxyEndpoint): Promise<void>;
+  /** An upgrade failed unexpectedly (a bug; answered 500 and logged): counted for /metrics. */
+  upgradeFailed(): void;
 }
 
 export interface HttpDeps {
@@ -72,6 +75,8 @@ export interface HttpDeps {
   fsAllow?: readonly string[];
   /** write_file body idle timeout in ms (--upload-idle-ms); DEFAULT_UPLOAD_IDLE_MS when absent. */
   uploadIdleMs?: number;
+  /** Longest wait for a request's headers in ms (--headers-timeout-ms); DEFAULT_HEADERS_TIMEOUT_MS when absent. */
+  headersTimeoutMs?: number;
   /**
    * Told when a viewer (the viewer cookie) opens a telemetry stream; the function it returns is
    * called when that stream ends (live_view_connect/disconnect, docs/viewer.md "Live view events").

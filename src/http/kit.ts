@@ -5,7 +5,7 @@
 
 export { createApiServer, type ApiServerOptions } from './api-server.ts';
 export * from './errors.ts';
-export { sendError, toApiError } from './error-handler.ts';
+export { refuseUpgrade, sendError, toApiError } from './error-handler.ts';
 export * from './host-policy.ts';
 export { listenUrl } from './listen.ts';
 export { CALLER_HEADER, STEP_VIA_HEADER, VIA_GATEWAY_HEADER } from './via-gateway.ts';

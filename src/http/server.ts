@@ -35,13 +35,18 @@ export function createHttpServer(deps: HttpDeps, scope?: StartScope): FastifyIns
   // New for every server: a client that sees it change knows the seq numbers it holds came from
   // another process (until seq survives restarts, they may repeat).
   const instanceId = randomBytes(12).toString('base64url');
-  const app = createApiServer({ logger: deps.logger, hosts: deps.hosts, headers: { [INSTANCE_HEADER]: instanceId } });
+  const app = createApiServer({
+    logger: deps.logger,
+    hosts: deps.hosts,
+    headers: { [INSTANCE_HEADER]: instanceId },
+    headersTimeoutMs: deps.headersTimeoutMs,
+  });
   // The viewer's cookie is a second credential for telemetry:read (docs/viewer.md "Auth").
   const viewerAuth = new ViewerAuth();
   const auth = new BearerAuth(deps.tokens, [viewerAuth.credential]);
   // The OpenAPI generator loads first so that it sees every route registered after it.
   registerOpenApi(app, VERSION);
-  installApiCalls(app, deps, auth);
+  installApiCalls(app, deps);
   void app.register(async (instance) => {
     registerCdpRoutes(instance, deps, auth);
     registerHealthRoutes(instance, deps, auth);

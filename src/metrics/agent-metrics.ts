@@ -50,6 +50,7 @@ function totalsMirror(): (counter: Counter, total: number, labels?: Record<strin
 
 export class AgentMetrics {
   readonly registry = new Registry();
+  private readonly upgradeErrors: Counter;
 
   constructor(sources: MetricsSources) {
     const r = this.registry;
@@ -175,6 +176,16 @@ export class AgentMetrics {
     registerProcessMetrics(r);
     if (sources.store) registerStoreMetrics(r, sources.store);
     if (sources.cdpProxy) registerCdpProxyMetrics(r, sources.cdpProxy);
+    this.upgradeErrors = new Counter({
+      name: 'bta_cdp_upgrade_errors_total',
+      help: 'CDP WebSocket upgrades that failed unexpectedly (a bug: answered 500 internal_error and logged).',
+      registers: [r],
+    });
+  }
+
+  /** An upgrade to the CDP endpoint failed unexpectedly. */
+  countUpgradeError(): void {
+    this.upgradeErrors.inc();
   }
 
   get contentType(): string {

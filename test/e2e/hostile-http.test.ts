@@ -53,6 +53,36 @@ function bodyOf(raw: string): unknown {
   return JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
 }
 
+/** A WebSocket handshake to the CDP endpoint, with every scope's token; `handshake` replaces its WebSocket headers. */
+function cdpUpgrade(host: string, handshake = 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n', method = 'GET'): string {
+  return `${method} /devtools/browser/x HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${handshake}\r\n`;
+}
+
+/** --headers-timeout-ms of the agent under test: short, so that a slow-headers client is cut in the test's time. */
+const HEADERS_TIMEOUT_MS = 1500;
+/** Node looks for connections past the headers timeout once a second (HEADERS_CHECK_INTERVAL_MS). */
+const HEADERS_CUT_BOUND_MS = HEADERS_TIMEOUT_MS + 1000 + 500;
+
+/** Opens a connection, writes `sent` (possibly nothing), and resolves with what came back and when the server closed it. */
+function heldOpen(port: number, sent: string): Promise<{ answer: string; closedAfterMs: number }> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = connect(port, '127.0.0.1', () => {
+      if (sent) socket.write(sent);
+    });
+    let answer = '';
+    // Far past the bound: a connection still open then is the failure, reported by the assertion.
+    const timer = setTimeout(() => socket.destroy(), HEADERS_CUT_BOUND_MS * 4);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ answer, closedAfterMs: Date.now() - started });
+    });
+    socket.on('error', reject);
+  });
+}
+
 let agent: Agent;
 let port: number;
 const logs = new LogCapture();
@@ -63,6 +93,7 @@ beforeAll(async () => {
     token: TOKEN,
     tokens: SCOPES.map((scope) => ({ token: tokenFor(scope), scopes: [scope] })),
     screenshots: false,
+    headersTimeoutMs: HEADERS_TIMEOUT_MS,
     logger: pino({ level: 'info' }, logs),
   });
   port = Number(new URL(agent.url).port);
@@ -176,6 +207,18 @@ describe('malformed HTTP', () => {
     expect(raw.match(/HTTP\/1\.1 /g)).toHaveLength(1);
   });
 
+  it('closes a connection that sends partial headers within the headers timeout, with 408 and the error body', async () => {
+    const { answer, closedAfterMs } = await heldOpen(port, `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: `);
+    expect(closedAfterMs).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
+    expect(closedAfterMs).toBeLessThan(HEADERS_CUT_BOUND_MS);
+    expect([statusOf(answer), bodyOf(answer)]).toEqual([408, { code: 'bad_request', message: 'request timed out' }]);
+  });
+
+  it('closes a connection that sends nothing within the headers timeout', async () => {
+    const { closedAfterMs } = await heldOpen(port, '');
+    expect(closedAfterMs).toBeLessThan(HEADERS_CUT_BOUND_MS);
+  });
+
   it('answers oversized headers with 431 and the error body', async () => {
     const raw = await rawExchange(port, `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`);
     expect(statusOf(raw)).toBe(431);
@@ -214,6 +257,12 @@ describe('Host checks (DNS rebinding)', () => {
     });
   }
 
+  it('refuses a CDP upgrade with a foreign Host with 421 misdirected_request, as every other route', async () => {
+    const raw = await rawExchange(port, cdpUpgrade('evil.example'));
+    expect(statusOf(raw)).toBe(421);
+    expect(bodyOf(raw)).toMatchObject({ code: 'misdirected_request', message: expect.stringContaining('Host') });
+  });
+
   for (const host of ['127.0.0.1', `127.0.0.1:PORT`, 'localhost', `localhost:PORT`, '[::1]']) {
     it(`accepts Host: ${host} on a loopback listener`, async () => {
       const raw = await rawExchange(port, `GET /healthz HTTP/1.1\r\nHost: ${host.replace('PORT', String(port))}\r\nConnection: close\r\n\r\n`);
@@ -232,6 +281,111 @@ describe('Host checks (DNS rebinding)', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe('CDP WebSocket handshakes', () => {
+  it('answers a handshake without a valid Sec-WebSocket-Key with 400 and the error body', async () => {
+    const raw = await rawExchange(port, cdpUpgrade(`127.0.0.1:${port}`, 'Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n'));
+    expect(statusOf(raw)).toBe(400);
+    expect(bodyOf(raw)).toMatchObject({ code: 'bad_request', message: expect.stringContaining('Sec-WebSocket-Key') });
+  });
+
+  it('answers a handshake of another WebSocket version with 400, the versions it speaks and the error body', async () => {
+    const raw = await rawExchange(port, cdpUpgrade(`127.0.0.1:${port}`, 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 7\r\n'));
+    expect(statusOf(raw)).toBe(400);
+    expect(raw).toMatch(/\r\nSec-WebSocket-Version: 13, 8\r\n/i);
+    expect(bodyOf(raw)).toMatchObject({ code: 'bad_request' });
+  });
+
+  it('answers an upgrade with another method than GET with 405, Allow: GET and the error body', async () => {
+    const raw = await rawExchange(port, cdpUpgrade(`127.0.0.1:${port}`, undefined, 'POST'));
+    expect(statusOf(raw)).toBe(405);
+    expect(raw).toMatch(/\r\nAllow: GET\r\n/i);
+    expect(bodyOf(raw)).toMatchObject({ code: 'bad_request' });
+  });
+});
+
+describe('query parameters: one rule for every route (docs/decisions.md "Query parameters")', () => {
+  const get = (path: string) => fetch(`${agent.url}/browsers/${agent.sessionId}/${path}`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+
+  for (const path of ['trace?nav_sq=1', 'har?nav_sq=1', 'telemetry/events?nav_sq=1', 'telemetry/stream?nav_sq=1']) {
+    it(`answers an unknown parameter with 400 invalid_input naming it: ${path}`, async () => {
+      const res = await get(path);
+      expect([res.status, await res.json()]).toEqual([
+        400,
+        {
+          code: 'invalid_input',
+          message: 'nav_sq: is not a query parameter of this route',
+          details: [{ code: 'invalid_input', message: 'is not a query parameter of this route', field: 'nav_sq' }],
+        },
+      ]);
+    });
+  }
+
+  for (const path of ['trace?since=5m&since=1m', 'har?until=1m&until=2m', 'telemetry/events?limit=5&limit=6']) {
+    it(`answers a single-valued parameter given twice with 400 invalid_input naming it: ${path}`, async () => {
+      const res = await get(path);
+      const name = /\?([a-z]+)=/.exec(path)![1]!;
+      expect([res.status, await res.json()]).toEqual([
+        400,
+        {
+          code: 'invalid_input',
+          message: `${name}: given 2 times; it takes one value`,
+          details: [{ code: 'invalid_input', message: 'given 2 times; it takes one value', field: name }],
+        },
+      ]);
+    });
+  }
+
+  it('takes a repeated list parameter as its values, like the comma-separated form', async () => {
+    const [repeated, commas] = await Promise.all([get('har?nav_seq=1&nav_seq=2'), get('har?nav_seq=1,2')]);
+    expect([repeated.status, commas.status]).toEqual([200, 200]);
+    const pages = async (res: Response) => ((await res.json()) as { log: { pages: unknown[] } }).log.pages;
+    expect(await pages(repeated)).toEqual(await pages(commas));
+  });
+});
+
+describe('api_call: every acting request past authentication is recorded, whatever its body (docs/events.md "api_call")', () => {
+  const batch = (id: string, body: string, token = TOKEN) =>
+    fetch(`${agent.url}/browsers/${id}/computer/batch`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body,
+    });
+
+  /** The api_call of `requestId`, once it is admitted (it is when the response ended). */
+  async function apiCallOf(requestId: string): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const res = await fetch(`${agent.url}/browsers/${agent.sessionId}/telemetry/events?type=api_call&limit=1000`, {
+        headers: { Authorization: `Bearer ${TOKEN}` },
+      });
+      const page = (await res.json()) as Array<{ event: { data: Record<string, unknown> } }>;
+      const found = page.find((e) => e.event.data.request_id === requestId);
+      if (found) return found.event.data;
+      if (Date.now() > deadline) throw new Error(`no api_call with request_id ${requestId}`);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  for (const [name, id, body, status] of [
+    ['malformed JSON', 'SELF', '{"actions": [', 400],
+    ['a body the schema refuses', 'SELF', '{"actions": [{"type": "no_such_action"}]}', 400],
+    ['an unknown session', 'no-such-session', '{"actions": []}', 404],
+  ] as const) {
+    it(`records ${name} with its status`, async () => {
+      const res = await batch(id === 'SELF' ? agent.sessionId : id, body);
+      expect(res.status).toBe(status);
+      const requestId = res.headers.get('x-request-id');
+      expect(requestId).toBeTruthy();
+      expect(await apiCallOf(requestId!)).toMatchObject({ operation_id: 'computerBatch', status, outcome: 'error' });
+    });
+  }
+
+  it('does not record a request refused by authentication', async () => {
+    const res = await batch(agent.sessionId, '{"actions": []}', 'wrong-token');
+    expect([res.status, res.headers.get('x-request-id')]).toEqual([401, null]);
   });
 });
 

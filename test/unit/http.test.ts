@@ -7,6 +7,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EVENT_TYPE_CATEGORY, type TelemetryEvent } from '../../injected/schema.ts';
 import type { TokenGrant } from '../../src/config.ts';
+import type { CdpEndpointDeps } from '../../src/http/http-deps.ts';
 import { createHttpServer, type SessionView } from '../../src/http/server.ts';
 import { EventLog } from '../../src/stream/event-log.ts';
 import { StreamHub } from '../../src/stream/stream-hub.ts';
@@ -33,7 +34,7 @@ interface Harness {
 
 let current: Harness | undefined;
 
-function harness(options: { logger?: pino.Logger } = {}): Harness {
+function harness(options: { logger?: pino.Logger; cdp?: CdpEndpointDeps } = {}): Harness {
   const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
   const hub = new StreamHub(log, { keepaliveMs: 60_000 });
   const state = { connected: true, terminated: false, config: defaultTelemetryConfig() };
@@ -207,6 +208,45 @@ describe('error body', () => {
     });
     const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as { code: string };
     expect([response.split('\r\n')[0], body.code]).toEqual(['HTTP/1.1 400 Bad Request', 'bad_request']);
+  });
+
+  it('answers a CDP upgrade that fails unexpectedly with 500 and the error body, and logs and counts it', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        callback();
+      },
+    });
+    let counted = 0;
+    const cdp: CdpEndpointDeps = {
+      version: () => Promise.reject(new Error('not used')),
+      targets: () => Promise.reject(new Error('not used')),
+      browserId: () => undefined,
+      // A bug in the relay: neither an ApiError nor a coded error.
+      upgrade: () => Promise.reject(new TypeError('relay is not a function')),
+      upgradeFailed: () => counted++,
+    };
+    const h = harness({ logger: pino({ level: 'info' }, sink), cdp });
+    const port = await listen(h);
+    const response = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () =>
+        socket.write(
+          `GET /devtools/browser/x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer all-scopes-token\r\n` +
+            'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+        ),
+      );
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as { code: string; message: string };
+    expect([response.split('\r\n')[0], body]).toEqual(['HTTP/1.1 500 Internal Server Error', { code: 'internal_error', message: 'internal error' }]);
+    expect(counted).toBe(1);
+    const logged = lines.find((line) => line.msg === 'CDP upgrade failed');
+    expect([logged?.level, (logged?.err as { message?: string } | undefined)?.message]).toEqual([50, 'relay is not a function']);
   });
 
   describe('on routes with a JSON body', () => {

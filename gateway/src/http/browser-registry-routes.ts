@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { invalidInput } from 'browser-telemetry-agent/http-kit';
 import type { GatewayStore } from '../storage/store.ts';
+import type { AgentCheck } from './agent-check.ts';
 import { principalOf, requireOrgWide } from './auth.ts';
 import { browserRegistrationView } from './views.ts';
 
@@ -41,8 +42,11 @@ export function normalizeAgentUrl(text: string): string | undefined {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
-/** `onRegistered`: the archive starts following at once rather than at its next renewal (docs/gateway.md). */
-export function registerBrowserRegistryRoutes(app: FastifyInstance, store: GatewayStore, onRegistered: () => void = () => undefined): void {
+/**
+ * `onRegistered`: the archive starts following at once rather than at its next renewal
+ * (docs/gateway.md). `check`: the agent is asked first (--check-agent); none: registered unchecked.
+ */
+export function registerBrowserRegistryRoutes(app: FastifyInstance, store: GatewayStore, onRegistered: () => void = () => undefined, check?: AgentCheck): void {
   app.post('/browsers', { schema: { body: registerBody } }, async (request, reply) => {
     requireOrgWide(principalOf(request));
     const body = request.body as RegisterBody;
@@ -51,6 +55,7 @@ export function registerBrowserRegistryRoutes(app: FastifyInstance, store: Gatew
       const message = 'must be an http(s) URL without credentials, query or fragment';
       throw invalidInput(`agent_url: ${message}`, [{ code: 'invalid_input', message, field: 'agent_url' }]);
     }
+    await check?.requireServes(agentUrl, body.session_id, body.agent_token);
     const browser = await store.registerBrowser({
       sessionId: body.session_id,
       projectId: body.project_id ?? null,

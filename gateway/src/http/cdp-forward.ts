@@ -15,11 +15,11 @@ import https from 'node:https';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, misdirectedRequest, notFound, VIA_GATEWAY_HEADER, type HostPolicy } from 'browser-telemetry-agent/http-kit';
+import { ApiError, misdirectedRequest, notFound, refuseUpgrade, VIA_GATEWAY_HEADER, type HostPolicy } from 'browser-telemetry-agent/http-kit';
 import type { AgentTimeouts } from '../agent-link/agent-silence.ts';
 import type { BrowserRecord, GatewayStore } from '../storage/store.ts';
 import { principalOf, requireProjectAccess, type KeyAuth, type Principal } from './auth.ts';
-import { browserTimedOut, browserUnreachable } from './errors.ts';
+import { agentAnswered, browserTimedOut, browserUnreachable } from './errors.ts';
 import type { KeyWatch } from './key-watch.ts';
 import { gatewayCdpWsUrl } from './views.ts';
 
@@ -73,11 +73,9 @@ export class CdpForward {
         socket.destroy();
         return;
       }
-      this.upgrade(request, socket, head).catch((err: unknown) => {
-        const e = err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'internal error');
-        if (!(err instanceof ApiError)) app.log.error({ err }, 'CDP upgrade failed');
-        reject(socket, e.status, String(e.code), e.message);
-      });
+      this.upgrade(request, socket, head).catch((err: unknown) =>
+        refuseUpgrade(socket, err, (unexpected) => app.log.error({ err: unexpected }, 'CDP upgrade failed')),
+      );
     });
   }
 
@@ -104,11 +102,8 @@ export class CdpForward {
     } catch {
       throw browserUnreachable("the browser's agent answered with something other than JSON");
     }
-    if (status !== 200) {
-      // The agent's error (503 browser not connected, 404 session ended) as it is.
-      const e = parsed as { code?: string; message?: string };
-      throw new ApiError(status, (e.code ?? 'browser_unavailable') as never, e.message ?? `the agent answered HTTP ${status}`);
-    }
+    // The agent's error (503 browser not connected, 404 session ended) as it is.
+    if (status !== 200) throw agentAnswered(status, parsed);
     const base = gatewayCdpWsUrl(request.headers.host ?? 'localhost', browser.sessionId);
     const agentPrefix = `/browsers/${encodeURIComponent(browser.sessionId)}/cdp`;
     // The agent's URLs point at the agent; clients must reach the browser through the gateway.
@@ -149,13 +144,13 @@ export class CdpForward {
       if (status === 401 || status === 403) {
         throw browserUnreachable(`the browser's agent rejected the gateway's credentials (HTTP ${status}; the agent token needs the cdp scope)`);
       }
-      let error: { code?: string; message?: string } = {};
+      let error: unknown;
       try {
-        error = JSON.parse(body) as typeof error;
+        error = JSON.parse(body);
       } catch {
         // Not the agent's error body: the status says enough.
       }
-      throw new ApiError(status, (error.code ?? 'browser_unavailable') as never, error.message ?? `the agent answered HTTP ${status}`);
+      throw agentAnswered(status, error);
     }
     this.relay(principal, socket, head, upstream);
   }
@@ -306,15 +301,4 @@ async function readBody(response: IncomingMessage, idleMs: number): Promise<stri
     clearTimeout(timer);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** An HTTP answer on a socket that asked to upgrade (no WebSocket is opened). */
-function reject(socket: Duplex, status: number, code: string, message: string): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify({ code, message, details: [] });
-  const statusText = http.STATUS_CODES[status] ?? 'Error';
-  const extra = status === 401 ? 'WWW-Authenticate: Bearer\r\n' : '';
-  socket.end(
-    `HTTP/1.1 ${status} ${statusText}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
-  );
 }

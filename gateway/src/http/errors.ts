@@ -12,6 +12,22 @@ export type GatewayErrorCode = (typeof GATEWAY_ERROR_CODES)[number];
 /** An error the gateway answers with. */
 export type GatewayError = ApiError<GatewayErrorCode>;
 
+export function isGatewayErrorCode(value: unknown): value is GatewayErrorCode {
+  return typeof value === 'string' && (GATEWAY_ERROR_CODES as readonly string[]).includes(value);
+}
+
+/**
+ * An agent's error answer, passed on to the client as it is: its status and message, and its code
+ * when it is one the gateway answers with too (else browser_unavailable); a status that is no
+ * error is 502.
+ */
+export function agentAnswered(status: number, body: unknown): GatewayError {
+  const fields = typeof body === 'object' && body !== null ? (body as { code?: unknown; message?: unknown }) : {};
+  const code = isGatewayErrorCode(fields.code) ? fields.code : 'browser_unavailable';
+  const message = typeof fields.message === 'string' ? fields.message : `the agent answered HTTP ${status}`;
+  return new ApiError<GatewayErrorCode>(status >= 400 && status <= 599 ? status : 502, code, message);
+}
+
 export function conflict(code: 'conflict' | 'project_not_empty', message: string): GatewayError {
   return new ApiError<GatewayErrorCode>(409, code, message).withHeader('x-should-retry', 'false');
 }

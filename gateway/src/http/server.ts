@@ -19,6 +19,7 @@ import { registerTraceRoutes } from './trace-routes.ts';
 import { KeyAuth } from './auth.ts';
 import { BrowserProxy } from './browser-proxy.ts';
 import { CdpForward } from './cdp-forward.ts';
+import { AgentCheck } from './agent-check.ts';
 import { registerBrowserRegistryRoutes } from './browser-registry-routes.ts';
 import { fromStoreError } from './errors.ts';
 import { KeyWatch } from './key-watch.ts';
@@ -37,6 +38,8 @@ export interface GatewayServerDeps {
   archive: Archive;
   /** Signs viewer links and cookies (--viewer-secret); undefined: a random key for this process. */
   viewerSecret?: string;
+  /** POST /browsers asks the agent first (--check-agent). */
+  checkAgent?: boolean;
 }
 
 export interface GatewayServer {
@@ -59,6 +62,8 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
     }
   });
 
+  const agentCheck = deps.checkAgent ? new AgentCheck(deps.timeouts) : undefined;
+  if (agentCheck) app.addHook('onClose', async () => agentCheck.close());
   const keys = new KeyWatch(deps.store, deps.keyRecheckMs, app.log);
   const viewer = new GatewayViewer({ db: deps.store.db, store: deps.store, sessions: deps.archive.store, secret: deps.viewerSecret });
   const proxy = new BrowserProxy({
@@ -89,7 +94,7 @@ export function createGatewayServer(deps: GatewayServerDeps): GatewayServer {
     // A deleted project's sessions and their events go at once (archive/retention.ts).
     registerProjectRoutes(authenticated, deps.store, () => void deps.archive.retention.run());
     registerApiKeyRoutes(authenticated, deps.store, (keyId) => keys.revoked(keyId));
-    registerBrowserRegistryRoutes(authenticated, deps.store, () => void deps.archive.keeper.tick());
+    registerBrowserRegistryRoutes(authenticated, deps.store, () => void deps.archive.keeper.tick(), agentCheck);
     archiveRoutes = registerArchiveRoutes(authenticated, deps.archive, proxy, keys);
     registerTraceRoutes(authenticated, deps.archive, proxy);
     registerReplayReadRoutes(authenticated, deps.archive, proxy, (request, sessionId, replayId) => viewer.replayLink(request, sessionId, replayId));

@@ -104,6 +104,44 @@ describe.each(BACKENDS)('browsers through the gateway on %s', (backend) => {
     });
   });
 
+  describe('registration checks with the agent first (--check-agent, the default)', () => {
+    let checking: GatewayRig;
+    beforeAll(async () => {
+      checking = await GatewayRig.start(await storages.fresh(backend), { checkAgent: true });
+    });
+    afterAll(async () => {
+      await checking?.close();
+    });
+
+    const registeredIn = async (session: string) => (await checking.fetch(`/browsers/${session}`)).status;
+
+    it("registers the agent's own session (201)", async () => {
+      const response = await checking.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN });
+      expect(response.status).toBe(201);
+    });
+
+    it('refuses a session id its agent does not serve with 400 invalid_input naming session_id, and registers nothing', async () => {
+      const session = uniqueName('not-served');
+      const response = await checking.registerBrowser({ session_id: session, agent_url: agent.url, agent_token: AGENT_TOKEN });
+      const body = (await response.json()) as { code: string; details: Array<{ field: string }> };
+      expect([response.status, body.code, body.details[0]!.field, await registeredIn(session)]).toEqual([400, 'invalid_input', 'session_id', 404]);
+    });
+
+    it('refuses an agent_token the agent rejects with 400 invalid_input naming agent_token', async () => {
+      const session = uniqueName('wrong-token');
+      const response = await checking.registerBrowser({ session_id: session, agent_url: agent.url, agent_token: 'not-the-agent-token' });
+      const body = (await response.json()) as { code: string; details: Array<{ field: string }> };
+      expect([response.status, body.code, body.details[0]!.field, await registeredIn(session)]).toEqual([400, 'invalid_input', 'agent_token', 404]);
+    });
+
+    it('answers an agent that cannot be reached with 502 browser_unavailable, and registers nothing', async () => {
+      const session = uniqueName('unreachable');
+      const response = await checking.registerBrowser({ session_id: session, agent_url: 'http://127.0.0.1:9', agent_token: 't' });
+      const body = (await response.json()) as { code: string };
+      expect([response.status, body.code, await registeredIn(session)]).toEqual([502, 'browser_unavailable', 404]);
+    });
+  });
+
   describe('GET /browsers/{id}', () => {
     it("returns the agent's browser object", async () => {
       const browser = (await client.browsers.retrieve(id)) as unknown as Record<string, unknown>;
