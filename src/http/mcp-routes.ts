@@ -27,7 +27,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: HttpDeps, auth: Be
     {
       onRequest: auth.require('telemetry:read'),
       schema: {
-        summary: "The session's telemetry over MCP, Streamable HTTP, stateless (scope telemetry:read; add_step: telemetry:write)",
+        summary: "The session's telemetry over MCP, Streamable HTTP, stateless (scope telemetry:read); its add_step tool needs telemetry:write",
         description:
           'JSON-RPC messages of the Model Context Protocol (docs/mcp.md); answers in JSON. GET and DELETE are 405: no session, no standalone stream.',
         tags: ['mcp'],
