@@ -315,6 +315,24 @@ export function evaluateBudget(results: Results): BudgetLine[] {
   // Against the unmonitored browser, and beside a user's Playwright (docs/performance.md "Budget").
   pageLines('(c)/(a), agent against no client,', load?.ratios['(c)/(a)'], [['p50', 1.2]]);
   pageLines('(c+p)/(p), agent beside Playwright,', load?.ratios['(c+p)/(p)'], [['p50', 1.05]]);
+  // The agent's CPU per load against the bare client's, per page (docs/performance.md "The agent's CPU per load").
+  const agentMode = load?.modes.find((m) => m.mode === 'agent');
+  const bareMode = load?.modes.find((m) => m.mode === 'bare');
+  if (agentMode && bareMode) {
+    const perPage = Object.entries(agentMode.byPage).flatMap(([page, a]) => {
+      const b = bareMode.byPage[page as keyof typeof bareMode.byPage];
+      return a && b && b.cpu.client > 0 ? [{ page, agent: a.cpu.client, bare: b.cpu.client, ratio: a.cpu.client / b.cpu.client }] : [];
+    });
+    if (perPage.length > 0) {
+      const worst = Math.max(...perPage.map((p) => p.ratio));
+      lines.push({
+        line: "agent CPU per load / bare client's, worst page",
+        limit: '≤ 1.30×',
+        measured: `worst ${f(worst, 2)}× (${perPage.map((p) => `${p.page} ${f(p.agent)}/${f(p.bare)} ms ${f(p.ratio, 2)}×`).join(', ')})`,
+        pass: worst <= 1.3,
+      });
+    }
+  }
   const ten = latency?.configs.find((c) => c.config.readers === 10 && c.config.stalled === 0 && !c.config.noStore && !c.config.otlp);
   const tenNoStore = latency?.configs.find((c) => c.config.noStore);
   const tenOtlp = latency?.configs.find((c) => c.config.otlp);

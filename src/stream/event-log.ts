@@ -19,6 +19,7 @@ import type { TelemetryEvent } from '../../injected/schema.ts';
 import { contextOf } from '../event-data.ts';
 import { causeOf, matches, OPT_IN_TYPES, stepOf, type EventFilter, type EventMeta } from './event-filter.ts';
 import { envelopeBytesOf, envelopeFrameText, eventFrameText } from './sse-frame.ts';
+import { RunPool, type RunLease } from './run-pool.ts';
 
 export interface EventLogOptions {
   /** Keep at most this many events (≥ 1). */
@@ -64,6 +65,8 @@ export interface LogArchive {
 export interface MatchingRun {
   readonly next: number;
   readonly bytes: Buffer | undefined;
+  /** Read from disk into the run pool: the reader's hold, released once it wrote the bytes (src/stream/run-pool.ts). */
+  readonly lease?: RunLease;
 }
 
 /**
@@ -87,6 +90,8 @@ export interface FrameRun {
   /** Seq after the last frame in `bytes`. */
   readonly next: number;
   readonly bytes: Buffer;
+  /** Runs read from disk into the run pool: holders of `bytes` retain and release it (src/stream/run-pool.ts). */
+  readonly lease?: RunLease;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -101,11 +106,15 @@ const INITIAL_CAPACITY = 1024;
 /**
  * Runs read from the store kept for other readers at the same cursor (readers replaying history
  * together mostly read the same runs in turn); dropped by dropArchiveCache() when the last
- * catch-up reader leaves, so the memory is at most this many runs of MAX_RUN_BYTES (16 MiB).
- * Enough for the readers replaying at once to stay within reach of each other as they drift
- * apart (docs/events.md "Catching up from disk").
+ * catch-up reader leaves. They live in the run pool (src/stream/run-pool.ts), which the agent
+ * keeps once a burst used it: at most this many runs of MAX_RUN_BYTES (8 MiB) and a quarter more
+ * for runs still being written. Enough for the readers replaying at once to stay within reach of
+ * each other as they drift apart (docs/events.md "Catching up from disk").
  */
-export const ARCHIVE_RUNS_CACHED = 256;
+export const ARCHIVE_RUNS_CACHED = 128;
+
+/** A pool slot holds a run read from disk: MAX_RUN_BYTES of stored JSON and the frames' `id:`/`data:` lines around it. */
+const RUN_SLOT_BYTES = MAX_RUN_BYTES + 16 * 1024;
 
 /** Size of the slabs frames are written into. */
 export const SLAB_BYTES = 128 * 1024;
@@ -142,6 +151,8 @@ export class EventLog {
   private lastRun: { from: number; to: number; run: FrameRun } | undefined;
   /** Runs read from the store, by their first seq asked for (ARCHIVE_RUNS_CACHED). */
   private archiveRuns = new Map<number, FrameRun>();
+  // The cached runs, and as many again as a quarter of them being written after they left the cache.
+  private readonly runPool = new RunPool(ARCHIVE_RUNS_CACHED + ARCHIVE_RUNS_CACHED / 4, RUN_SLOT_BYTES);
   /** The slab frames are being written into, and the bytes of it already used. */
   private slab: Buffer | undefined;
   private slabUsed = 0;
@@ -275,7 +286,7 @@ export class EventLog {
       const archived = this.archive?.oldestRetainedSeq();
       if (this.archive === undefined || archived === undefined || from < archived) return undefined;
       const { rows, next } = this.archive.readRange(from, Math.min(to, ringOldest - 1), MAX_RUN_BYTES, filter);
-      return { next, bytes: rows.length > 0 ? Buffer.from(rows.map((row) => eventFrameText(row.seq, row.json)).join(''), 'utf8') : undefined };
+      return rows.length > 0 ? { next, ...this.runBytes(rows) } : { next, bytes: undefined };
     }
     const frames: Buffer[] = [];
     let size = 0;
@@ -354,18 +365,44 @@ export class EventLog {
     const cached = this.archiveRuns.get(from);
     if (cached !== undefined && cached.next - 1 <= upTo) return cached;
     const { rows, next } = this.archive.readRange(from, upTo, MAX_RUN_BYTES);
+    // The oldest run leaves before the new one takes a slot, so a full cache does not run the pool dry.
+    if (this.archiveRuns.size >= ARCHIVE_RUNS_CACHED) {
+      const oldest = this.archiveRuns.keys().next().value!;
+      this.archiveRuns.get(oldest)!.lease?.release();
+      this.archiveRuns.delete(oldest);
+    }
     // A hole in the stored seqs (a crash's lost tail, skipped reservations) is passed over.
-    const run: FrameRun =
-      rows.length === 0
-        ? { from, next, bytes: EMPTY }
-        : { from: rows[0]!.seq, next, bytes: Buffer.from(rows.map((row) => eventFrameText(row.seq, row.json)).join(''), 'utf8') };
+    const run: FrameRun = rows.length === 0 ? { from, next, bytes: EMPTY } : { from: rows[0]!.seq, next, ...this.runBytes(rows) };
+    this.archiveRuns.get(from)?.lease?.release();
     this.archiveRuns.set(from, run);
-    if (this.archiveRuns.size > ARCHIVE_RUNS_CACHED) this.archiveRuns.delete(this.archiveRuns.keys().next().value!);
     return run;
   }
 
-  /** Forget the runs read from the store (no reader is catching up any more). */
+  /** Rows from disk as frames, in a pool slot (src/stream/run-pool.ts); in memory of their own when no slot is free or they do not fit. */
+  private runBytes(rows: Array<{ seq: number; json: string }>): { bytes: Buffer; lease?: RunLease } {
+    const slot = this.runPool.acquire();
+    if (slot !== undefined) {
+      const { bytes, lease } = slot;
+      let offset = 0;
+      let fits = true;
+      for (const row of rows) {
+        const text = eventFrameText(row.seq, row.json);
+        // A UTF-16 unit is at most 3 UTF-8 bytes: only a frame that might not fit is measured.
+        if (text.length * 3 > bytes.length - offset && Buffer.byteLength(text, 'utf8') > bytes.length - offset) {
+          fits = false;
+          break;
+        }
+        offset += bytes.write(text, offset, 'utf8');
+      }
+      if (fits) return { bytes: bytes.subarray(0, offset), lease };
+      lease.release();
+    }
+    return { bytes: Buffer.from(rows.map((row) => eventFrameText(row.seq, row.json)).join(''), 'utf8') };
+  }
+
+  /** Forget the runs read from the store (no reader is catching up any more); their slots free once written. */
   dropArchiveCache(): void {
+    for (const run of this.archiveRuns.values()) run.lease?.release();
     this.archiveRuns.clear();
   }
 

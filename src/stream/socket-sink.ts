@@ -22,7 +22,7 @@ export function socketSink(res: ServerResponse): SseSink {
   if (socket === null || res.chunkedEncoding) return res;
   const target = (event: string) => (event === 'drain' ? socket : res);
   return {
-    write: (chunk) => socket.write(chunk),
+    write: (chunk, done) => socket.write(chunk, done),
     end: () => res.end(),
     destroy: (error) => socket.destroy(error),
     on: (event, listener) => target(event).on(event, listener),

@@ -12,6 +12,7 @@
 import type { CatchUpReader, CatchUpScheduler } from './catch-up.ts';
 import type { EventFilter } from './event-filter.ts';
 import type { EventLog } from './event-log.ts';
+import type { RunLease } from './run-pool.ts';
 import { KEEPALIVE_FRAME } from './sse-frame.ts';
 
 // The global `performance` (not node:perf_hooks' binding) so fake timers in tests can drive it.
@@ -19,7 +20,8 @@ const now = (): number => globalThis.performance.now();
 
 /** What the subscriber needs of a response: satisfied by http.ServerResponse and stream.Writable. */
 export interface SseSink {
-  write(chunk: Buffer): boolean;
+  /** `done` runs once the chunk was handed to the kernel, or the write failed. */
+  write(chunk: Buffer, done?: (error?: Error | null) => void): boolean;
   end(): unknown;
   destroy(error?: Error): unknown;
   on(event: 'drain' | 'close' | 'finish' | 'error', listener: () => void): unknown;
@@ -228,7 +230,9 @@ export class SseSubscriber implements CatchUpReader {
       const matching = this.log.readMatching(this.cursor, last, filter);
       if (matching === undefined) return this.skipToOldest(last) ? 'more' : 'nothing';
       this.cursor = matching.next;
-      return matching.bytes === undefined || this.write(matching.bytes) ? 'more' : 'wait';
+      const accepted = matching.bytes === undefined || this.write(matching.bytes, matching.lease);
+      matching.lease?.release();
+      return accepted ? 'more' : 'wait';
     }
     let run = this.log.read(this.cursor, last);
     if (run === undefined) {
@@ -237,16 +241,22 @@ export class SseSubscriber implements CatchUpReader {
       if (run === undefined) return 'nothing';
     }
     this.cursor = run.next;
-    return run.bytes.length === 0 || this.write(run.bytes) ? 'more' : 'wait';
+    return run.bytes.length === 0 || this.write(run.bytes, run.lease) ? 'more' : 'wait';
   }
 
   /** Returns true when the sink can take more. */
-  private write(frame: Buffer): boolean {
+  private write(frame: Buffer, lease?: RunLease): boolean {
     this.lastWriteAt = now();
     let accepted: boolean;
     try {
-      accepted = this.sink.write(frame);
+      if (lease === undefined) accepted = this.sink.write(frame);
+      else {
+        // The run's pool slot stays held until the socket is done with these bytes (src/stream/run-pool.ts).
+        lease.retain();
+        accepted = this.sink.write(frame, lease.release);
+      }
     } catch {
+      lease?.release();
       // A sink that throws is broken; this runs on the producer's path, so contain it here.
       this.destroy();
       return false;

@@ -1,14 +1,10 @@
 // All open SSE subscribers of the session. Owns their lifecycle: opening, counting, and ending
 // every stream when the session terminates or the agent shuts down.
 
-import { returnMemory } from './return-memory.ts';
 import { CatchUpScheduler, DEFAULT_CATCH_UP, type CatchUpOptions } from './catch-up.ts';
 import type { EventFilter } from './event-filter.ts';
 import type { EventLog } from './event-log.ts';
 import { DEFAULT_FLUSH_TIMEOUT_MS, SseSubscriber, type SseSink } from './sse-subscriber.ts';
-
-/** After the last catch-up reader leaves, how long until the memory it used is collected. */
-const RETURN_MEMORY_AFTER_MS = 1000;
 
 export interface StreamHubOptions {
   keepaliveMs: number;
@@ -44,11 +40,7 @@ export class StreamHub {
     this.catchUp = new CatchUpScheduler({
       ...DEFAULT_CATCH_UP,
       ...options.catchUp,
-      onIdle: () => {
-        log.dropArchiveCache();
-        // Once the sockets let go of the last runs (their writes drain in the next turns).
-        setTimeout(returnMemory, RETURN_MEMORY_AFTER_MS).unref();
-      },
+      onIdle: () => log.dropArchiveCache(),
     });
   }
 

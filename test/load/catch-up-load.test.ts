@@ -1,12 +1,13 @@
 // Catch-up readers under load (docs/events.md "Catching up from disk", docs/operations.md
-// "Catch-up readers under load"): the built agent, as a child process so its RSS can be read, with
+// "Catch-up readers under load"): the built agent, started plainly (no Node flags, no malloc
+// variables, as the bin runs it), as a child process so its RSS can be read, with
 // 100,000 events on disk; 500 streams replay them all at once while a page logs a marker every
 // second. `npm test` runs it after the rest of the suite, alone (vitest.load.config.ts). The live
 // reader, /healthz and the browser's side must not wait behind the replays, nobody gets 408 or
 // loses an event, and memory is bounded and returned (docs/operations.md "Catch-up readers under
 // load").
 
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -112,9 +113,37 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** The agent's RSS at rest over 100,000 stored events: the median of ten samples a second apart, once it listens. */
+async function restingRss(start: (args: string[], env: NodeJS.ProcessEnv) => AgentProcess): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'bta-rest-'));
+  cpSync(dataDir, dir, { recursive: true });
+  const resting = start(['--port', '0', '--token', TOKEN, '--session-id', SESSION, '--screenshots', 'off'], cleanEnv({ DATA_DIR: dir }));
+  try {
+    await resting.waitFor(() => resting.logLines.find((line) => line.msg === 'listening'), 'listening', 60_000);
+    const samples: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      samples.push(rssOf(resting.pid));
+    }
+    return samples.sort((a, b) => a - b)[5]!;
+  } finally {
+    await resting.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('the agent started plainly (docs/operations.md "Running it")', () => {
+  it('rests within 15% of the RSS it has with the deployed Node flags and malloc settings', { timeout: 120_000 }, async () => {
+    const deployed = await restingRss((args, env) => AgentProcess.start(args, env));
+    const plain = await restingRss((args, env) => AgentProcess.startPlain(args, env));
+    console.log(JSON.stringify({ rest_deployed_mb: +(deployed / MiB).toFixed(1), rest_plain_mb: +(plain / MiB).toFixed(1) }));
+    expect(plain).toBeLessThanOrEqual(deployed * 1.15);
+  });
+});
+
 describe('500 readers replaying 100,000 stored events', () => {
   it('keeps the live path, /healthz and memory within bounds, and every reader gets every event', { timeout: 300_000 }, async () => {
-    agent = AgentProcess.start(['--port', '0', '--token', TOKEN, '--session-id', SESSION, '--screenshots', 'off'], cleanEnv({ DATA_DIR: dataDir }));
+    agent = AgentProcess.startPlain(['--port', '0', '--token', TOKEN, '--session-id', SESSION, '--screenshots', 'off'], cleanEnv({ DATA_DIR: dataDir }));
     // 100,000 events to open, on a machine the other tests share: more than the usual 20 s.
     const { url } = await agent.waitFor(() => agent!.logLines.find((line) => line.msg === 'listening') as { url: string } | undefined, 'listening', 60_000);
     const chromium = await embeddedChromium(agent);

@@ -68,6 +68,16 @@ export class AgentProcess {
     return new AgentProcess(child);
   }
 
+  /**
+   * The built agent started the plain way, as the `browser-telemetry-agent` bin and `node
+   * dist/main.js` run it: no Node flags and no malloc variables (docs/operations.md "Running it").
+   */
+  static startPlain(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): AgentProcess {
+    const plainEnv = Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('MALLOC_') && name !== 'NODE_OPTIONS'));
+    const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env: plainEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    return new AgentProcess(child);
+  }
+
   get pid(): number {
     return this.child.pid!;
   }
