@@ -51,6 +51,8 @@ export interface CdpProxyOptions {
    * agent's "tab in front" follows (docs/replay.md "Which tab").
    */
   onActivate?: (targetId: string) => void;
+  /** A client answers a dialog in `targetId` (Page.handleJavaScriptDialog): its close says `cdp_client` (docs/events.md "Dialogs and file choosers"). */
+  onDialogAnswer?: (targetId: string) => void;
 }
 
 /** Counters for /metrics. */
@@ -285,6 +287,10 @@ class Relay {
     if (onActivate && (message.method === 'Page.bringToFront' || message.method === 'Target.activateTarget')) {
       const activated = targetOf();
       if (activated !== undefined) onActivate(activated);
+    }
+    if (message.method === 'Page.handleJavaScriptDialog') {
+      const answered = targetOf();
+      if (answered !== undefined) this.proxy.options.onDialogAnswer?.(answered);
     }
     if (!recorder.controlOn) return true;
     const record = shapeCommand(message.method, params, recorder.includeUrls);

@@ -96,6 +96,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
   /** Last loader id announced per frame: the parent and the OOPIF session can both report it. */
   private readonly announcedLoaders = new Map<string, string>();
   private readonly pageFamily: PageFamily;
+  private readonly dialogs = new DialogFamily();
   private readonly pageScript: PageScriptFamily;
   private readonly families: TelemetryFamily[];
   /** The CDP cuts' switches (cdp-cuts.ts), read once per connection. */
@@ -123,12 +124,17 @@ export class Telemetry implements TargetObserver, FamilyHost {
     // The tracker first: its handlers run before the families' for the same event.
     this.families = [this.loadingTabs, new ConsoleFamily(this.memory.consoleWatermarks), this.pageFamily, pageScript, new NetworkFamily(), crashes, hangs];
     // Dialogs, downloads, WebSockets and EventSource (docs/events.md).
-    this.families.push(new DialogFamily(), new DownloadFamily(), new SocketFamily());
+    this.families.push(this.dialogs, new DownloadFamily(), new SocketFamily());
     if (options.screenshots) this.families.push(new ScreenshotFamily({ ...options.screenshots, monitor: this.monitor }));
   }
 
   get config(): TelemetryConfig {
     return this.currentConfig;
+  }
+
+  /** A client of the agent's CDP endpoint answers the dialog of `targetId` (docs/events.md "Dialogs and file choosers"). */
+  dialogAnswered(targetId: string): void {
+    this.dialogs.answered(targetId);
   }
 
   start(): void {
