@@ -43,10 +43,7 @@ describe('dialogs answered through the CDP endpoint', () => {
     send('Runtime.evaluate', { expression: 'alert("through the agent")' }, sessionId);
     await until(() => messages.some((m) => m.method === 'Page.javascriptDialogOpening'), 'the dialog', 15_000);
     await ask('Page.handleJavaScriptDialog', { accept: true }, sessionId);
-    const closed = (await rig.stream.waitForEvent(
-      'page_dialog_closed',
-      (e) => rig.stream.events.indexOf(e) >= from && e.data!.target_id === targetId,
-    )) as TelemetryEvent<'page_dialog_closed'>;
+    const closed = await rig.stream.waitForEvent('page_dialog_closed', (e) => rig.stream.events.indexOf(e) >= from && e.data!.target_id === targetId);
     expect(closed.data).toMatchObject({ dialog_type: 'alert', accepted: true, closed_by: 'cdp_client' });
     const command = (rig.stream.events.slice(from) as Array<TelemetryEvent & { data?: Record<string, unknown> }>).find(
       (e) => e.type === 'cdp_command' && e.data!.method === 'Page.handleJavaScriptDialog',
