@@ -163,6 +163,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     logger,
     maxClientBufferBytes: timing?.cdpClientBufferBytes,
     onActivate: (targetId) => telemetry.targets?.activate(targetId),
+    onDialogAnswer: (targetId) => telemetry.dialogAnswered(targetId),
   });
   const computer = new ComputerExecutor({ targets: () => telemetry.targets, logger, failures, observer: computerActionObserver(recorder, snapshots) });
   telemetry.follow({

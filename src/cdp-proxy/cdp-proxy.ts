@@ -20,8 +20,20 @@ import { answerStepCommand, stepCommandOf } from './step-command.ts';
 
 /** Default bound of what may wait for one client (docs/operations.md "CDP endpoint"). */
 export const DEFAULT_CLIENT_BUFFER_BYTES = 32 * 1024 * 1024;
-/** Largest client command parsed for recording; larger ones are relayed unread. */
+/**
+ * Largest client frame taken (docs/operations.md "CDP endpoint"): every frame up to it is parsed
+ * before it is relayed, a larger one closes the connection with 1009 `frame_too_large` before it
+ * is buffered. Chromium's own limit is 100 MiB, but the time it takes to receive a frame grows
+ * with the square of its size (16 MB: 25 s, measured in docs/decisions.md "CDP endpoint").
+ */
+export const MAX_CLIENT_FRAME_BYTES = 16 * 1024 * 1024;
+/** Largest browser error answer parsed for its message. */
 const MAX_INSPECTED_BYTES = 1024 * 1024;
+
+/** What inspecting a client's frame decided: refuse it (false), relay it now (true), or hold it until the promise settles. */
+type Inspected = boolean | Promise<void>;
+/** How deep Target.sendMessageToTarget messages are unwrapped and recorded (a session of a session...); deeper is refused. */
+const MAX_NESTING = 8;
 /** How long a cut client gets to take its close frame before its socket is destroyed. */
 const CLOSE_GRACE_MS = 5000;
 /** How long a lost browser socket waits for the agent to report the browser gone (docs/events.md "Telemetry config, lifecycle and monitor events": within 3 s). */
@@ -60,7 +72,6 @@ export interface CdpProxyOptions {
   recorder: ControlRecorder;
   /** Steps (docs/events.md "Steps"): Telemetry.addStep is answered here, each connection a caller. */
   steps?: Steps;
-  relayHook?: RelayHook;
   logger?: Logger;
   maxClientBufferBytes?: number;
   /**
@@ -68,6 +79,9 @@ export interface CdpProxyOptions {
    * agent's "tab in front" follows (docs/replay.md "Which tab").
    */
   onActivate?: (targetId: string) => void;
+  /** A client answers a dialog in `targetId` (Page.handleJavaScriptDialog): its close says `cdp_client` (docs/events.md "Dialogs and file choosers"). */
+  onDialogAnswer?: (targetId: string) => void;
+  relayHook?: RelayHook;
 }
 
 /** Counters for /metrics. */
@@ -77,7 +91,12 @@ export interface ProxyStats {
   readonly messagesTotal: number;
   readonly cutTotal: number;
   readonly closedTotal: Readonly<Record<CdpDisconnectReason, number>>;
+  /** Connections closed for a frame the proxy refuses (docs/operations.md "CDP endpoint"). */
+  readonly refusedTotal: Readonly<Record<RefusedFrame, number>>;
 }
+
+/** Why a client frame was refused: larger than MAX_CLIENT_FRAME_BYTES, or binary (CDP is text). */
+export type RefusedFrame = 'frame_too_large' | 'binary_frame' | 'nesting_too_deep';
 
 interface Pending {
   start: ActionStart | undefined;
@@ -85,14 +104,17 @@ interface Pending {
   sessionId: string | undefined;
 }
 
+type Command = { id: number; method: string; params?: unknown; sessionId?: unknown };
+
 export class CdpProxy implements ProxyStats {
-  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 512 * 1024 * 1024 });
+  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_CLIENT_FRAME_BYTES });
   private readonly relays = new Set<Relay>();
   private closed = false;
   connectionsTotal = 0;
   messagesTotal = 0;
   cutTotal = 0;
   readonly closedTotal: Record<CdpDisconnectReason, number> = { client_close: 0, upstream_changed: 0, upstream_error: 0, context_cancelled: 0 };
+  readonly refusedTotal: Record<RefusedFrame, number> = { frame_too_large: 0, binary_frame: 0, nesting_too_deep: 0 };
 
   constructor(readonly options: CdpProxyOptions) {}
 
@@ -145,6 +167,11 @@ export class CdpProxy implements ProxyStats {
     this.closedTotal[reason]++;
     if (cut) this.cutTotal++;
   }
+
+  /** @internal */
+  refused(what: RefusedFrame): void {
+    this.refusedTotal[what]++;
+  }
 }
 
 class Relay {
@@ -156,10 +183,18 @@ class Relay {
   private readonly sessions = new Map<string, string>();
   /** Recorded commands awaiting their answer, by id. */
   private readonly pending = new Map<number, Pending>();
+  /**
+   * Recorded commands carried by Target.sendMessageToTarget, awaiting their answer (which comes
+   * back inside Target.receivedMessageFromTarget): by the carrying session (or `target:<id>`),
+   * then by their own id.
+   */
+  private readonly nestedPending = new Map<string, Map<number, Pending>>();
+  /** The id of a Target.sendMessageToTarget → the recorded command it carries (its error is that command's). */
+  private readonly carriers = new Map<number, { key: string; id: number }>();
   private readonly maxBuffer: number;
   private goneTimer: NodeJS.Timeout | undefined;
   /** Client messages waiting, in order, while a relay hook holds the client (RelayHook). */
-  private held: Array<[Buffer, boolean]> | undefined;
+  private held: Buffer[] | undefined;
 
   constructor(
     private readonly proxy: CdpProxy,
@@ -181,7 +216,11 @@ class Relay {
     this.client.on('message', (data, isBinary) => this.fromClient(data as Buffer, isBinary));
     this.upstream.on('message', (data, isBinary) => this.fromBrowser(data as Buffer, isBinary));
     this.client.on('close', () => this.end('client_close'));
-    this.client.on('error', () => this.end('client_close'));
+    this.client.on('error', (err: Error & { code?: string }) => {
+      // ws refuses a frame over maxPayload from its header, before buffering it, and closes with 1009.
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') this.refuse('frame_too_large', 1009, `a frame over ${MAX_CLIENT_FRAME_BYTES} bytes`);
+      else this.end('client_close');
+    });
     this.upstream.on('close', () => this.upstreamGone('upstream_error: the browser closed the connection'));
     this.upstream.on('error', () => this.upstreamGone('upstream_error: the browser connection failed'));
   }
@@ -201,33 +240,50 @@ class Relay {
     if (this.done || this.goneTimer !== undefined) return;
     this.messages++;
     this.proxy.messagesTotal++;
-    if (this.held !== undefined) this.held.push([data, isBinary]);
-    else this.relay(data, isBinary);
+    // Chromium drops a connection that sends a binary frame; refused here so that every frame
+    // relayed is one the proxy parsed.
+    if (isBinary) {
+      this.refuse('binary_frame', 1003, 'CDP messages are text frames');
+      return;
+    }
+    if (this.held !== undefined) this.held.push(data);
+    else this.relay(data);
   }
 
-  private relay(data: Buffer, isBinary: boolean): void {
-    if (!isBinary && this.answeredHere(data)) return;
-    const hold = !isBinary && data.length <= MAX_INSPECTED_BYTES ? this.inspectCommand(data) : undefined;
-    if (hold === undefined) {
-      this.upstream.send(data, { binary: isBinary });
+  private relay(data: Buffer): void {
+    if (this.answeredHere(data)) return;
+    const inspected = this.inspectCommand(data);
+    if (inspected === false) {
+      this.refuse('nesting_too_deep', 1008, `more than ${MAX_NESTING} Target.sendMessageToTarget levels`);
+      return;
+    }
+    if (inspected === true) {
+      this.upstream.send(data, { binary: false });
       return;
     }
     this.held = [];
-    void hold.then(() => {
+    void inspected.then(() => {
       const waiting = this.held ?? [];
       this.held = undefined;
       if (this.done || this.goneTimer !== undefined) return;
-      this.upstream.send(data, { binary: isBinary });
+      this.upstream.send(data, { binary: false });
       for (let i = 0; i < waiting.length; i++) {
         // A message relayed just now may have been held in turn: the rest waits behind it.
-        const heldAgain = this.held as Array<[Buffer, boolean]> | undefined;
+        const heldAgain = this.held as Buffer[] | undefined;
         if (heldAgain !== undefined) {
           heldAgain.push(...waiting.slice(i));
           return;
         }
-        this.relay(...waiting[i]!);
+        if (this.done) return;
+        this.relay(waiting[i]!);
       }
     });
+  }
+
+  private refuse(what: RefusedFrame, code: number, why: string): void {
+    if (this.done) return;
+    this.proxy.refused(what);
+    this.end('context_cancelled', code, `${what}: ${why}`, what);
   }
 
   /** Telemetry.addStep is the proxy's own (step-command.ts): answered here, never relayed. */
@@ -251,36 +307,72 @@ class Relay {
     this.client.send(data, { binary: isBinary });
   }
 
-  /** Records the command when it is one to record; a promise when a relay hook holds it. */
-  private inspectCommand(data: Buffer): Promise<void> | undefined {
-    let message: { id?: unknown; method?: unknown; params?: unknown; sessionId?: unknown };
-    try {
-      message = JSON.parse(data.toString('utf8')) as typeof message;
-    } catch {
-      return;
-    }
-    if (typeof message !== 'object' || message === null || typeof message.method !== 'string' || typeof message.id !== 'number') return;
+  /**
+   * False when the frame carries messages nested deeper than the proxy reads; a promise when a
+   * relay hook holds the command (RelayHook); true to relay it now.
+   */
+  private inspectCommand(data: Buffer): Inspected {
+    const message = parseJson(data);
+    return !isCommand(message) || this.inspectMessage(message, undefined, 0);
+  }
+
+  /**
+   * Record one command. `carrier` is set for a command carried inside Target.sendMessageToTarget
+   * (a session attached with `flatten: false`): it is recorded as the command it carries, with the
+   * carrying session, and its answer is matched inside Target.receivedMessageFromTarget.
+   */
+  private inspectMessage(
+    message: Command,
+    carrier: { key: string; sessionId: string | undefined; targetId: string | undefined; outerId: number } | undefined,
+    depth: number,
+  ): Inspected {
     const { recorder, onActivate } = this.proxy.options;
     const params = typeof message.params === 'object' && message.params !== null ? (message.params as Record<string, unknown>) : undefined;
+    const sessionId = carrier !== undefined ? carrier.sessionId : typeof message.sessionId === 'string' ? message.sessionId : undefined;
+    const targetOf = () => (carrier !== undefined && carrier.sessionId === undefined ? carrier.targetId : this.targetOf(sessionId, message.method, params));
+    if (message.method === 'Target.sendMessageToTarget') {
+      if (depth >= MAX_NESTING) return false;
+      const inner = typeof params?.message === 'string' ? parseJson(params.message) : undefined;
+      const innerSession = typeof params?.sessionId === 'string' ? params.sessionId : undefined;
+      const innerTarget = typeof params?.targetId === 'string' ? params.targetId : undefined;
+      const key = innerSession ?? (innerTarget === undefined ? undefined : `target:${innerTarget}`);
+      if (isCommand(inner) && key !== undefined) {
+        return this.inspectMessage(inner, { key, sessionId: innerSession, targetId: innerTarget, outerId: carrier?.outerId ?? message.id }, depth + 1);
+      }
+      return true;
+    }
     if (onActivate && (message.method === 'Page.bringToFront' || message.method === 'Target.activateTarget')) {
-      const activated = this.targetOf(typeof message.sessionId === 'string' ? message.sessionId : undefined, message.method, params);
+      const activated = targetOf();
       if (activated !== undefined) onActivate(activated);
     }
-    if (!recorder.controlOn) return;
+    if (message.method === 'Page.handleJavaScriptDialog') {
+      const answered = targetOf();
+      if (answered !== undefined) this.proxy.options.onDialogAnswer?.(answered);
+    }
+    if (!recorder.controlOn) return true;
     const record = shapeCommand(message.method, params, recorder.includeUrls);
-    if (record === undefined) return;
-    const sessionId = typeof message.sessionId === 'string' ? message.sessionId : undefined;
-    const targetId = this.targetOf(sessionId, record.method, params);
+    if (record === undefined) return true;
+    const targetId = targetOf();
     const id = message.id;
     const actionId = recorder.newId('act');
     const hold = this.proxy.options.relayHook?.beforeRelay(actionId, targetId, record);
     const begin = (): void => {
       // The step this connection marked last (docs/events.md "Steps").
       const start = recorder.begin(targetId, record.opens, this.proxy.options.steps?.currentOf(this.connectionId), actionId);
-      this.pending.set(id, { start, record, sessionId });
+      if (carrier === undefined) {
+        this.pending.set(id, { start, record, sessionId });
+        return;
+      }
+      let waiting = this.nestedPending.get(carrier.key);
+      if (waiting === undefined) this.nestedPending.set(carrier.key, (waiting = new Map<number, Pending>()));
+      waiting.set(id, { start, record, sessionId });
+      this.carriers.set(carrier.outerId, { key: carrier.key, id });
     };
-    if (hold === undefined) begin();
-    return hold?.then(begin);
+    if (hold === undefined) {
+      begin();
+      return true;
+    }
+    return hold.then(begin);
   }
 
   private targetOf(sessionId: string | undefined, method: string, params: Record<string, unknown> | undefined): string | undefined {
@@ -299,19 +391,27 @@ class Relay {
     if (data[0] !== 0x7b || data[1] !== 0x22) return;
     if (data[2] === 0x69 && data[3] === 0x64 && data[4] === 0x22 && data[5] === 0x3a) {
       // {"id":
-      if (this.pending.size === 0) return;
+      if (this.pending.size === 0 && this.carriers.size === 0) return;
       let i = 6;
       let id = 0;
       while (i < data.length && i < 24 && data[i]! >= 0x30 && data[i]! <= 0x39) id = id * 10 + data[i++]! - 0x30;
+      const isError = data.subarray(i, i + 9).toString('latin1') === ',"error":';
+      const carried = this.carriers.get(id);
+      if (carried !== undefined) {
+        this.carriers.delete(id);
+        // The carrier failed (no such session): what it carried never reached the target.
+        if (isError) this.answerNested(carried.key, carried.id, errorText(data));
+      }
       const pending = this.pending.get(id);
       if (pending === undefined) return;
       this.pending.delete(id);
-      const isError = data.subarray(i, i + 9).toString('latin1') === ',"error":';
       this.answer(pending, isError ? errorText(data) : undefined);
       return;
     }
-    const head = data.subarray(0, 48).toString('latin1');
-    if (head.startsWith('{"method":"Target.attachedToTarget"')) {
+    const head = data.subarray(0, 52).toString('latin1');
+    if (head.startsWith('{"method":"Target.receivedMessageFromTarget"')) {
+      if (this.nestedPending.size > 0) this.receivedFromTarget(parseJson(data), 0);
+    } else if (head.startsWith('{"method":"Target.attachedToTarget"')) {
       const event = parseJson(data) as { params?: { sessionId?: string; targetInfo?: { targetId?: string } } } | undefined;
       const sessionId = event?.params?.sessionId;
       const targetId = event?.params?.targetInfo?.targetId;
@@ -320,6 +420,31 @@ class Relay {
       const event = parseJson(data) as { params?: { sessionId?: string } } | undefined;
       if (event?.params?.sessionId !== undefined) this.sessions.delete(event.params.sessionId);
     }
+  }
+
+  /** A message of a `flatten: false` session: the answer of a carried command (or an event carrying one, deeper). */
+  private receivedFromTarget(event: unknown, depth: number): void {
+    const received = event as { method?: unknown; params?: { sessionId?: unknown; targetId?: unknown; message?: unknown } } | null | undefined;
+    const params = received?.params;
+    if (received?.method !== 'Target.receivedMessageFromTarget' || typeof params?.message !== 'string') return;
+    const inner = parseJson(params.message) as { id?: unknown; error?: { message?: unknown }; method?: unknown } | undefined;
+    if (typeof inner !== 'object' || inner === null) return;
+    if (typeof inner.id === 'number') {
+      const error = inner.error === undefined ? undefined : typeof inner.error?.message === 'string' ? inner.error.message.slice(0, 1024) : 'error';
+      for (const key of [params.sessionId, `target:${String(params.targetId)}`]) if (typeof key === 'string' && this.answerNested(key, inner.id, error)) return;
+    } else if (inner.method === 'Target.receivedMessageFromTarget' && depth < MAX_NESTING) {
+      this.receivedFromTarget(inner, depth + 1);
+    }
+  }
+
+  private answerNested(key: string, id: number, error: string | undefined): boolean {
+    const waiting = this.nestedPending.get(key);
+    const pending = waiting?.get(id);
+    if (waiting === undefined || pending === undefined) return false;
+    waiting.delete(id);
+    if (waiting.size === 0) this.nestedPending.delete(key);
+    this.answer(pending, error);
+    return true;
   }
 
   private answer(pending: Pending, error: string | undefined): void {
@@ -340,8 +465,12 @@ class Relay {
     this.done = true;
     clearTimeout(this.goneTimer);
     // Commands still unanswered end with the connection.
-    for (const pending of this.pending.values()) this.answer(pending, 'the connection closed before the answer');
+    for (const pending of [...this.pending.values(), ...[...this.nestedPending.values()].flatMap((m) => [...m.values()])]) {
+      this.answer(pending, 'the connection closed before the answer');
+    }
     this.pending.clear();
+    this.nestedPending.clear();
+    this.carriers.clear();
     this.proxy.options.steps?.forget(this.connectionId);
     const cut = detail === 'slow_client';
     this.proxy.ended(this, reason, cut);
@@ -378,9 +507,13 @@ function dial(url: string): Promise<WebSocket> {
   });
 }
 
-function parseJson(data: Buffer): unknown {
+function isCommand(message: unknown): message is Command {
+  return typeof message === 'object' && message !== null && typeof (message as Command).method === 'string' && typeof (message as Command).id === 'number';
+}
+
+function parseJson(data: Buffer | string): unknown {
   try {
-    return JSON.parse(data.toString('utf8'));
+    return JSON.parse(typeof data === 'string' ? data : data.toString('utf8'));
   } catch {
     return undefined;
   }

@@ -74,8 +74,11 @@ const COMMAND_KEYS: ReadonlySet<string> = new Set([
   ...Array.from({ length: 24 }, (_, i) => `F${i + 1}`),
 ]);
 
-/** Methods whose record opens a caused_by window (with the input types that do). */
-const NAVIGATIONS: ReadonlySet<string> = new Set(['Page.navigate', 'Page.reload', 'Page.navigateToHistoryEntry']);
+/**
+ * Methods whose record opens a caused_by window (with the input types that do). Answering a dialog
+ * is one: the dialog's close and what the page does once it returns are its effects.
+ */
+const NAVIGATIONS: ReadonlySet<string> = new Set(['Page.navigate', 'Page.reload', 'Page.navigateToHistoryEntry', 'Page.handleJavaScriptDialog']);
 
 export interface CommandRecord extends InputShape {
   method: string;

@@ -1,9 +1,10 @@
 // The CDP endpoint's metrics (docs/operations.md "CDP endpoint"): clients connected, connections,
-// messages relayed, clients cut for reading too slowly, and closes by reason.
+// messages relayed, clients cut for reading too slowly, clients closed for a refused frame, and
+// closes by reason.
 
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { CdpDisconnectReason } from '../../injected/schema.ts';
-import type { ProxyStats } from '../cdp-proxy/cdp-proxy.ts';
+import type { ProxyStats, RefusedFrame } from '../cdp-proxy/cdp-proxy.ts';
 import { mirroredCounter } from './mirrored-counter.ts';
 
 export function registerCdpProxyMetrics(registry: Registry, proxy: ProxyStats): void {
@@ -35,6 +36,20 @@ export function registerCdpProxyMetrics(registry: Registry, proxy: ProxyStats): 
         const total = proxy.closedTotal[reason];
         if (total > closed[reason]) this.inc({ reason }, total - closed[reason]);
         closed[reason] = total;
+      }
+    },
+  });
+  const refused: Record<RefusedFrame, number> = { frame_too_large: 0, binary_frame: 0, nesting_too_deep: 0 };
+  new Counter({
+    name: 'bta_cdp_proxy_refused_frames_total',
+    help: 'CDP clients closed for a frame the agent refuses: over the size cap (1009), binary (1003), nested too deep (1008).',
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      for (const reason of Object.keys(refused) as RefusedFrame[]) {
+        const total = proxy.refusedTotal[reason];
+        if (total > refused[reason]) this.inc({ reason }, total - refused[reason]);
+        refused[reason] = total;
       }
     },
   });

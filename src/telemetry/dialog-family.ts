@@ -2,10 +2,12 @@
 // page_dialog_closed and page_file_chooser_opened, from the Page domain the core enables.
 //
 // The agent never answers a dialog: it only watches Page.javascriptDialogOpening/Closed. Who
-// answered is not in the CDP event; what the agent can tell is whether Chromium had a handler of
-// its own (`hasBrowserHandler`): without one (headless, or a tab a CDP client drives) only a CDP
-// client's `Page.handleJavaScriptDialog` can close it, so `closed_by` is `cdp_client`; with one
-// it may be the user or a client, so `unknown`.
+// answered is not in the CDP event; what the agent can tell: a client of its CDP endpoint sent
+// `Page.handleJavaScriptDialog` for that tab while the dialog was open (the proxy reads it before
+// relaying it, so before Chromium closes the dialog: `answered`), or Chromium had no handler of
+// its own (`hasBrowserHandler` false: only a CDP client can close it). Either way `closed_by` is
+// `cdp_client`; otherwise (a browser handler, and no client of the endpoint answered: the user,
+// or a client connected to Chromium directly) `unknown`.
 //
 // File choosers: `Page.fileChooserOpened` is asked for with `Page.enable
 // {enableFileChooserOpenedEvent: true}` (telemetry.ts), which reports the chooser without
@@ -21,6 +23,9 @@ interface OpenDialog {
   frameId: string;
   openedAt: number;
   hasBrowserHandler: boolean;
+  targetId: string;
+  /** A client of the agent's CDP endpoint answered it. */
+  answered: boolean;
 }
 
 export class DialogFamily implements TelemetryFamily {
@@ -43,10 +48,22 @@ export class DialogFamily implements TelemetryFamily {
     this.open.clear();
   }
 
+  /** A client of the agent's CDP endpoint answers the dialog open in `targetId`, if one is. */
+  answered(targetId: string): void {
+    for (const open of this.open.values()) if (open.targetId === targetId) open.answered = true;
+  }
+
   private onOpening(p: Protocol.Page.JavascriptDialogOpeningEvent, state: TargetState): void {
     const type = p.type;
     const now = this.host.clock.nowUs();
-    this.open.set(state.target.sessionId, { type, frameId: p.frameId, openedAt: now, hasBrowserHandler: p.hasBrowserHandler });
+    this.open.set(state.target.sessionId, {
+      type,
+      frameId: p.frameId,
+      openedAt: now,
+      hasBrowserHandler: p.hasBrowserHandler,
+      targetId: state.target.targetId,
+      answered: false,
+    });
     if (!this.host.admits('page')) return;
     const ctx = this.host.tracker.contextOf(state, p.frameId);
     const data: PageDialogOpenedData = {
@@ -67,7 +84,11 @@ export class DialogFamily implements TelemetryFamily {
     if (!this.host.admits('page')) return;
     const now = this.host.clock.nowUs();
     const ctx = this.host.tracker.contextOf(state, p.frameId ?? open?.frameId);
-    const data: PageDialogClosedData = { ...ctx, accepted: p.result, closed_by: open !== undefined && !open.hasBrowserHandler ? 'cdp_client' : 'unknown' };
+    const data: PageDialogClosedData = {
+      ...ctx,
+      accepted: p.result,
+      closed_by: open !== undefined && (open.answered || !open.hasBrowserHandler) ? 'cdp_client' : 'unknown',
+    };
     if (open !== undefined) {
       data.dialog_type = open.type;
       data.open_ms = Math.round((now - open.openedAt) / 1000);

@@ -111,6 +111,11 @@ export class SessionTelemetry implements BrowserLinkListener {
     return this.scope?.telemetry.snapshots;
   }
 
+  /** A client of the agent's CDP endpoint answers the dialog of `targetId` (docs/events.md "Dialogs and file choosers"). */
+  dialogAnswered(targetId: string): void {
+    this.scope?.telemetry.dialogAnswered(targetId);
+  }
+
   /** Types of the targets attached right now (/metrics). */
   *attachedTargetTypes(): Iterable<string> {
     if (this.scope) for (const target of this.scope.targets.all()) yield target.type;

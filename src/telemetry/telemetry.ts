@@ -99,6 +99,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
   /** Last loader id announced per frame: the parent and the OOPIF session can both report it. */
   private readonly announcedLoaders = new Map<string, string>();
   private readonly pageFamily: PageFamily;
+  private readonly dialogs = new DialogFamily();
   private readonly pageScript: PageScriptFamily;
   private readonly snapshotFamily: SnapshotFamily;
   private readonly families: TelemetryFamily[];
@@ -138,7 +139,7 @@ export class Telemetry implements TargetObserver, FamilyHost {
       hangs,
     ];
     // Dialogs, downloads, WebSockets and EventSource (docs/events.md).
-    this.families.push(new DialogFamily(), new DownloadFamily(), new SocketFamily(), this.snapshotFamily);
+    this.families.push(this.dialogs, new DownloadFamily(), new SocketFamily(), this.snapshotFamily);
     if (options.screenshots) this.families.push(new ScreenshotFamily({ ...options.screenshots, monitor: this.monitor }));
   }
 
@@ -149,6 +150,11 @@ export class Telemetry implements TargetObserver, FamilyHost {
   /** The tabs' DOM snapshots, for the control layer's before and after of each action. */
   get snapshots(): TabSnapshots {
     return this.snapshotFamily;
+  }
+
+  /** A client of the agent's CDP endpoint answers the dialog of `targetId` (docs/events.md "Dialogs and file choosers"). */
+  dialogAnswered(targetId: string): void {
+    this.dialogs.answered(targetId);
   }
 
   start(): void {
