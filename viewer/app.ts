@@ -125,7 +125,7 @@ export class ViewerApp {
       moved: (ts) => this.timeline.moveCursor(ts),
     });
     this.filmstrip = new Filmstrip(this.model, (shot) => this.timeline.highlight(shot.ts));
-    this.snapshot = new SnapshotPanel(session, () => this.caps.history);
+    this.snapshot = new SnapshotPanel(session, async () => ((await this.capsProbe) ?? this.caps).history);
     this.network = new NetworkPanel(
       this.model,
       filter,
