@@ -278,6 +278,9 @@ describe('the live viewer', () => {
 
     await viewer.waitFor(`document.querySelector('.timeline-canvas').dataset.lanes.split(',').includes('Actions')`, 'the Actions lane');
     await viewer.evaluate(`document.getElementById('tab-console').click()`);
+    // The viewer holds the navigation once it holds the error it caused (events come in seq order):
+    // stepping before that would start from an older action and step away from it.
+    await viewer.waitFor(`${rowTexts('console', '.text')}.some((t) => t.includes('effect of the action'))`, 'the error the navigation caused');
     // '[' steps back from the newest action until the navigation is selected.
     const selected = await viewer.waitFor<string>(
       `(() => { const c = document.querySelector('.timeline-canvas'); if (c.dataset.selectedAction !== ${JSON.stringify(actionId)}) c.dispatchEvent(new KeyboardEvent('keydown', { key: '[' })); return c.dataset.selectedAction === ${JSON.stringify(actionId)} && c.dataset.effects; })()`,
