@@ -69,6 +69,8 @@ export class ViewerApp {
   private categories = new Set<ViewCategory>(VIEW_CATEGORIES);
   private targetId: string | undefined;
   private caps: Capabilities = { streamFilters: undefined, history: false, har: false };
+  /** The capabilities probe: a check that needs them waits for it (the stream may come first). */
+  private capsProbe: Promise<Capabilities> | undefined;
   /** The categories last asked of the agent; undefined: all. */
   private asked: string[] | undefined;
   private filterTimer: ReturnType<typeof setTimeout> | undefined;
@@ -80,6 +82,8 @@ export class ViewerApp {
   private logId: string | null | undefined;
   /** Marks waiting for the first event to place them at. */
   private readonly pendingMarks: Array<{ kind: MarkKind; label: string; severity: Mark['severity'] }> = [];
+  /** Counts the seq numberings seen (an agent restarted without its log): a hole check of an older one is dropped. */
+  private numbering = 0;
   /** The highest seq ingested from the stream (gaps are measured from it). */
   private liveEdge: number | undefined;
   private feedState: FeedState = 'connecting';
@@ -121,7 +125,7 @@ export class ViewerApp {
       moved: (ts) => this.timeline.moveCursor(ts),
     });
     this.filmstrip = new Filmstrip(this.model, (shot) => this.timeline.highlight(shot.ts));
-    this.snapshot = new SnapshotPanel(session, () => this.caps.history);
+    this.snapshot = new SnapshotPanel(session, async () => ((await this.capsProbe) ?? this.caps).history);
     this.network = new NetworkPanel(
       this.model,
       filter,
@@ -155,7 +159,8 @@ export class ViewerApp {
   start(): void {
     this.feed.start();
     void this.player.refresh();
-    void probeCapabilities(this.session).then((caps) => {
+    this.capsProbe = probeCapabilities(this.session);
+    void this.capsProbe.then((caps) => {
       this.caps = caps;
       this.harLink.hidden = !caps.har;
       this.downloadButton.title = caps.history ? 'The whole history, from the agent' : 'The events this page holds';
@@ -318,6 +323,7 @@ export class ViewerApp {
     if (connection.resume === 'reset' || logChanged) {
       // Another log (an agent restarted without its data): its seqs number other events.
       this.model.reset();
+      this.numbering++;
       this.liveEdge = undefined;
       this.noteMark({
         kind: 'agent_restarted',
@@ -407,8 +413,12 @@ export class ViewerApp {
    */
   private async markHole(from: number, to: number, seq: number, ts: number): Promise<void> {
     const size = to - from + 1;
+    const numbering = this.numbering;
     let optIn = 0;
-    if (this.caps.history && size <= HOLE_CHECK_MAX) {
+    // The replay of what the agent retains usually arrives before the probe has answered: a hole
+    // checked without knowing whether there is a history would be marked lost (docs/viewer.md).
+    const caps = (await this.capsProbe) ?? this.caps;
+    if (caps.history && size <= HOLE_CHECK_MAX) {
       try {
         const url = new URL('telemetry/events', this.session);
         url.search = new URLSearchParams({ type: 'page_snapshot', offset: String(from), limit: String(size), since: HOLE_CHECK_SINCE }).toString();
@@ -419,7 +429,7 @@ export class ViewerApp {
       }
     }
     const lost = size - optIn;
-    if (lost <= 0) return;
+    if (lost <= 0 || numbering !== this.numbering) return;
     this.model.addMark({
       seq,
       ts,

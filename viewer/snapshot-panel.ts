@@ -83,7 +83,7 @@ export class SnapshotPanel {
     /** `/browsers/{id}/` */
     private readonly session: URL,
     /** Whether the history route exists (capabilities.ts). */
-    private readonly hasHistory: () => boolean,
+    private readonly hasHistory: () => Promise<boolean>,
   ) {
     this.buttons = {
       before: h('button', { type: 'button', 'aria-pressed': 'false' }, 'Before'),
@@ -120,14 +120,11 @@ export class SnapshotPanel {
       setText(this.caption, 'Select an action on the timeline to see the page before and after it.');
       return;
     }
-    if (!this.hasHistory()) {
-      setText(this.caption, 'Snapshots are read from the history, which this server does not offer.');
-      return;
-    }
     if (subject.targetId === undefined) {
       setText(this.caption, 'This action acted on no tab.');
       return;
     }
+    const targetId = subject.targetId;
     setText(this.caption, 'Loading the page snapshots…');
     this.loading = true;
     const done = () => {
@@ -136,16 +133,24 @@ export class SnapshotPanel {
       this.loadedAt = performance.now();
       return true;
     };
-    void this.load(subject, subject.targetId).then(
-      (shown) => {
-        if (!done()) return;
-        this.shown = shown;
-        this.render();
-      },
-      (err: unknown) => {
-        if (done()) setText(this.caption, `Could not read the snapshots: ${err instanceof Error ? err.message : String(err)}`);
-      },
-    );
+    // Whether there is a history is known once the capability probe has answered (an action
+    // selected before that waits for it rather than being told there is none).
+    void this.hasHistory()
+      .then((history) => (history ? this.load(subject, targetId) : undefined))
+      .then(
+        (shown) => {
+          if (!done()) return;
+          if (shown === undefined) {
+            setText(this.caption, 'Snapshots are read from the history, which this server does not offer.');
+            return;
+          }
+          this.shown = shown;
+          this.render();
+        },
+        (err: unknown) => {
+          if (done()) setText(this.caption, `Could not read the snapshots: ${err instanceof Error ? err.message : String(err)}`);
+        },
+      );
   }
 
   private choose(phase: Phase): void {

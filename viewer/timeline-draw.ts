@@ -72,6 +72,8 @@ export class TimelinePainter {
   private readonly base = document.createElement('canvas');
   private palette!: Palette;
   private lanes: Lane[] = [];
+  /** The range the lanes on screen were last drawn for (undefined before the first draw). */
+  drawnRange: Range | undefined;
   private baseDirty = true;
   private overlayDirty = true;
   private width = 0;
@@ -133,6 +135,7 @@ export class TimelinePainter {
       ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
       this.drawBase(ctx, scene);
       this.baseDirty = false;
+      this.drawnRange = scene.range;
       this.canvas.setAttribute('aria-label', this.summary(scene.range));
     }
     const ctx = this.canvas.getContext('2d')!;

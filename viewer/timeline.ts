@@ -85,7 +85,7 @@ export class Timeline {
     );
     this.painter = new TimelinePainter(this.canvas, model);
     listenToTimelineInput(this.canvas, {
-      range: () => this.range,
+      range: () => this.shownRange,
       pinnedTs: () => this.pinnedTs,
       plotLeft: GUTTER,
       tsAt: (x) => this.tsAt(x),
@@ -147,6 +147,7 @@ export class Timeline {
     if (ts < start || ts > end) {
       const half = (end - start) / 2;
       this.view = { start: ts - half, end: ts + half };
+      this.painter.drawnRange = undefined;
       this.setFollowing(false);
       this.handlers.rangeChanged();
     }
@@ -166,6 +167,7 @@ export class Timeline {
     if (ts < start || ts > end) {
       const half = (end - start) / 2;
       this.view = { start: ts - half, end: ts + half };
+      this.painter.drawnRange = undefined;
       if (this.following) this.setFollowing(false);
       this.handlers.rangeChanged();
       this.invalidate();
@@ -194,8 +196,19 @@ export class Timeline {
     return heldRange(this.model.minTs, this.model.maxTs, Date.now() * 1000);
   }
 
+  /**
+   * The range on screen: input (wheel, drag, pointer) acts on what the user sees. While following,
+   * `range` moves with each event held, but the lanes are redrawn at most every 100 ms
+   * (docs/viewer.md "Timeline").
+   */
+  private get shownRange(): Range {
+    // A view set since the last draw (two wheel events in one frame) is not on screen yet, but it
+    // is what the user asked for: drawnRange is cleared with each change of the view.
+    return this.painter.drawnRange ?? this.range;
+  }
+
   private tsAt(x: number): number {
-    return this.painter.tsAt(x, this.range);
+    return this.painter.tsAt(x, this.shownRange);
   }
 
   private setFollowing(following: boolean): void {
@@ -206,14 +219,16 @@ export class Timeline {
       this.view = { start: end - span, end };
     }
     this.following = following;
+    this.painter.drawnRange = undefined;
     this.liveButton.setAttribute('aria-pressed', String(following));
     this.invalidate();
     this.handlers.rangeChanged();
   }
 
   private zoom(factor: number, aroundTs?: number): void {
-    const { start, end } = this.range;
+    const { start, end } = this.shownRange;
     this.view = zoomRange({ start, end }, factor, aroundTs);
+    this.painter.drawnRange = undefined;
     // Zooming around a point in the past stops following; zooming at the live edge keeps it.
     if (aroundTs !== undefined && this.following && end - aroundTs > (end - start) * 0.1) this.setFollowing(false);
     const held = this.heldRange();
@@ -223,7 +238,8 @@ export class Timeline {
   }
 
   private pan(deltaUs: number): void {
-    this.view = panRange(this.range, deltaUs);
+    this.view = panRange(this.shownRange, deltaUs);
+    this.painter.drawnRange = undefined;
     if (this.following) this.setFollowing(false);
     this.invalidate();
     this.handlers.rangeChanged();
@@ -231,11 +247,13 @@ export class Timeline {
 
   private fit(): void {
     this.view = undefined;
+    this.painter.drawnRange = undefined;
     this.setFollowing(true);
   }
 
   private dragTo(view: Range): void {
     this.view = view;
+    this.painter.drawnRange = undefined;
     if (this.following) this.setFollowing(false);
     this.invalidate();
     this.handlers.rangeChanged();
@@ -245,7 +263,7 @@ export class Timeline {
     this.hoverTs = x >= GUTTER ? this.tsAt(x) : undefined;
     this.painter.invalidateOverlay();
     this.handlers.cursor(this.hoverTs ?? this.pinnedTs);
-    const text = this.painter.describeAt(x, y, this.range);
+    const text = this.painter.describeAt(x, y, this.shownRange);
     this.tooltip.hidden = text === undefined;
     if (text !== undefined) {
       this.tooltip.textContent = text;
@@ -263,7 +281,7 @@ export class Timeline {
 
   /** A click on the plot: pins the cursor there; on the Actions lane, selects the action there (or none). */
   private click(x: number, y: number): void {
-    if (this.painter.laneAt(y) === 'actions') this.selectAction(this.painter.actionNear(x, this.range));
+    if (this.painter.laneAt(y) === 'actions') this.selectAction(this.painter.actionNear(x, this.shownRange));
     this.pinnedTs = this.tsAt(x);
     this.painter.invalidateOverlay();
     this.handlers.cursor(this.pinnedTs);

@@ -278,6 +278,9 @@ describe('the live viewer', () => {
 
     await viewer.waitFor(`document.querySelector('.timeline-canvas').dataset.lanes.split(',').includes('Actions')`, 'the Actions lane');
     await viewer.evaluate(`document.getElementById('tab-console').click()`);
+    // The viewer holds the navigation once it holds the error it caused (events come in seq order):
+    // stepping before that would start from an older action and step away from it.
+    await viewer.waitFor(`${rowTexts('console', '.text')}.some((t) => t.includes('effect of the action'))`, 'the error the navigation caused');
     // '[' steps back from the newest action until the navigation is selected.
     const selected = await viewer.waitFor<string>(
       `(() => { const c = document.querySelector('.timeline-canvas'); if (c.dataset.selectedAction !== ${JSON.stringify(actionId)}) c.dispatchEvent(new KeyboardEvent('keydown', { key: '[' })); return c.dataset.selectedAction === ${JSON.stringify(actionId)} && c.dataset.effects; })()`,
@@ -465,8 +468,7 @@ describe('the live viewer', () => {
   it('zooms with the wheel around the pointer, pans with a drag and fits with 0', async () => {
     // Real input (CDP Input.*), so pointer capture and the wheel go through the browser as a user's would.
     const canvas = `document.querySelector('.timeline-canvas')`;
-    const shown = async () => {
-      const label = await viewer.evaluate<string>(`${canvas}.getAttribute('aria-label')`);
+    const parse = (label: string) => {
       const m = /from (\d\d):(\d\d):(\d\d)\.(\d{3}) to (\d\d):(\d\d):(\d\d)\.(\d{3})/.exec(label);
       if (!m) throw new Error(`no range in ${JSON.stringify(label)}`);
       const ms = (i: number) => ((Number(m[i]) * 60 + Number(m[i + 1])) * 60 + Number(m[i + 2])) * 1000 + Number(m[i + 3]);
@@ -474,6 +476,7 @@ describe('the live viewer', () => {
       const to = ms(5) < from ? ms(5) + 86_400_000 : ms(5);
       return { from, to, span: to - from, label };
     };
+    const shown = async () => parse(await viewer.evaluate<string>(`${canvas}.getAttribute('aria-label')`));
     const changed = async (before: string, what: string) =>
       viewer.waitFor(`${canvas}.getAttribute('aria-label') !== ${JSON.stringify(before)}`, what).then(shown);
     const mouse = async (
@@ -494,10 +497,12 @@ describe('the live viewer', () => {
     const plotLeft = rect.left + 96;
     const plotWidth = rect.width - 96;
     const y = rect.top + 30;
-    const fit = await shown();
-
+    // The whole session keeps growing as events arrive (the Activity lane's EventSource and the
+    // like): the range zoomed is the one on screen when the wheel turns, read then.
+    await viewer.evaluate(`addEventListener('wheel', () => { window.rangeAtWheel = ${canvas}.getAttribute('aria-label'); }, { capture: true, once: true })`);
     // Wheel up at the middle of the plot: about twice as close (1.0015^-462 ≈ 0.5), the middle stays.
     await mouse('mouseWheel', plotLeft + plotWidth / 2, y, { deltaX: 0, deltaY: -462 });
+    const fit = parse(await viewer.waitFor<string>('window.rangeAtWheel', 'the range at the wheel'));
     const zoomed = await changed(fit.label, 'the zoomed range');
     expect(zoomed.span / fit.span).toBeGreaterThan(0.4);
     expect(zoomed.span / fit.span).toBeLessThan(0.6);
