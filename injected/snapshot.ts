@@ -4,9 +4,10 @@
 // and refers to every subtree that is the same as in the frame's previous snapshot instead of
 // repeating it, so a page that barely changes costs little per snapshot.
 //
-// Nothing runs between snapshots: no observer, no listener. Each snapshot walks the whole
-// document (attributes, text, form state and scroll positions are read, compared with what the
-// previous walk saw and kept per node in a WeakMap of this world), which is what the bench lines
+// Between snapshots only a passive capturing scroll listener runs (it notes which elements
+// scrolled). Each snapshot walks the whole document (attributes, text and form state are read,
+// compared with what the previous walk saw and kept per node in a WeakMap of this world; scroll
+// positions are read on full snapshots and for the noted elements), which is what the bench lines
 // measure (docs/performance.md "Snapshots").
 //
 // References are numbered by the post-order position of every node in the materialized tree
@@ -71,6 +72,16 @@ export function createSnapshotter(win: Window): Snapshotter {
   const stats: SnapshotStats = { snapshots: 0, lastMs: 0, lastNodes: 0 };
   let last = 0;
   let lastFull = 0;
+  /** Elements whose scroll position may be non-zero: scrolled since, or seen scrolled by a snapshot. */
+  const scrolled = new Set<Element>();
+  win.addEventListener(
+    'scroll',
+    (event) => {
+      const target = (event.target === doc ? doc.scrollingElement : event.target) as Node | null;
+      if (target !== null && target.nodeType === Node.ELEMENT_NODE) scrolled.add(target as Element);
+    },
+    { capture: true, passive: true },
+  );
 
   function snapshot(request: SnapshotRequest): string {
     const started = performance.now();
@@ -81,6 +92,7 @@ export function createSnapshotter(win: Window): Snapshotter {
     let referred = false;
     let truncated = false;
     let headDepth = 0;
+    let shadowDepth = 0;
     const adopted = new Map<CSSStyleSheet, string>();
     const definedCustom = new Set<string>();
 
@@ -162,10 +174,18 @@ export function createSnapshotter(win: Window): Snapshotter {
       }
       if (element.hasAttribute('popover') && element.matches(':popover-open')) set(A.popoverOpen, 'true');
       if (element.localName.includes('-') && element.matches(':defined')) definedCustom.add(element.localName);
-      const scrollTop = element.scrollTop;
-      if (scrollTop) set(A.scrollTop, String(scrollTop));
-      const scrollLeft = element.scrollLeft;
-      if (scrollLeft) set(A.scrollLeft, String(scrollLeft));
+      // Reading a scroll position costs a layout check per element (about half of a snapshot's
+      // time, docs/performance.md "Snapshots"): a full snapshot reads every element's; the others
+      // only those that scrolled since (the scroll listener below) or were scrolled, and those in
+      // shadow roots (their scroll events do not reach the document).
+      if (base === -1 || shadowDepth > 0 || scrolled.has(element)) {
+        const scrollTop = element.scrollTop;
+        if (scrollTop) set(A.scrollTop, String(scrollTop));
+        const scrollLeft = element.scrollLeft;
+        if (scrollLeft) set(A.scrollLeft, String(scrollLeft));
+        if (scrollTop || scrollLeft) scrolled.add(element);
+        else scrolled.delete(element);
+      }
       values.push(END);
 
       const shadow = shadowRootOf(element);
@@ -197,6 +217,7 @@ export function createSnapshotter(win: Window): Snapshotter {
       const result: [string, Record<string, string>, ...SnapshotNode[]] = ['template', attrs];
       const values: unknown[] = [root.mode];
       let childrenEqual = true;
+      shadowDepth++;
       for (let c = root.firstChild; c !== null; c = c.nextSibling) {
         const visited = visit(c);
         if (visited === undefined) continue;
@@ -204,6 +225,7 @@ export function createSnapshotter(win: Window): Snapshotter {
         values.push(c);
         childrenEqual &&= visited.equals;
       }
+      shadowDepth--;
       for (const sheet of adoptedSheets(root)) {
         const visited = visitSheet(sheet);
         result.push(visited.n);
