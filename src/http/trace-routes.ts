@@ -29,10 +29,18 @@ export const traceResponseSchema = {
 /** History pages read per event-loop turn by all of an agent's trace exports together (docs/export.md "Limits"). */
 const PAGES_PER_TURN = 1;
 
+/**
+ * Trace archives built at once by one agent (docs/export.md "Limits"); later exports wait in a
+ * queue, first come first served. Every export in flight holds its pages, zip buffers and
+ * deflate state: 20 at once make a heap whose collections stop the event loop for long stretches.
+ */
+const EXPORTS_AT_ONCE = 2;
+
 export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
   const history = deps.history ?? new HistoryReader(deps.log, undefined);
   // One gate for every export of this agent: 20 exports at once read one page per turn.
   const turns = new TurnGate(PAGES_PER_TURN);
+  const slots = new Slots(EXPORTS_AT_ONCE);
   app.get(
     '/browsers/:id/trace',
     {
@@ -58,9 +66,38 @@ export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: 
       // them too: they are of the tab in front, which the events do not say.
       const replays = deps.replays;
       const screencast = replays === undefined ? undefined : () => replayScreencast(replays.screencastReplays(), { sinceTs, untilTs });
-      return sendTrace(request, reply, source, { sessionId: deps.sessionId, filter, creator, ...(screencast ? { screencast } : {}) }, 'trace export');
+      // The slot is held until the response is done or the client is gone (the socket closes).
+      const release = await slots.acquire();
+      reply.raw.once('close', release);
+      try {
+        return await sendTrace(request, reply, source, { sessionId: deps.sessionId, filter, creator, ...(screencast ? { screencast } : {}) }, 'trace export');
+      } catch (err) {
+        release();
+        throw err;
+      }
     },
   );
+}
+
+/** At most `size` holders at once, the others wait first come first served; release is idempotent. */
+export class Slots {
+  private readonly waiting: Array<() => void> = [];
+  private held = 0;
+
+  constructor(private readonly size: number) {}
+
+  async acquire(): Promise<() => void> {
+    if (this.held < this.size) this.held++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next === undefined) this.held--;
+      else next();
+    };
+  }
 }
 
 /**
