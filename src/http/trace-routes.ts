@@ -26,8 +26,21 @@ export const traceResponseSchema = {
   content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
 } as const;
 
+/** History pages read per event-loop turn by all of an agent's trace exports together (docs/export.md "Limits"). */
+const PAGES_PER_TURN = 1;
+
+/**
+ * Trace archives built at once by one agent (docs/export.md "Limits"); later exports wait in a
+ * queue, first come first served. Every export in flight holds its pages, zip buffers and
+ * deflate state: 20 at once make a heap whose collections stop the event loop for long stretches.
+ */
+const EXPORTS_AT_ONCE = 2;
+
 export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: BearerAuth): void {
   const history = deps.history ?? new HistoryReader(deps.log, undefined);
+  // One gate for every export of this agent: 20 exports at once read one page per turn.
+  const turns = new TurnGate(PAGES_PER_TURN);
+  const slots = new Slots(EXPORTS_AT_ONCE);
   app.get(
     '/browsers/:id/trace',
     {
@@ -47,30 +60,97 @@ export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: 
     },
     async (request, reply) => {
       const { filter, sinceTs, untilTs } = exportWindow(request.query as ExportQuery);
-      const source = historySource(history, sinceTs, untilTs, deps.log.latestSeq);
+      const source = historySource(history, sinceTs, untilTs, deps.log.latestSeq, turns);
       const creator = { name: 'browser-telemetry-agent', version: VERSION };
       // The replays' frames as the screencast (docs/export.md "Screencast"); a tab filter keeps
       // them too: they are of the tab in front, which the events do not say.
       const replays = deps.replays;
       const screencast = replays === undefined ? undefined : () => replayScreencast(replays.screencastReplays(), { sinceTs, untilTs });
-      return sendTrace(request, reply, source, { sessionId: deps.sessionId, filter, creator, ...(screencast ? { screencast } : {}) }, 'trace export');
+      // The slot is held until the response is done or the client is gone (the socket closes).
+      const release = await slots.acquire();
+      reply.raw.once('close', release);
+      try {
+        return await sendTrace(request, reply, source, { sessionId: deps.sessionId, filter, creator, ...(screencast ? { screencast } : {}) }, 'trace export');
+      } catch (err) {
+        release();
+        throw err;
+      }
     },
   );
 }
 
-/** The history read as the trace's event source: a window, bounded by the seq the export began at. */
-export function historySource(history: HistoryReader, sinceTs: number | undefined, untilTs: number | undefined, lastSeq: number): TraceEventSource {
+/** At most `size` holders at once, the others wait first come first served; release is idempotent. */
+export class Slots {
+  private readonly waiting: Array<() => void> = [];
+  private held = 0;
+
+  constructor(private readonly size: number) {}
+
+  async acquire(): Promise<() => void> {
+    if (this.held < this.size) this.held++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next === undefined) this.held--;
+      else next();
+    };
+  }
+}
+
+/**
+ * Lets at most `perTurn` waiters go per event-loop turn (setImmediate), first come first served:
+ * synchronous work split into pages and gated here costs a turn at most `perTurn` pages however
+ * many callers there are, so the other requests (/healthz) run between turns.
+ */
+export class TurnGate {
+  private readonly waiting: Array<() => void> = [];
+  private scheduled = false;
+
+  constructor(private readonly perTurn: number) {}
+
+  wait(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      for (const resolve of this.waiting.splice(0, this.perTurn)) resolve();
+      if (this.waiting.length > 0) this.schedule();
+    });
+  }
+}
+
+/**
+ * The history read as the trace's event source: a window, bounded by the seq the export began at.
+ * Each page is read synchronously, after `turns` lets it go (without one: after a turn of its own).
+ */
+export function historySource(
+  history: HistoryReader,
+  sinceTs: number | undefined,
+  untilTs: number | undefined,
+  lastSeq: number,
+  turns?: TurnGate,
+): TraceEventSource {
   return {
     sinceTs,
     async *pages(filter: EventFilter | undefined, pageSize: number, fromStart = false): AsyncGenerator<TraceRow[]> {
       let offset: number | undefined;
       for (;;) {
+        // Let other requests run between pages: the reads are synchronous.
+        await (turns === undefined ? new Promise<void>((resolve) => setImmediate(resolve)) : turns.wait());
         const page = readRows(history, { filter, order: 'asc', offset, sinceTs: fromStart ? undefined : sinceTs, untilTs, limit: pageSize }, lastSeq);
         if (page.rows.length > 0) yield page.rows;
         if (page.done) return;
         offset = page.nextOffset;
-        // Let other requests run between pages: the reads are synchronous.
-        await new Promise<void>((resolve) => setImmediate(resolve));
       }
     },
     storedBytes: () => history.storedBytes(),
