@@ -76,7 +76,7 @@ describe('OTLP export settings', () => {
     expect(parse([...on, '--otlp-categories', 'console, network']).otlp?.categories).toEqual(['console', 'network']);
     expect(parse([...on, '--otlp-categories', 'all']).otlp?.categories).toContain('screenshot');
     expect(errorOf(() => parse([...on, '--otlp-categories', 'console,logs']))).toMatch(
-      /^--otlp-categories: expected a comma-separated list of console, network, page, interaction, monitor, screenshot, control, connection, system, captcha, or all/,
+      /^--otlp-categories: expected a comma-separated list of console, network, page, interaction, snapshot, monitor, screenshot, control, connection, system, captcha, or all/,
     );
   });
 

@@ -69,8 +69,8 @@ describe('the step_id filter', () => {
 
   it("matches the event's JSON alone, as the gateway's archive keeps it", () => {
     const db = openSqlite(join(dir, 'archive.db'));
-    db.exec('CREATE TABLE archive_events (seq INTEGER PRIMARY KEY, event TEXT NOT NULL)');
-    EVENTS.forEach((event, i) => db.prepare('INSERT INTO archive_events (seq, event) VALUES (?, ?)').run(i + 1, JSON.stringify(event)));
+    db.exec('CREATE TABLE archive_events (seq INTEGER PRIMARY KEY, type TEXT NOT NULL, event TEXT NOT NULL)');
+    EVENTS.forEach((event, i) => db.prepare('INSERT INTO archive_events (seq, type, event) VALUES (?, ?, ?)').run(i + 1, event.type, JSON.stringify(event)));
     const sql = filterSql(parseFilter({ step_id: 'step-2' }), undefined, undefined, { column: 'CAST(event AS TEXT)', envelope: false });
     const seqs = db
       .prepare(`SELECT seq FROM archive_events WHERE ${sql.clauses.join(' AND ')} ORDER BY seq`)
