@@ -105,14 +105,16 @@ export class EncoderProcess {
   /**
    * Hands one frame to the encoder at `timeMs` (ms from video time 0, after the previous frame's);
    * false when it was dropped (the encoder is behind, ended, or the time does not move forward).
+   * `closing` frames (the last one or two at a stop, which make the video reach the stop time) are
+   * queued even when the encoder is behind: they are bounded and the video's end depends on them.
    */
-  write(timeMs: number, jpeg: Buffer): boolean {
+  write(timeMs: number, jpeg: Buffer, closing = false): boolean {
     const stdin = this.child.stdin!;
     if (this.ended || this.exit !== undefined || !stdin.writable || timeMs <= this.lastTimeMs) {
       this.framesDropped++;
       return false;
     }
-    if (stdin.writableLength > MAX_QUEUED_BYTES) {
+    if (!closing && stdin.writableLength > MAX_QUEUED_BYTES) {
       this.framesDropped++;
       return false;
     }

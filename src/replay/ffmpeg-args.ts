@@ -148,7 +148,9 @@ export interface FrameArgsOptions {
 export function frameArgs(options: FrameArgsOptions): string[] {
   const from = (options.fromMs / 1000).toFixed(3);
   const rate = options.rate ?? 1000;
-  const filters = [`fps=fps=${rate}:start_time=${from}:round=down`];
+  // The last frame is held for one output step: the fps filter ends its output at the last frame's
+  // own time rounded down, so without it the step that frame falls in would be missing.
+  const filters = [`tpad=stop_mode=clone:stop_duration=${(1 / rate).toFixed(3)}`, `fps=fps=${rate}:start_time=${from}:round=down`];
   if (options.maxWidth !== undefined || options.maxHeight !== undefined) {
     const w = options.maxWidth ?? -1;
     const h = options.maxHeight ?? -1;

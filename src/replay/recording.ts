@@ -173,10 +173,10 @@ export class ReplayRecording {
       const held = this.held;
       this.dropHeld();
       const at = Math.max(Math.round(held.timeMs - this.startedAtMs), Math.ceil(this.lastWrittenMs + this.minGapMs));
-      if (at < endMs) this.write(at, held.jpeg);
+      if (at < endMs) this.write(at, held.jpeg, undefined, true);
     }
-    if (this.lastWrittenMs < 0) this.write(0, BLACK_JPEG, DEFAULT_BOX);
-    if (this.lastJpeg && endMs > this.lastWrittenMs) this.write(endMs, this.lastJpeg);
+    if (this.lastWrittenMs < 0) this.write(0, BLACK_JPEG, DEFAULT_BOX, true);
+    if (this.lastJpeg && endMs > this.lastWrittenMs) this.write(endMs, this.lastJpeg, undefined, true);
     const encoder = this.encoder!;
     const exit = await encoder.finish(ENCODER_FINISH_MS);
     if (reason === 'encoder_failed') error ??= describeExit(exit);
@@ -216,9 +216,9 @@ export class ReplayRecording {
     this.held = undefined;
   }
 
-  private write(atMs: number, jpeg: Buffer, box?: PictureBox): void {
+  private write(atMs: number, jpeg: Buffer, box?: PictureBox, closing = false): void {
     if (!this.encoder) this.startEncoder(box ?? boxOf(jpeg), jpegSize(jpeg) ?? DEFAULT_BOX);
-    if (this.encoder!.write(atMs, jpeg)) {
+    if (this.encoder!.write(atMs, jpeg, closing)) {
       this.lastWrittenMs = atMs;
       this.lastJpeg = jpeg;
     }

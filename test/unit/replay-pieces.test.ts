@@ -103,7 +103,8 @@ describe("the encoder's command lines", () => {
   it('extracts the frame current at a time: no accurate seek, the file’s timestamps, fps rounding down', () => {
     const args = frameArgs({ input: '/r.mp4', fromMs: 2500, image: 'png' }).join(' ');
     expect(args).toContain('-noaccurate_seek -ss 2.500 -copyts -i /r.mp4');
-    expect(args).toContain('fps=fps=1000:start_time=2.500:round=down');
+    // The last frame held one step, so the step it falls in is not cut off at the end.
+    expect(args).toContain('-vf tpad=stop_mode=clone:stop_duration=0.001,fps=fps=1000:start_time=2.500:round=down');
     expect(args).toContain('-frames:v 1');
   });
 });
