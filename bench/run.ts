@@ -9,7 +9,7 @@
 // subscribers), --experiment=<name> (a proposed
 // change applied to the agent processes: bench/investigate/experiment-list.ts), --soak-seconds=N, --rounds=N
 // (page-load rounds), --warmup-loads=N (page-load: unmeasured loads of each page per block), --reps=N (throughput and latency repetitions),
-// --modes=none,bare,agent,... (or a set: automation, beside, split, cuts) and --pages=typical,mixed,console,spa (page-load section subsets),
+// --modes=none,bare,agent,... (or a set: automation, beside, split, cuts, attribution) and --pages=typical,mixed,console,spa (page-load section subsets),
 // --fan-outs=<name>;<name> (latency configurations by name, FAN_OUTS in bench/sections/latency.ts), --pin
 // (page loads with Chromium and the bench on CPU 0, the clients and the subscriber on CPU 1).
 

@@ -36,6 +36,7 @@ export const LOAD_MODES = {
   noshots: '(c-shots) agent, all, --screenshots off',
   nobody: '(c-bodies) agent, all, network.bodies off',
   noscript: '(c-script) agent, console+network, no page script',
+  nosub: '(c-nosub) agent, all, no stream subscriber',
   barebodies: '(b+bodies) bare client fetching the bodies the agent fetches',
   baredurable: '(b+durable) bare client asking for durable bodies',
   bareworld: '(b+world) bare client with an empty script in an isolated world',
@@ -107,6 +108,9 @@ export const LOAD_MODE_SETS: Record<string, LoadMode[]> = {
   split: ['none', ...(Object.keys(FEATURE_ARMS) as LoadMode[])],
   // The agent with and without each cut.
   cuts: ['none', 'bare', 'agent', 'bufcut', 'alldomains'],
+  // What the agent's CPU per load buys: the agent with every category minus one feature each
+  // (docs/performance.md "The agent's CPU per load").
+  attribution: ['bare', 'agent', 'nostore', 'nosub', 'nobody', 'noshots', 'noscript', 'nofailure', 'network'],
 };
 
 /**
@@ -152,6 +156,7 @@ const AGENT_FLAGS: Partial<Record<LoadMode, string[]>> = {
   noshots: ['--screenshots', 'off'],
   nobody: ['--telemetry', NO_BODIES],
   noscript: ['--telemetry', NO_PAGE_SCRIPT],
+  nosub: [],
   nice: [],
   idle: [],
   loadpace0: ['--stream-load-pace-ms', '0'],
@@ -415,13 +420,13 @@ export async function runPageLoad(ctx: BenchContext, options: PageLoadOptions): 
     }
     const flags = mode === 'otlp' ? ['--otlp-endpoint', process.env.BENCH_OTLP_URL ?? ''] : AGENT_FLAGS[mode];
     const agent = await AgentCli.start(browser.httpUrl, flags, profileDirOf(mode), AGENT_PREFIX[mode], AGENT_ENV[mode], AGENT_CUTS[mode]);
-    return agentBlock(agent.pid, agent.streamUrl, agent.url, () => agent.stop());
+    return agentBlock(agent.pid, agent.streamUrl, agent.url, () => agent.stop(), mode !== 'nosub');
   };
   let warmHost: AgentHost | undefined;
-  const agentBlock = async (pid: number, streamUrl: string, url: string, stopAgent: () => Promise<void>): Promise<Running> => {
+  const agentBlock = async (pid: number, streamUrl: string, url: string, stopAgent: () => Promise<void>, subscribe = true): Promise<Running> => {
     // One subscriber, as in production (the gateway). It only counts frames: its CPU competes with
     // the browser's too, and is reported apart (subscriberCpuMsPerLoad).
-    await subscribers.open({ url: streamUrl, readers: 1, stalled: 0, countOnly: true });
+    if (subscribe) await subscribers.open({ url: streamUrl, readers: 1, stalled: 0, countOnly: true });
     return {
       pid,
       counts: async () => countsOf(await agentMetrics(url)),
