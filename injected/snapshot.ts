@@ -145,7 +145,8 @@ export function createSnapshotter(win: Window): Snapshotter {
     else if (name === 'STYLE') state = styleText(element as HTMLStyleElement);
     else if (name === 'DIALOG') state = String(element.matches(':modal'));
     if (element.hasAttribute('popover')) state = `${state ?? ''}\u0000${element.matches(':popover-open')}`;
-    if (element.localName.includes('-')) state = `${state ?? ''}\u0000${element.matches(':defined')}`;
+    // A custom element, once defined, stays so: only an undefined one is watched.
+    if (element.localName.includes('-') && !element.matches(':defined')) state = `${state ?? ''}\u0000undefined`;
     return state;
   };
 
@@ -325,6 +326,7 @@ export function createSnapshotter(win: Window): Snapshotter {
       }
       const state = volatileState(element, name, mask);
       if (state !== undefined) watched.set(element, state);
+      else watched.delete(element);
 
       const shadow = shadowRootOf(element);
       if (shadow !== null) {
@@ -466,6 +468,7 @@ export function createSnapshotter(win: Window): Snapshotter {
   return {
     snapshot,
     markFrame(element, frameId) {
+      if (frames.get(element) === frameId) return;
       frames.set(element, frameId);
       markDirty(element);
     },
