@@ -36,11 +36,15 @@ const COMPARE = `(() => {
   if (window.framed) window.ref.markFrame(document.getElementById('frame'), 'FRAME-1');
   const fullReport = JSON.parse(window.ref.snapshot({ mask }));
   const fresh = new S.SnapshotTrees().add({ ...fullReport, frame_id: 'f' });
+  // A first snapshot reads every element's scroll position; the others trust the scroll listener.
+  const first = JSON.parse(S.createSnapshotter(window).snapshot({ mask })).html;
+  const scrolls = (text) => (text.match(/"__playwright_scroll_(?:top|left)_":"\\d+"/g) ?? []).join();
   return {
     incremental: JSON.stringify(plain(incremental)),
     full: JSON.stringify(plain(fresh)),
     referred: report.base !== undefined,
     nodes: [report.nodes, fullReport.nodes],
+    scrolls: [scrolls(JSON.stringify(plain(incremental))), scrolls(JSON.stringify(first))],
     html: JSON.stringify(report.html),
   };
 })()`;
@@ -50,6 +54,8 @@ interface Compared {
   full: string;
   referred: boolean;
   nodes: [number, number];
+  /** The scroll positions in the incremental snapshot and in a new snapshotter's first one. */
+  scrolls: [string, string];
   html: string;
 }
 
@@ -124,6 +130,7 @@ describe('incremental snapshots', () => {
       expect(compared.referred).toBe(true);
       expect(compared.incremental).toBe(compared.full);
       expect(compared.nodes[0]).toBe(compared.nodes[1]);
+      expect(compared.scrolls[0]).toBe(compared.scrolls[1]);
     });
   }
 
@@ -132,5 +139,11 @@ describe('incremental snapshots', () => {
     const compared = await page.evaluate<Compared>(COMPARE);
     expect(compared.incremental).toBe(compared.full);
     expect(compared.html).not.toContain('deep, never touched');
+  });
+
+  it('keeps the scroll positions a new snapshotter reads', async () => {
+    const compared = await page.evaluate<Compared>(COMPARE);
+    expect(compared.scrolls[0]).toBe('"__playwright_scroll_top_":"30","__playwright_scroll_top_":"120"');
+    expect(compared.scrolls[1]).toBe(compared.scrolls[0]);
   });
 });
