@@ -313,8 +313,8 @@ export function createSnapshotter(win: Window): Snapshotter {
       }
       if (element.hasAttribute('popover') && element.matches(':popover-open')) attrs[A.popoverOpen] = 'true';
       if (element.localName.includes('-') && element.matches(':defined')) custom.push(element.localName);
-      // Reading a scroll position costs a layout check per element (docs/performance.md
-      // "Snapshots"): the first snapshot reads every element's (the page may have scrolled before
+      // Reading a scroll position costs a layout check per element (docs/performance.md "What
+      // was tried"): the first snapshot reads every element's (the page may have scrolled before
       // the listener was there); the others, keyframes included, only those that scrolled since
       // (the scroll listener) or were scrolled, and those in shadow roots.
       if (number === 1 || shadowDepth > 0 || scrolled.has(element)) {
