@@ -75,6 +75,12 @@ const URL_IN_CSS = /url\(\s*(['"]?)([^'")\s]+)\1\s*\)/g;
 const UNSAFE_URL = /^\s*(?:javascript|vbscript):/i;
 const SKIPPED_LINK_RELS = new Set(['preload', 'prefetch', 'modulepreload', 'dns-prefetch', 'preconnect']);
 const OBSERVED: MutationObserverInit = { childList: true, attributes: true, characterData: true, subtree: true };
+/**
+ * Nodes marked (changed or inserted) between two snapshots beyond which the marks are dropped and
+ * the next snapshot is full: bounds what a page churning while no snapshot is asked for (or with
+ * the category switched off) costs in memory and observer work.
+ */
+const MAX_MARKED = 50_000;
 /** A context no record matches: the subtree is walked and written out in full. */
 const UNPLACED: Context = { walked: -2, delta: 0 };
 
@@ -109,19 +115,30 @@ export function createSnapshotter(win: Window): Snapshotter {
   const roots = new Map<Document | ShadowRoot, AdoptedState>();
   const heads = new Set<Element>();
   let observer: MutationObserver | undefined;
+  /** Set when more than MAX_MARKED nodes were marked: the marks are dropped, the observer stopped, the next snapshot is full. */
+  let overflowed = false;
 
+  const overflow = (): void => {
+    overflowed = true;
+    dirty.clear();
+    added.clear();
+    observer?.disconnect();
+  };
   const markDirty = (node: Node): void => {
+    if (overflowed) return;
     let n: Node | null = node;
     while (n !== null && !dirty.has(n)) {
       dirty.add(n);
       n = n.parentNode ?? (n.nodeType === Node.DOCUMENT_FRAGMENT_NODE ? ((n as ShadowRoot).host ?? null) : null);
     }
+    if (dirty.size > MAX_MARKED) overflow();
   };
   const record = (records: MutationRecord[]): void => {
     for (const r of records) {
       markDirty(r.target);
       if (r.type === 'childList') for (let i = 0; i < r.addedNodes.length; i++) added.add(r.addedNodes[i]!);
     }
+    if (added.size > MAX_MARKED) overflow();
   };
   const onScroll = (event: Event): void => {
     const target = (event.target === doc ? doc.scrollingElement : event.target) as Node | null;
@@ -192,9 +209,19 @@ export function createSnapshotter(win: Window): Snapshotter {
   function snapshot(request: SnapshotRequest): string {
     const started = performance.now();
     const number = ++last;
+    if (observer === undefined) {
+      observer = new MutationObserver(record);
+      observer.observe(doc, OBSERVED);
+    } else if (!overflowed) record(observer.takeRecords());
+    const resumed = overflowed;
+    if (overflowed) {
+      overflowed = false;
+      observer.observe(doc, OBSERVED);
+      for (const root of roots.keys()) if (root !== doc) observer.observe(root, OBSERVED);
+    }
     // References go only to the snapshot just before this one (a later one always re-walks what
-    // an unstored one saw), and never past a keyframe's distance.
-    const base = request.base !== undefined && request.base === number - 1 && number - lastFull < SNAPSHOT_LIMITS.keyframeEvery ? request.base : -1;
+    // an unstored one saw), never past a keyframe's distance, nor across marks dropped.
+    const base = !resumed && request.base !== undefined && request.base === number - 1 && number - lastFull < SNAPSHOT_LIMITS.keyframeEvery ? request.base : -1;
     const mask = request.mask;
     let counter = 0;
     let referred = false;
@@ -204,10 +231,6 @@ export function createSnapshotter(win: Window): Snapshotter {
     const custom: string[] = [];
     adopted = new Map();
 
-    if (observer === undefined) {
-      observer = new MutationObserver(record);
-      observer.observe(doc, OBSERVED);
-    } else record(observer.takeRecords());
     if (base !== -1) recheck(mask);
 
     /** A reference to `key`'s subtree as `base` had it, or undefined when it must be walked. */

@@ -141,6 +141,21 @@ describe('incremental snapshots', () => {
     expect(compared.html).not.toContain('deep, never touched');
   });
 
+  it('takes a full snapshot after more changes than it keeps track of', async () => {
+    await page.evaluate(`{ const d = document.getElementById('a'); for (let i = 0; i < 50_001; i++) d.append('x'); }`);
+    const compared = await page.evaluate<Compared>(COMPARE);
+    expect(compared.referred).toBe(false);
+    expect(compared.incremental).toBe(compared.full);
+  });
+
+  it('refers again after that full snapshot', async () => {
+    await page.evaluate(`{ const d = document.getElementById('a'); d.replaceChildren('attr'); document.getElementById('p').firstChild.data = 'after' }`);
+    const compared = await page.evaluate<Compared>(COMPARE);
+    expect(compared.referred).toBe(true);
+    expect(compared.incremental).toBe(compared.full);
+    expect(compared.html).not.toContain('deep, never touched');
+  });
+
   it('keeps the scroll positions a new snapshotter reads', async () => {
     const compared = await page.evaluate<Compared>(COMPARE);
     expect(compared.scrolls[0]).toBe('"__playwright_scroll_top_":"30","__playwright_scroll_top_":"120"');
