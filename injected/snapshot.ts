@@ -213,25 +213,28 @@ export function createSnapshotter(win: Window): Snapshotter {
       observer = new MutationObserver(record);
       observer.observe(doc, OBSERVED);
     } else if (!overflowed) record(observer.takeRecords());
-    const resumed = overflowed;
+    const mask = request.mask;
+    adopted = new Map();
+    // References go only to the snapshot just before this one (a later one always re-walks what
+    // an unstored one saw), never past a keyframe's distance, nor across marks dropped (also when
+    // the re-check itself marks too many).
+    let full = overflowed || request.base === undefined || request.base !== number - 1 || number - lastFull >= SNAPSHOT_LIMITS.keyframeEvery;
+    if (!full) {
+      recheck(mask);
+      full = overflowed;
+    }
     if (overflowed) {
       overflowed = false;
       observer.observe(doc, OBSERVED);
       for (const root of roots.keys()) if (root !== doc) observer.observe(root, OBSERVED);
     }
-    // References go only to the snapshot just before this one (a later one always re-walks what
-    // an unstored one saw), never past a keyframe's distance, nor across marks dropped.
-    const base = !resumed && request.base !== undefined && request.base === number - 1 && number - lastFull < SNAPSHOT_LIMITS.keyframeEvery ? request.base : -1;
-    const mask = request.mask;
+    const base = full ? -1 : (request.base ?? -1);
     let counter = 0;
     let referred = false;
     let truncated = false;
     let headDepth = 0;
     let shadowDepth = 0;
     const custom: string[] = [];
-    adopted = new Map();
-
-    if (base !== -1) recheck(mask);
 
     /** A reference to `key`'s subtree as `base` had it, or undefined when it must be walked. */
     const refer = (key: object, at: Context): SnapshotNode | undefined => {

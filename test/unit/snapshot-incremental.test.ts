@@ -161,4 +161,13 @@ describe('incremental snapshots', () => {
     expect(compared.scrolls[0]).toBe('"__playwright_scroll_top_":"30","__playwright_scroll_top_":"120"');
     expect(compared.scrolls[1]).toBe(compared.scrolls[0]);
   });
+
+  it('takes a full snapshot when more fields changed by property than it keeps track of', async () => {
+    await page.evaluate(`{ const f = document.createElement('div'); f.id = 'many'; f.innerHTML = '<input>'.repeat(50_001); document.body.append(f); }`);
+    await page.evaluate<Compared>(COMPARE);
+    await page.evaluate(`{ for (const input of document.querySelectorAll('#many input')) input.value = 'v'; }`);
+    const compared = await page.evaluate<Compared>(COMPARE);
+    expect(compared.referred).toBe(false);
+    expect(compared.incremental).toBe(compared.full);
+  }, 60_000);
 });
