@@ -4,11 +4,12 @@
 // and refers to every subtree that is the same as in the frame's previous snapshot instead of
 // repeating it, so a page that barely changes costs little per snapshot.
 //
-// Between snapshots only a passive capturing scroll listener runs (it notes which elements
-// scrolled). Each snapshot walks the whole document (attributes, text and form state are read,
-// compared with what the previous walk saw and kept per node in a WeakMap of this world; scroll
-// positions are read on full snapshots and for the noted elements), which is what the bench lines
-// measure (docs/performance.md "Snapshots").
+// A subtree no mutation touched since the previous snapshot is not walked at all: a
+// MutationObserver (from the first snapshot on, on the document and every shadow root walked)
+// marks changed nodes and their ancestors, and what no mutation reports (form state, scroll
+// positions, style sheets, image sources, dialog/popover/custom-element states, the document's
+// URL) is re-checked on each snapshot; docs/page-script.md "Snapshots" lists it and says why.
+// Only the changed paths are walked, which is what the bench lines measure (docs/performance.md).
 //
 // References are numbered by the post-order position of every node in the materialized tree
 // (references expanded), and point only to the previous snapshot the agent stored (`base`): the
@@ -40,109 +41,273 @@ export interface Snapshotter {
   readonly stats: SnapshotStats;
 }
 
-/** What the previous walk saw of a node, and where it was. */
-interface Seen {
-  values: unknown[];
-  /** The snapshot that saw it, and its position there. */
+/**
+ * Where a node (or a key standing for one: a <style>'s text, the <head>'s <base>, an adopted
+ * sheet's slot) was last emitted, and its subtree's size.
+ */
+interface Placed {
+  /** The snapshot that last emitted it (walked or referred to), and its post-order position there. */
   number: number;
   index: number;
+  /** Nodes of its subtree as materialized (references expanded), itself included. */
+  size: number;
+  /** The snapshot that last walked it and its position there: its children's `number` and `index` are of that walk. */
+  walkedNumber: number;
+  walkedIndex: number;
+  /** The defined custom elements' names in its subtree, in document order; undefined when none. */
+  custom: string[] | undefined;
 }
 
-interface Visited {
-  n: SnapshotNode;
-  equals: boolean;
+/** Where a walked node's children were in the base snapshot: `index + delta` for those placed by its last walk. */
+interface Context {
+  walked: number;
+  delta: number;
+}
+
+/** What an adopted-sheet list last held, per document or shadow root. */
+interface AdoptedState {
+  sheets: readonly CSSStyleSheet[];
+  texts: string[];
+  keys: object[];
 }
 
 const URL_IN_CSS = /url\(\s*(['"]?)([^'")\s]+)\1\s*\)/g;
+const UNSAFE_URL = /^\s*(?:javascript|vbscript):/i;
 const SKIPPED_LINK_RELS = new Set(['preload', 'prefetch', 'modulepreload', 'dns-prefetch', 'preconnect']);
-const END = {};
+const OBSERVED: MutationObserverInit = { childList: true, attributes: true, characterData: true, subtree: true };
+/**
+ * Nodes marked (changed or inserted) between two snapshots beyond which the marks are dropped and
+ * the next snapshot is full: bounds what a page churning while no snapshot is asked for (or with
+ * the category switched off) costs in memory and observer work.
+ */
+const MAX_MARKED = 50_000;
+/** A context no record matches: the subtree is walked and written out in full. */
+const UNPLACED: Context = { walked: -2, delta: 0 };
 
 export function createSnapshotter(win: Window): Snapshotter {
   const doc = win.document;
-  const seen = new WeakMap<object, Seen>();
+  const placed = new WeakMap<object, Placed>();
   const frames = new WeakMap<Element, string>();
   /** Per link style sheet: its text, kept while its rule count stays (docs/page-script.md "Snapshots"). */
   const linkSheets = new WeakMap<CSSStyleSheet, { rules: number; text: string | undefined }>();
   const styleSheets = new WeakMap<CSSStyleSheet, { content: string; rules: number; text: string }>();
-  /** The key of a <style>'s text node in `seen` (the element itself is the element's). */
-  const styleTexts = new WeakMap<Element, object>();
+  /** The key standing for a <style>'s text, and the text last emitted. */
+  const styleTexts = new WeakMap<Element, { key: object; text: string }>();
   // Makes the page's <link> and relative URLs resolve as they did in the page wherever it is shown.
   const fakeBase = doc.createElement('base');
+  let fakeBaseHref = '';
   const id = randomId();
   const stats: SnapshotStats = { snapshots: 0, lastMs: 0, lastNodes: 0 };
   let last = 0;
   let lastFull = 0;
   /** Elements whose scroll position may be non-zero: scrolled since, or seen scrolled by a snapshot. */
   const scrolled = new Set<Element>();
-  win.addEventListener(
-    'scroll',
-    (event) => {
-      const target = (event.target === doc ? doc.scrollingElement : event.target) as Node | null;
-      if (target !== null && target.nodeType === Node.ELEMENT_NODE) scrolled.add(target as Element);
-    },
-    { capture: true, passive: true },
-  );
+
+  // Unchanged subtrees (docs/page-script.md "Snapshots"): a MutationObserver marks every node whose
+  // subtree changed since the last snapshot, with its ancestors (`dirty`); nodes inserted since
+  // (`added`) are walked in full, since a subtree changed while detached reports nothing. What no
+  // mutation reports is re-checked on each snapshot: `watched` keeps, per element with such state
+  // (form fields, images, links, <style>, dialogs, popovers, custom elements), what the last walk
+  // read of it; `roots` are the document and the shadow roots walked, for their adopted sheets.
+  const dirty = new Set<Node>();
+  const added = new Set<Node>();
+  const watched = new Map<Element, string>();
+  const roots = new Map<Document | ShadowRoot, AdoptedState>();
+  const heads = new Set<Element>();
+  let observer: MutationObserver | undefined;
+  /** Set when more than MAX_MARKED nodes were marked: the marks are dropped, the observer stopped, the next snapshot is full. */
+  let overflowed = false;
+
+  const overflow = (): void => {
+    overflowed = true;
+    dirty.clear();
+    added.clear();
+    observer?.disconnect();
+  };
+  const markDirty = (node: Node): void => {
+    if (overflowed) return;
+    let n: Node | null = node;
+    while (n !== null && !dirty.has(n)) {
+      dirty.add(n);
+      n = n.parentNode ?? (n.nodeType === Node.DOCUMENT_FRAGMENT_NODE ? ((n as ShadowRoot).host ?? null) : null);
+    }
+    if (dirty.size > MAX_MARKED) overflow();
+  };
+  const record = (records: MutationRecord[]): void => {
+    for (const r of records) {
+      markDirty(r.target);
+      if (r.type === 'childList') for (let i = 0; i < r.addedNodes.length; i++) added.add(r.addedNodes[i]!);
+    }
+    if (added.size > MAX_MARKED) overflow();
+  };
+  const onScroll = (event: Event): void => {
+    const target = (event.target === doc ? doc.scrollingElement : event.target) as Node | null;
+    if (target !== null && target.nodeType === Node.ELEMENT_NODE) {
+      scrolled.add(target as Element);
+      markDirty(target);
+    }
+  };
+  win.addEventListener('scroll', onScroll, { capture: true, passive: true });
+
+  /** An element's state that no mutation reports, as one string; undefined for elements with none. */
+  const volatileState = (element: Element, name: string, mask: string): string | undefined => {
+    let state: string | undefined;
+    if (name === 'INPUT' || name === 'TEXTAREA') {
+      const field = element as HTMLInputElement;
+      const masked = mask !== '' && element.matches(mask);
+      state = `${masked ? 'm' : ''}\u0000${field.value}\u0000${field.type === 'checkbox' || field.type === 'radio' ? field.checked : ''}`;
+    } else if (name === 'OPTION') state = String((element as HTMLOptionElement).selected);
+    else if (name === 'IMG') state = (element as HTMLImageElement).currentSrc;
+    else if (name === 'LINK') state = linkSheetText(element as HTMLLinkElement) ?? '\u0000';
+    else if (name === 'STYLE') state = styleText(element as HTMLStyleElement);
+    else if (name === 'DIALOG') state = String(element.matches(':modal'));
+    if (element.hasAttribute('popover')) state = `${state ?? ''}\u0000${element.matches(':popover-open')}`;
+    // A custom element, once defined, stays so: only an undefined one is watched.
+    if (element.localName.includes('-') && !element.matches(':defined')) state = `${state ?? ''}\u0000undefined`;
+    return state;
+  };
+
+  /** Marks what changed without a mutation record since the last snapshot (docs/page-script.md "Snapshots"). */
+  const recheck = (mask: string): void => {
+    for (const [element, state] of watched) {
+      if (!element.isConnected) watched.delete(element);
+      else if (volatileState(element, element.nodeName, mask) !== state) markDirty(element);
+    }
+    for (const [root, state] of roots) {
+      if (root !== doc && !root.isConnected) {
+        roots.delete(root);
+        continue;
+      }
+      const sheets = adoptedSheets(root);
+      let same = sheets.length === state.sheets.length;
+      for (let i = 0; i < sheets.length; i++) {
+        const text = sheetText(sheets[i]!);
+        if (!same || sheets[i] !== state.sheets[i] || text !== state.texts[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (!same) markDirty(root === doc ? (doc.documentElement ?? doc) : root);
+    }
+    for (const head of heads) {
+      if (!head.isConnected) heads.delete(head);
+      else if (doc.baseURI !== fakeBaseHref) markDirty(head);
+    }
+  };
+
+  /** An adopted sheet's text, read once per snapshot. */
+  let adopted = new Map<CSSStyleSheet, string>();
+  const sheetText = (sheet: CSSStyleSheet): string => {
+    let text = adopted.get(sheet);
+    if (text === undefined) {
+      text = rulesText(sheet, undefined) ?? '';
+      adopted.set(sheet, text);
+    }
+    return text;
+  };
 
   function snapshot(request: SnapshotRequest): string {
     const started = performance.now();
     const number = ++last;
-    const base = request.base !== undefined && number - lastFull < SNAPSHOT_LIMITS.keyframeEvery ? request.base : -1;
+    if (observer === undefined) {
+      observer = new MutationObserver(record);
+      observer.observe(doc, OBSERVED);
+    } else if (!overflowed) record(observer.takeRecords());
     const mask = request.mask;
+    adopted = new Map();
+    // References go only to the snapshot just before this one (a later one always re-walks what
+    // an unstored one saw), never past a keyframe's distance, nor across marks dropped (also when
+    // the re-check itself marks too many).
+    let full = overflowed || request.base === undefined || request.base !== number - 1 || number - lastFull >= SNAPSHOT_LIMITS.keyframeEvery;
+    if (!full) {
+      recheck(mask);
+      full = overflowed;
+    }
+    if (overflowed) {
+      overflowed = false;
+      observer.observe(doc, OBSERVED);
+      for (const root of roots.keys()) if (root !== doc) observer.observe(root, OBSERVED);
+    }
+    const base = full ? -1 : (request.base ?? -1);
     let counter = 0;
     let referred = false;
     let truncated = false;
     let headDepth = 0;
     let shadowDepth = 0;
-    const adopted = new Map<CSSStyleSheet, string>();
-    const definedCustom = new Set<string>();
+    const custom: string[] = [];
 
-    /** Closes a node: a reference when it and its subtree are as `base` saw them. */
-    const close = (key: object, values: unknown[], childrenEqual: boolean, n: SnapshotNode): Visited => {
-      const previous = seen.get(key);
-      const index = counter++;
-      const equals = childrenEqual && previous !== undefined && previous.number === base && sameValues(previous.values, values);
-      if (equals) {
-        referred = true;
-        const ref: SnapshotNode = [[1, previous.index]];
-        previous.number = number;
-        previous.index = index;
-        return { n: ref, equals };
-      }
-      seen.set(key, { values, number, index });
-      return { n, equals };
+    /** A reference to `key`'s subtree as `base` had it, or undefined when it must be walked. */
+    const refer = (key: object, at: Context): SnapshotNode | undefined => {
+      const p = placed.get(key);
+      if (p === undefined || p.number !== at.walked || counter + p.size > SNAPSHOT_LIMITS.maxNodes) return undefined;
+      const baseIndex = p.index + at.delta;
+      counter += p.size;
+      p.number = number;
+      p.index = counter - 1;
+      if (p.custom !== undefined) for (const name of p.custom) custom.push(name);
+      referred = true;
+      return [[1, baseIndex]];
     };
 
-    const visit = (node: Node): Visited | undefined => {
+    /** Where `key`'s children were in `base`, when `key` itself was in it (found through its parent's context). */
+    const inner = (key: object, at: Context): Context => {
+      const p = placed.get(key);
+      if (p === undefined || p.number !== at.walked) return UNPLACED;
+      return { walked: p.walkedNumber, delta: p.index + at.delta - p.walkedIndex };
+    };
+
+    /** Records a walked node's place; `from` is the counter before its subtree. */
+    const place = (key: object, from: number, customFrom: number): number => {
+      const index = counter++;
+      const names = custom.length > customFrom ? [...new Set(custom.slice(customFrom))] : undefined;
+      const p = placed.get(key);
+      if (p === undefined) placed.set(key, { number, index, size: counter - from, walkedNumber: number, walkedIndex: index, custom: names });
+      else {
+        p.number = p.walkedNumber = number;
+        p.index = p.walkedIndex = index;
+        p.size = counter - from;
+        p.custom = names;
+      }
+      return index;
+    };
+
+    /** A leaf whose content is `text`: a reference when `same` and placed, else `node`. */
+    const leaf = (key: object, same: boolean, at: Context, node: SnapshotNode): SnapshotNode => {
+      if (same) {
+        const ref = refer(key, at);
+        if (ref !== undefined) return ref;
+      }
+      place(key, counter, custom.length);
+      return node;
+    };
+
+    const visit = (node: Node, at: Context): SnapshotNode | undefined => {
       if (counter >= SNAPSHOT_LIMITS.maxNodes) {
         truncated = true;
         return undefined;
       }
+      const fresh = added.has(node);
+      if (!fresh && !dirty.has(node)) {
+        const ref = refer(node, at);
+        if (ref !== undefined) return ref;
+      }
       const type = node.nodeType;
       if (type === Node.TEXT_NODE) {
         const text = (node as Text).data;
-        return close(node, [text], true, text);
+        place(node, counter, custom.length);
+        return text;
       }
-      if (type === Node.DOCUMENT_FRAGMENT_NODE) return visitShadowRoot(node as ShadowRoot);
+      const within = fresh ? UNPLACED : inner(node, at);
+      if (type === Node.DOCUMENT_FRAGMENT_NODE) return visitShadowRoot(node as ShadowRoot, within);
       if (type !== Node.ELEMENT_NODE) return undefined;
       const element = node as Element;
       const name = element.nodeName;
       if (skipped(element, name, headDepth)) return undefined;
+      const from = counter;
+      const customFrom = custom.length;
 
       const attrs: Record<string, string> = {};
-      const values: unknown[] = [];
       const result: [string, Record<string, string>, ...SnapshotNode[]] = [name, attrs];
-      let childrenEqual = true;
-      const set = (attr: string, value: string) => {
-        attrs[attr] = value;
-        values.push(attr, value);
-      };
-      const child = (visited: Visited | undefined, identity: unknown) => {
-        if (visited === undefined) return;
-        result.push(visited.n);
-        values.push(identity);
-        childrenEqual &&= visited.equals;
-      };
-
       const masked = (name === 'INPUT' || name === 'TEXTAREA') && mask !== '' && element.matches(mask);
       const attributes = element.attributes;
       for (let i = 0; i < attributes.length; i++) {
@@ -151,101 +316,121 @@ export function createSnapshotter(win: Window): Snapshotter {
         if (skippedAttribute(name, attrName)) continue;
         let value = attr.value;
         if (masked && attrName === 'value') value = value === '' ? '' : SNAPSHOT_MASK;
-        else if ((attrName === 'href' || attrName === 'src') && /^\s*(?:javascript|vbscript):/i.test(value)) value = '';
-        set(attrName, value);
+        else if ((attrName === 'href' || attrName === 'src') && UNSAFE_URL.test(value)) value = '';
+        attrs[attrName] = value;
       }
       if (name === 'INPUT' || name === 'TEXTAREA') {
         const field = element as HTMLInputElement | HTMLTextAreaElement;
-        if (field.type !== 'file') set(A.value, masked && field.value !== '' ? SNAPSHOT_MASK : field.value);
-        if (field.type === 'checkbox' || field.type === 'radio') set(A.checked, String((field as HTMLInputElement).checked));
+        if (field.type !== 'file') attrs[A.value] = masked && field.value !== '' ? SNAPSHOT_MASK : field.value;
+        if (field.type === 'checkbox' || field.type === 'radio') attrs[A.checked] = String((field as HTMLInputElement).checked);
       } else if (name === 'OPTION') {
-        set(A.selected, String((element as HTMLOptionElement).selected));
+        attrs[A.selected] = String((element as HTMLOptionElement).selected);
       } else if (name === 'IFRAME' || name === 'FRAME') {
         const frameId = frames.get(element);
-        set('src', frameId === undefined ? '' : `/snapshot/${frameId}`);
+        attrs.src = frameId === undefined ? '' : `/snapshot/${frameId}`;
       } else if (name === 'IMG') {
         const current = (element as HTMLImageElement).currentSrc;
-        if (current !== '' && !/^\s*(?:javascript|vbscript):/i.test(current)) set(A.currentSrc, current);
+        if (current !== '' && !UNSAFE_URL.test(current)) attrs[A.currentSrc] = current;
       } else if (name === 'LINK') {
         const text = linkSheetText(element as HTMLLinkElement);
-        if (text !== undefined) set(A.sheet, text);
+        if (text !== undefined) attrs[A.sheet] = text;
       } else if (name === 'DIALOG' && element.matches(':modal')) {
-        set(A.dialogOpen, 'modal');
+        attrs[A.dialogOpen] = 'modal';
       }
-      if (element.hasAttribute('popover') && element.matches(':popover-open')) set(A.popoverOpen, 'true');
-      if (element.localName.includes('-') && element.matches(':defined')) definedCustom.add(element.localName);
-      // Reading a scroll position costs a layout check per element (about half of a snapshot's
-      // time, docs/performance.md "Snapshots"): a full snapshot reads every element's; the others
-      // only those that scrolled since (the scroll listener below) or were scrolled, and those in
-      // shadow roots (their scroll events do not reach the document).
-      if (base === -1 || shadowDepth > 0 || scrolled.has(element)) {
+      if (element.hasAttribute('popover') && element.matches(':popover-open')) attrs[A.popoverOpen] = 'true';
+      if (element.localName.includes('-') && element.matches(':defined')) custom.push(element.localName);
+      // Reading a scroll position costs a layout check per element (docs/performance.md "What
+      // was tried"): the first snapshot reads every element's (the page may have scrolled before
+      // the listener was there); the others, keyframes included, only those that scrolled since
+      // (the scroll listener) or were scrolled, and those in shadow roots.
+      if (number === 1 || shadowDepth > 0 || scrolled.has(element)) {
         const scrollTop = element.scrollTop;
-        if (scrollTop) set(A.scrollTop, String(scrollTop));
+        if (scrollTop) attrs[A.scrollTop] = String(scrollTop);
         const scrollLeft = element.scrollLeft;
-        if (scrollLeft) set(A.scrollLeft, String(scrollLeft));
+        if (scrollLeft) attrs[A.scrollLeft] = String(scrollLeft);
         if (scrollTop || scrollLeft) scrolled.add(element);
         else scrolled.delete(element);
       }
-      values.push(END);
+      const state = volatileState(element, name, mask);
+      if (state !== undefined) watched.set(element, state);
+      else watched.delete(element);
 
       const shadow = shadowRootOf(element);
-      if (shadow !== null) child(visitShadowRoot(shadow), shadow);
+      if (shadow !== null) {
+        const n = visit(shadow, within);
+        if (n !== undefined) result.push(n);
+      }
       if (name === 'STYLE') {
         // The style sheet as the page has it (a script may have changed it through the CSSOM).
         const text = styleText(element as HTMLStyleElement);
-        let key = styleTexts.get(element);
-        if (key === undefined) styleTexts.set(element, (key = {}));
-        child(close(key, [text], true, text), key);
+        let known = styleTexts.get(element);
+        if (known === undefined) styleTexts.set(element, (known = { key: {}, text }));
+        result.push(leaf(known.key, known.text === text, within, text));
+        known.text = text;
       } else if (name !== 'TEXTAREA') {
         // A textarea's text is its default value: its current value is A.value (masked when it must be).
         if (name === 'HEAD') {
           headDepth++;
-          fakeBase.setAttribute('href', doc.baseURI);
-          child(close(fakeBase, [doc.baseURI], true, ['BASE', { href: doc.baseURI }]), fakeBase);
+          heads.add(element);
+          const href = doc.baseURI;
+          fakeBase.setAttribute('href', href);
+          result.push(leaf(fakeBase, href === fakeBaseHref, within, ['BASE', { href }]));
+          fakeBaseHref = href;
         }
-        for (let c = element.firstChild; c !== null; c = c.nextSibling) child(visit(c), c);
+        for (let c = element.firstChild; c !== null; c = c.nextSibling) {
+          const n = visit(c, within);
+          if (n !== undefined) result.push(n);
+        }
         if (name === 'HEAD') headDepth--;
       }
-      if (element === doc.documentElement) for (const sheet of adoptedSheets(doc)) child(visitSheet(sheet), sheet);
-      if (name === 'BODY' && definedCustom.size > 0) set(A.customElements, [...definedCustom].join(','));
+      if (element === doc.documentElement) visitSheets(doc, result, within);
+      if (name === 'BODY' && custom.length > 0) attrs[A.customElements] = [...new Set(custom)].join(',');
       if (result.length === 2 && Object.keys(attrs).length === 0) result.pop();
-      return close(element, values, childrenEqual, result);
+      place(element, from, customFrom);
+      return result;
     };
 
-    const visitShadowRoot = (root: ShadowRoot): Visited => {
-      const attrs = { [A.shadowRoot]: root.mode };
-      const result: [string, Record<string, string>, ...SnapshotNode[]] = ['template', attrs];
-      const values: unknown[] = [root.mode];
-      let childrenEqual = true;
+    const visitShadowRoot = (root: ShadowRoot, within: Context): SnapshotNode => {
+      if (!roots.has(root)) {
+        observer!.observe(root, OBSERVED);
+        root.addEventListener('scroll', onScroll, { capture: true, passive: true });
+        roots.set(root, { sheets: [], texts: [], keys: [] });
+      }
+      const from = counter;
+      const customFrom = custom.length;
+      const result: [string, Record<string, string>, ...SnapshotNode[]] = ['template', { [A.shadowRoot]: root.mode }];
       shadowDepth++;
       for (let c = root.firstChild; c !== null; c = c.nextSibling) {
-        const visited = visit(c);
-        if (visited === undefined) continue;
-        result.push(visited.n);
-        values.push(c);
-        childrenEqual &&= visited.equals;
+        const n = visit(c, within);
+        if (n !== undefined) result.push(n);
       }
       shadowDepth--;
-      for (const sheet of adoptedSheets(root)) {
-        const visited = visitSheet(sheet);
-        result.push(visited.n);
-        values.push(sheet);
-        childrenEqual &&= visited.equals;
-      }
-      return close(root, values, childrenEqual, result);
+      visitSheets(root, result, within);
+      place(root, from, customFrom);
+      return result;
     };
 
-    const visitSheet = (sheet: CSSStyleSheet): Visited => {
-      let text = adopted.get(sheet);
-      if (text === undefined) {
-        text = rulesText(sheet, undefined) ?? '';
-        adopted.set(sheet, text);
+    /** Appends a document's or shadow root's adopted sheets, each a reference when its slot holds the same sheet and text. */
+    const visitSheets = (root: Document | ShadowRoot, result: { push(node: SnapshotNode): number }, within: Context): void => {
+      let state = roots.get(root);
+      if (state === undefined) roots.set(root, (state = { sheets: [], texts: [], keys: [] }));
+      const sheets = adoptedSheets(root);
+      const texts: string[] = [];
+      for (let i = 0; i < sheets.length; i++) {
+        const sheet = sheets[i]!;
+        const text = sheetText(sheet);
+        texts.push(text);
+        const key = (state.keys[i] ??= {});
+        result.push(leaf(key, sheet === state.sheets[i] && text === state.texts[i], within, ['template', { [A.styleSheet]: text }]));
       }
-      return close(sheet, [text], true, ['template', { [A.styleSheet]: text }]);
+      state.sheets = [...sheets];
+      state.texts = texts;
     };
 
     const root = doc.documentElement;
-    const html = (root !== null ? visit(root)?.n : undefined) ?? ['HTML'];
+    const html = (root !== null ? visit(root, base === -1 ? UNPLACED : { walked: base, delta: 0 }) : undefined) ?? ['HTML'];
+    dirty.clear();
+    added.clear();
     if (!referred) lastFull = number;
     const report: FrameSnapshotReport = {
       doc: id,
@@ -310,7 +495,9 @@ export function createSnapshotter(win: Window): Snapshotter {
   return {
     snapshot,
     markFrame(element, frameId) {
+      if (frames.get(element) === frameId) return;
       frames.set(element, frameId);
+      markDirty(element);
     },
     stats,
   };
@@ -375,12 +562,6 @@ function rulesText(sheet: CSSStyleSheet, base: string | undefined): string | und
       return match;
     }
   });
-}
-
-function sameValues(a: unknown[], b: unknown[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function randomId(): string {
