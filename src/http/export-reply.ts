@@ -48,7 +48,15 @@ export async function sendTrace(request: FastifyRequest, reply: FastifyReply, so
     ...(trace.screencast === undefined ? {} : { screencast: trace.screencast }),
   };
   await checkTraceSize(source, traceRequest).catch(tooLarge);
-  const archive = traceArchive(source, traceRequest, (err) => request.log.warn({ err: err.message }, `${what} failed while streaming`));
+  let failed = false;
+  const archive = traceArchive(source, traceRequest, (err) => {
+    failed = true;
+    request.log.warn({ err: err.message }, `${what} failed while streaming`);
+  });
   const body = spooled(archive, trace.built ?? (() => undefined));
+  // The spool's own failures (its temporary file); the archive's are logged above.
+  body.once('error', (err) => {
+    if (!failed) request.log.warn({ err: err.message }, `${what} failed while spooling`);
+  });
   return reply.type('application/zip').header('Content-Disposition', `attachment; filename="${traceRequest.sessionId}.trace.zip"`).send(body);
 }

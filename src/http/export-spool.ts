@@ -80,13 +80,20 @@ export function spooled(body: Readable, onBuilt: () => void, dir = tmpdir()): Re
       if (out.destroyed) return;
       if (file === undefined) {
         // push() takes the chunk either way; false says the client's buffer is full.
-        if (!out.push(chunk)) file = openUnlinked(dir);
+        if (!out.push(chunk)) {
+          file = openUnlinked(dir);
+          // Awaited by the next chunk or the end, which may be a while: not an unhandled rejection meanwhile.
+          file.catch(() => undefined);
+        }
         continue;
       }
       const handle = await file;
       if (out.destroyed) return;
-      await handle.write(chunk, 0, chunk.length, written);
-      written += chunk.length;
+      for (let at = 0; at < chunk.length;) {
+        const { bytesWritten } = await handle.write(chunk, at, chunk.length - at, written);
+        at += bytesWritten;
+        written += bytesWritten;
+      }
       void drain();
     }
     ended = true;

@@ -74,4 +74,13 @@ describe('spooled', () => {
     body.destroy(new Error('zip failed'));
     expect((await failed).message).toBe('zip failed');
   });
+
+  it('fails the client, and runs built, when its file cannot be written', async () => {
+    let built = 0;
+    const out = spooled(Readable.from(chunks), () => built++, join(dir, 'missing'));
+    const failed = new Promise<NodeJS.ErrnoException>((resolve) => out.once('error', resolve));
+    // Nothing read: the body overflows the memory and the spool opens its file.
+    expect((await failed).code).toBe('ENOENT');
+    expect(built).toBe(1);
+  });
 });
