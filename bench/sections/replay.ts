@@ -15,8 +15,9 @@ import { readFileSync } from 'node:fs';
 import { BenchBrowser } from '../clients/chromium.ts';
 import { AgentCli, TOKEN } from '../clients/consumers.ts';
 import { rotate, type BenchContext } from '../lib/context.ts';
+import { featureLoads, type FeatureLoads } from '../lib/feature-loads.ts';
 import { cpuSeconds, sleep, statusBytes, threadActivity } from '../lib/processes.ts';
-import { bootstrapRatio, median } from '../lib/stats.ts';
+import { median } from '../lib/stats.ts';
 
 export interface ReplayOptions {
   rounds: number;
@@ -45,7 +46,7 @@ export interface ReplayWindow {
 
 export interface ReplayResult {
   options: ReplayOptions;
-  load: { offMs: number[]; onMs: number[]; p50Ratio: number; p50Ci: [number, number] };
+  load: FeatureLoads;
   windows: ReplayWindow[];
   long: { seconds: number; stopToDownloadableMs: number; sizeBytes: number };
 }
@@ -91,47 +92,16 @@ export async function runReplay(ctx: BenchContext, options: ReplayOptions): Prom
   return { options, load, windows, long };
 }
 
-async function pageLoads(ctx: BenchContext, options: ReplayOptions): Promise<ReplayResult['load']> {
-  const { pages, subscribers } = ctx;
-  const browser = await BenchBrowser.launch(pages.idleUrl);
-  const offMs: number[] = [];
-  const onMs: number[] = [];
-  try {
-    const agent = await AgentCli.start(browser.httpUrl);
-    try {
-      await subscribers.open({ url: agent.streamUrl, readers: 1, stalled: 0, countOnly: true });
-      await pages.waitIdle();
-      await pages.runChain(['/p/typical'], 60_000);
-      await pages.waitIdle();
-      for (let round = 0; round < options.rounds; round++) {
-        for (const on of rotate([false, true], round)) {
-          const id = on ? await startReplay(agent) : undefined;
-          await pages.runChain(
-            Array.from({ length: options.warmupLoads }, () => '/p/typical'),
-            60_000,
-          );
-          await pages.waitIdle();
-          const beacons = await pages.runChain(
-            Array.from({ length: options.loadsPerBlock }, () => '/p/typical'),
-            60_000 + options.loadsPerBlock * 5000,
-          );
-          await pages.waitIdle();
-          (on ? onMs : offMs).push(...beacons.map((b) => b.metric));
-          if (id !== undefined) await stopReplay(agent, id);
-        }
-      }
-    } finally {
-      await subscribers.closeAll();
-      await agent.stop();
-    }
-  } finally {
-    await browser.close();
-  }
-  const p50Ratio = median(onMs) / median(offMs);
+async function pageLoads(ctx: BenchContext, options: ReplayOptions): Promise<FeatureLoads> {
+  const load = await featureLoads(ctx, options, async (agent, on) => {
+    if (!on) return undefined;
+    const id = await startReplay(agent);
+    return () => stopReplay(agent, id);
+  });
   ctx.log(
-    `[replay] typical page load p50 ${median(offMs).toFixed(0)} ms without a recording, ${median(onMs).toFixed(0)} ms with one (×${p50Ratio.toFixed(3)})`,
+    `[replay] typical page load p50 ${median(load.offMs).toFixed(0)} ms without a recording, ${median(load.onMs).toFixed(0)} ms with one (×${load.p50Ratio.toFixed(3)})`,
   );
-  return { offMs, onMs, p50Ratio, p50Ci: bootstrapRatio(onMs, offMs, 0.5) };
+  return load;
 }
 
 async function cpuWindow(ctx: BenchContext, arm: Pick<ReplayWindow, 'page' | 'recording'>, seconds: number): Promise<ReplayWindow> {

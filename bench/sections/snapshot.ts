@@ -15,9 +15,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BenchBrowser } from '../clients/chromium.ts';
 import { AgentCli, TOKEN } from '../clients/consumers.ts';
-import { rotate, type BenchContext } from '../lib/context.ts';
+import type { BenchContext } from '../lib/context.ts';
+import { featureLoads, type FeatureLoads } from '../lib/feature-loads.ts';
 import { sleep } from '../lib/processes.ts';
-import { bootstrapRatio, median, quantile } from '../lib/stats.ts';
+import { median, quantile } from '../lib/stats.ts';
 
 export interface SnapshotOptions {
   /** Clicks per page size. */
@@ -42,7 +43,7 @@ export interface SnapshotPageResult {
 export interface SnapshotResult {
   options: SnapshotOptions;
   pages: SnapshotPageResult[];
-  load: { offMs: number[]; onMs: number[]; p50Ratio: number; p50Ci: [number, number] };
+  load: FeatureLoads;
 }
 
 const SIZES = [1500, 15_000] as const;
@@ -162,44 +163,15 @@ async function snapshotPage(ctx: BenchContext, url: string, elements: number, cl
   }
 }
 
-async function pageLoads(ctx: BenchContext, options: SnapshotOptions): Promise<SnapshotResult['load']> {
-  const { pages, subscribers } = ctx;
-  const browser = await BenchBrowser.launch(pages.idleUrl);
-  const offMs: number[] = [];
-  const onMs: number[] = [];
-  try {
-    const agent = await AgentCli.start(browser.httpUrl);
-    try {
-      await subscribers.open({ url: agent.streamUrl, readers: 1, stalled: 0, countOnly: true });
-      await pages.waitIdle();
-      await pages.runChain(['/p/typical'], 60_000);
-      await pages.waitIdle();
-      for (let round = 0; round < options.rounds; round++) {
-        for (const on of rotate([false, true], round)) {
-          await setSnapshots(agent, on);
-          await pages.runChain(
-            Array.from({ length: options.warmupLoads }, () => '/p/typical'),
-            60_000,
-          );
-          await pages.waitIdle();
-          const beacons = await pages.runChain(
-            Array.from({ length: options.loadsPerBlock }, () => '/p/typical'),
-            60_000 + options.loadsPerBlock * 5000,
-          );
-          await pages.waitIdle();
-          (on ? onMs : offMs).push(...beacons.map((b) => b.metric));
-        }
-      }
-    } finally {
-      await subscribers.closeAll();
-      await agent.stop();
-    }
-  } finally {
-    await browser.close();
-  }
-  const p50Ratio = median(onMs) / median(offMs);
-  ctx.log(`[snapshot] typical page load p50 ${median(offMs).toFixed(0)} ms with snapshots off, ${median(onMs).toFixed(0)} ms on (×${p50Ratio.toFixed(3)})`);
-  return { offMs, onMs, p50Ratio, p50Ci: bootstrapRatio(onMs, offMs, 0.5) };
+async function pageLoads(ctx: BenchContext, options: SnapshotOptions): Promise<FeatureLoads> {
+  const load = await featureLoads(ctx, options, async (agent, on) => {
+    await setSnapshots(agent, on);
+    return undefined;
+  });
+  ctx.log(
+    `[snapshot] typical page load p50 ${median(load.offMs).toFixed(0)} ms with snapshots off, ${median(load.onMs).toFixed(0)} ms on (×${load.p50Ratio.toFixed(3)})`,
+  );
+  return load;
 }
 
 export async function runSnapshot(ctx: BenchContext, options: SnapshotOptions): Promise<SnapshotResult> {

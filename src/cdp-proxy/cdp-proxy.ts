@@ -395,14 +395,16 @@ class Relay {
       let i = 6;
       let id = 0;
       while (i < data.length && i < 24 && data[i]! >= 0x30 && data[i]! <= 0x39) id = id * 10 + data[i++]! - 0x30;
-      const isError = data.subarray(i, i + 9).toString('latin1') === ',"error":';
       const carried = this.carriers.get(id);
+      const pending = this.pending.get(id);
+      // Most answers are to commands nobody recorded: those end here, with nothing allocated.
+      if (carried === undefined && pending === undefined) return;
+      const isError = data.subarray(i, i + 9).toString('latin1') === ',"error":';
       if (carried !== undefined) {
         this.carriers.delete(id);
         // The carrier failed (no such session): what it carried never reached the target.
         if (isError) this.answerNested(carried.key, carried.id, errorText(data));
       }
-      const pending = this.pending.get(id);
       if (pending === undefined) return;
       this.pending.delete(id);
       this.answer(pending, isError ? errorText(data) : undefined);

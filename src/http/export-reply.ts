@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { checkTraceSize, traceArchive, type ScreencastPicture, type TraceEventSource, type TraceRequest } from '../export/trace-archive.ts';
 import type { EventFilter } from '../stream/event-filter.ts';
+import { spooled } from './export-spool.ts';
 import { TRACE_MAX_EVENT_BYTES, tooLarge } from './trace-errors.ts';
 
 /** Streams a HAR document from its `pieces` as `<sessionId>.har`; `what` names it in the log. */
@@ -28,11 +29,14 @@ export interface TraceOf {
   creator: { name: string; version: string };
   /** A replay's pictures as the trace's screencast (docs/export.md "Screencast"). */
   screencast?: () => AsyncIterable<ScreencastPicture>;
+  /** Called once the archive is built (all of it sent or spooled), failed, or its client has gone. */
+  built?: () => void;
 }
 
 /**
  * Checks the size cap (413, TRACE_MAX_EVENT_BYTES), then streams the trace archive of `source`
- * as `<sessionId>.trace.zip`; `what` names it in the log.
+ * as `<sessionId>.trace.zip`; `what` names it in the log. The archive is built at its own pace and
+ * spooled (export-spool.ts): a slow client costs a temporary file, not the building work.
  */
 export async function sendTrace(request: FastifyRequest, reply: FastifyReply, source: TraceEventSource, trace: TraceOf, what: string): Promise<FastifyReply> {
   const traceRequest: TraceRequest = {
@@ -44,6 +48,15 @@ export async function sendTrace(request: FastifyRequest, reply: FastifyReply, so
     ...(trace.screencast === undefined ? {} : { screencast: trace.screencast }),
   };
   await checkTraceSize(source, traceRequest).catch(tooLarge);
-  const body = traceArchive(source, traceRequest, (err) => request.log.warn({ err: err.message }, `${what} failed while streaming`));
+  let failed = false;
+  const archive = traceArchive(source, traceRequest, (err) => {
+    failed = true;
+    request.log.warn({ err: err.message }, `${what} failed while streaming`);
+  });
+  const body = spooled(archive, trace.built ?? (() => undefined));
+  // The spool's own failures (its temporary file); the archive's are logged above.
+  body.once('error', (err) => {
+    if (!failed) request.log.warn({ err: err.message }, `${what} failed while spooling`);
+  });
   return reply.type('application/zip').header('Content-Disposition', `attachment; filename="${traceRequest.sessionId}.trace.zip"`).send(body);
 }

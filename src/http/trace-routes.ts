@@ -31,8 +31,9 @@ const PAGES_PER_TURN = 1;
 
 /**
  * Trace archives built at once by one agent (docs/export.md "Limits"); later exports wait in a
- * queue, first come first served. Every export in flight holds its pages, zip buffers and
+ * queue, first come first served. Every export being built holds its pages, zip buffers and
  * deflate state: 20 at once make a heap whose collections stop the event loop for long stretches.
+ * A slot covers the building only: what a slow client has not read yet waits in a spool.
  */
 const EXPORTS_AT_ONCE = 2;
 
@@ -66,11 +67,13 @@ export function registerTraceRoutes(app: FastifyInstance, deps: HttpDeps, auth: 
       // them too: they are of the tab in front, which the events do not say.
       const replays = deps.replays;
       const screencast = replays === undefined ? undefined : () => replayScreencast(replays.screencastReplays(), { sinceTs, untilTs });
-      // The slot is held until the response is done or the client is gone (the socket closes).
+      // The slot is held while the archive is built: until it is all sent or spooled (a slow
+      // client reads the rest from the spool), or the client is gone (the socket closes).
       const release = await slots.acquire();
       reply.raw.once('close', release);
       try {
-        return await sendTrace(request, reply, source, { sessionId: deps.sessionId, filter, creator, ...(screencast ? { screencast } : {}) }, 'trace export');
+        const trace = { sessionId: deps.sessionId, filter, creator, built: release, ...(screencast ? { screencast } : {}) };
+        return await sendTrace(request, reply, source, trace, 'trace export');
       } catch (err) {
         release();
         throw err;

@@ -19,12 +19,12 @@ import type { EncoderBinary } from './encoder-binary.ts';
 import { EncoderProcess, type EncoderExit } from './encoder-process.ts';
 import { chapterMetadata, remuxArgs, type PictureBox } from './ffmpeg-args.ts';
 import { BLACK_JPEG, jpegSize } from './jpeg.ts';
-import type { ScreenFrame } from './screencast.ts';
+import { MAX_HEIGHT, MAX_WIDTH, type ScreenFrame } from './screencast.ts';
 
 /** With no paint for this long, the last picture is written again (on the 1 s beat). */
 export const KEEPALIVE_MS = 900;
-/** The picture size while no tab has painted (the viewport cap). */
-const DEFAULT_BOX: PictureBox = { width: 1280, height: 720 };
+/** The picture size while no tab has painted: the capture's cap. */
+const DEFAULT_BOX: PictureBox = { width: MAX_WIDTH, height: MAX_HEIGHT };
 /** How long the encoder may take to write its last fragment and exit. */
 const ENCODER_FINISH_MS = 10_000;
 /** How long the finalizing copy may take (a 10-minute recording takes well under a second). */

@@ -2,15 +2,15 @@
 // (docs/events.md "Filters"). One parsed form for both, matched against the small per-event
 // metadata the log keeps (no JSON parsing), and translated to SQL by the durable store.
 
-import { EVENT_CATEGORY, EVENT_TYPE_CATEGORY, type EventCategory, type EventType, type TelemetryEvent } from '../../injected/schema.ts';
+import { EVENT_CATEGORY, EVENT_TYPE_CATEGORY, type EventCategory, type EventContext, type EventType, type TelemetryEvent } from '../../injected/schema.ts';
 import { contextOf } from '../event-data.ts';
 import { OPT_IN_TYPES, type EventFilter, type EventMeta } from './event-query.ts';
 
 export type { BodyColumn, EventFilter, EventMeta } from './event-query.ts';
 export { filterSql, OPT_IN_CATEGORIES, OPT_IN_TYPES } from './event-query.ts';
 
-/** EventMeta.causedBy of an event. */
-export function causeOf(event: TelemetryEvent): string | undefined {
+/** EventMeta.causedBy of an event (`context`: its contextOf, when the caller has it already). */
+export function causeOf(event: TelemetryEvent, context: EventContext | undefined = contextOf(event)): string | undefined {
   switch (event.type) {
     // The cause side: the action itself.
     case 'cdp_command':
@@ -18,13 +18,8 @@ export function causeOf(event: TelemetryEvent): string | undefined {
     case 'computer_action':
       return event.data?.action_id;
     default:
-      return contextOf(event)?.caused_by;
+      return context?.caused_by;
   }
-}
-
-/** EventMeta.stepId of an event (docs/events.md "Steps"). */
-export function stepOf(event: TelemetryEvent): string | undefined {
-  return contextOf(event)?.step_id;
 }
 
 /**

@@ -17,7 +17,7 @@
 
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import { contextOf } from '../event-data.ts';
-import { causeOf, matches, OPT_IN_TYPES, stepOf, type EventFilter, type EventMeta } from './event-filter.ts';
+import { causeOf, matches, OPT_IN_TYPES, type EventFilter, type EventMeta } from './event-filter.ts';
 import { envelopeBytesOf, envelopeFrameText, eventFrameText } from './sse-frame.ts';
 import { RunPool, type RunLease } from './run-pool.ts';
 
@@ -229,8 +229,9 @@ export class EventLog {
       type: event.type,
       targetId: context?.target_id ?? event.source.metadata?.target_id,
       navSeq: context?.nav_seq,
-      causedBy: causeOf(event),
-      stepId: stepOf(event),
+      // The context read once for every field (contextOf is a switch over the event types).
+      causedBy: causeOf(event, context),
+      stepId: context?.step_id,
     };
 
     if (this.count === this.ring.length) {

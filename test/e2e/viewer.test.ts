@@ -177,7 +177,6 @@ async function mintViewerUrl(base: string, sessionId: string, token = TOKEN): Pr
   return fetch(`${base}/browsers/${sessionId}/viewer/sessions`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
 }
 
-/** JS run in the viewer: the texts of the rendered rows of a panel matching `cellSelector`. */
 /** An expression: the tooltips the timeline shows as the pointer sweeps along a lane. */
 const laneTips = (lane: string) => `(async () => {
   await new Promise((r) => requestAnimationFrame(() => r()));
@@ -194,6 +193,7 @@ const laneTips = (lane: string) => `(async () => {
   return [...seen];
 })()`;
 
+/** JS run in the viewer: the texts of the rendered rows of a panel matching `cellSelector`. */
 const rowTexts = (panel: string, cellSelector: string) =>
   `[...document.querySelectorAll('#panel-${panel} .vrow:not([hidden]) ${cellSelector}')].map((e) => e.textContent)`;
 
@@ -441,20 +441,7 @@ describe('the live viewer', () => {
     expect(lanes).toContain('Activity');
     // Sweep the pointer along the Activity lane (the whole session in view): the tooltips name each mark.
     await viewer.evaluate(`[...document.querySelectorAll('.timeline-bar button')].find((b) => b.textContent === 'Fit').click()`);
-    const tips = await viewer.evaluate<string[]>(`(async () => {
-      await new Promise((r) => requestAnimationFrame(() => r()));
-      const canvas = document.querySelector('.timeline-canvas');
-      const tooltip = document.querySelector('.timeline-tooltip');
-      const rect = canvas.getBoundingClientRect();
-      const y = rect.top + 20 + ${lanes.indexOf('Activity')} * 22 + 11;
-      const seen = new Set();
-      for (let x = rect.left + 97; x < rect.right; x += 2) {
-        canvas.dispatchEvent(new PointerEvent('pointermove', { clientX: x, clientY: y, bubbles: true }));
-        if (!tooltip.hidden) seen.add(tooltip.textContent);
-      }
-      canvas.dispatchEvent(new PointerEvent('pointerleave', { bubbles: true }));
-      return [...seen];
-    })()`);
+    const tips = await viewer.evaluate<string[]>(laneTips('Activity'));
     const all = tips.join('\n');
     expect(all).toContain('confirm opened “proceed?”');
     expect(all).toMatch(/confirm accepted after \d+ ms \(cdp_client\)/);

@@ -67,6 +67,15 @@ describe('the step_id filter', () => {
     store.close();
   });
 
+  it('reads caused_by in the ring from the action itself and from its effects', () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 26 });
+    for (const event of EVENTS) log.append(structuredClone(event));
+    const seqs = new HistoryReader(log, undefined)
+      .read({ filter: parseFilter({ caused_by: 'act-2' }), order: 'asc', limit: 100, offset: 1, sinceTs: undefined, untilTs: undefined })
+      .items.map((json) => (JSON.parse(json) as { seq: number }).seq);
+    expect(seqs).toEqual([5, 6]);
+  });
+
   it("matches the event's JSON alone, as the gateway's archive keeps it", () => {
     const db = openSqlite(join(dir, 'archive.db'));
     db.exec('CREATE TABLE archive_events (seq INTEGER PRIMARY KEY, type TEXT NOT NULL, event TEXT NOT NULL)');

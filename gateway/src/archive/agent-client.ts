@@ -92,16 +92,7 @@ export class AgentClient {
     if (query.until !== undefined) params.set('until', query.until);
     for (const [name, values] of Object.entries(query.filters ?? {})) for (const value of values) params.append(name, value);
     const path = `/browsers/${encodeURIComponent(agent.sessionId)}/telemetry/events?${params.toString()}`;
-    const { response } = await this.send(agent, path, { accept: 'application/json' }, this.timeouts.responseMs);
-    const body = await readBody(response, this.timeouts.responseMs);
-    if (response.statusCode !== 200) throw new AgentAnswered(response.statusCode ?? 0, body.slice(0, MAX_ERROR_BODY));
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      throw new AgentAnswered(200, 'the history page is not JSON');
-    }
-    if (!Array.isArray(parsed)) throw new AgentAnswered(200, 'the history page is not a JSON array');
+    const { response, parsed } = await this.jsonArray(agent, path, 'the history page');
     // The agent writes each envelope with JSON.stringify, so writing it again gives its bytes.
     const items: AgentEnvelope[] = [];
     for (const item of parsed as Array<{ seq?: unknown; event?: { ts?: unknown } }>) {
@@ -120,22 +111,22 @@ export class AgentClient {
    * AgentAnswered for any status but 200 (an agent without replays, a token without the scope).
    */
   async replays(agent: AgentAddress): Promise<unknown[]> {
-    const { response } = await this.send(
-      agent,
-      `/browsers/${encodeURIComponent(agent.sessionId)}/replays`,
-      { accept: 'application/json' },
-      this.timeouts.responseMs,
-    );
+    return (await this.jsonArray(agent, `/browsers/${encodeURIComponent(agent.sessionId)}/replays`, 'the replay list')).parsed;
+  }
+
+  /** `GET path` answered 200 with a JSON array; AgentAnswered otherwise, `what` naming the body. */
+  private async jsonArray(agent: AgentAddress, path: string, what: string): Promise<{ response: IncomingMessage; parsed: unknown[] }> {
+    const { response } = await this.send(agent, path, { accept: 'application/json' }, this.timeouts.responseMs);
     const body = await readBody(response, this.timeouts.responseMs);
     if (response.statusCode !== 200) throw new AgentAnswered(response.statusCode ?? 0, body.slice(0, MAX_ERROR_BODY));
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
     } catch {
-      throw new AgentAnswered(200, 'the replay list is not JSON');
+      throw new AgentAnswered(200, `${what} is not JSON`);
     }
-    if (!Array.isArray(parsed)) throw new AgentAnswered(200, 'the replay list is not a JSON array');
-    return parsed as unknown[];
+    if (!Array.isArray(parsed)) throw new AgentAnswered(200, `${what} is not a JSON array`);
+    return { response, parsed };
   }
 
   /**

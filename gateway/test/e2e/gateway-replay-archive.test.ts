@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, GatewayRig } from './support/gateway-harness.ts';
 import { AgentProgram, eventually } from './support/gateway-processes.ts';
 import { gatewaySuite } from './support/gateway-suite.ts';
+import { startReplayRig } from './support/replay-rig.ts';
 import { ChromiumProcess } from '../../../src/browser/chromium-launcher.ts';
 import { Driver, type Tab } from '../../../test/e2e/support/harness.ts';
 import { unzipEntries } from '../../../test/e2e/support/playwright-trace.ts';
@@ -35,21 +36,10 @@ describe.each(BACKENDS)('archived replays on %s', (backend) => {
   let dir: string;
 
   beforeAll(async () => {
-    [rig, agent] = await Promise.all([
-      // Nobody follows the stream: what is archived is the DELETE's doing.
-      suite.storages.fresh(backend).then((storage) => GatewayRig.start(storage, { archiveFollow: false })),
-      AgentProgram.start(suite.bundles, AGENT_TOKEN),
-    ]);
-    id = agent.sessionId;
-    expect((await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN })).status).toBe(201);
+    // Nobody follows the stream: what is archived is the DELETE's doing.
+    const gateway = suite.storages.fresh(backend).then((storage) => GatewayRig.start(storage, { archiveFollow: false }));
+    ({ rig, agent, id, driver, tab, client } = await startReplayRig(suite, gateway, AGENT_TOKEN));
     dir = mkdtempSync(join(tmpdir(), 'bta-gateway-replay-archive-'));
-    driver = await Driver.connect(agent.browserWsUrl());
-    tab = await driver.firstPage();
-    await tab.send('Page.enable');
-    await tab.send('Emulation.setDeviceMetricsOverride', { width: 640, height: 360, deviceScaleFactor: 1, mobile: false });
-    await tab.navigate(suite.fixtures.url('/page'));
-    await waitForPage(tab, 'typeof window.runColours === "function"');
-    client = rig.sdk(rig.adminKey, { maxRetries: 0 });
 
     stoppedId = (await client.browsers.replays.start(id, { framerate: 10 })).replay_id;
     await tab.evaluate(`runColours([[1000, 'rgb(0,255,0)']])`);

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayRig } from './support/gateway-harness.ts';
 import { AgentProgram } from './support/gateway-processes.ts';
 import { gatewaySuite } from './support/gateway-suite.ts';
+import { startReplayRig } from './support/replay-rig.ts';
 import { Driver, type Tab } from '../../../test/e2e/support/harness.ts';
 import { COLOUR_PAGE, waitForPage } from '../../../test/e2e/support/replay-pages.ts';
 import { colourAt, near, probeVideo } from '../../../test/e2e/support/video.ts';
@@ -36,20 +37,12 @@ describe('replays through the gateway', () => {
   let viewUrl: string | undefined;
 
   beforeAll(async () => {
-    [rig, agent] = await Promise.all([
+    ({ rig, agent, id, driver, tab, client } = await startReplayRig(
+      suite,
       suite.storages.fresh('sqlite').then((storage) => GatewayRig.start(storage)),
-      AgentProgram.start(suite.bundles, AGENT_TOKEN),
-    ]);
-    id = agent.sessionId;
-    expect((await rig.registerBrowser({ session_id: id, agent_url: agent.url, agent_token: AGENT_TOKEN })).status).toBe(201);
+      AGENT_TOKEN,
+    ));
     dir = mkdtempSync(join(tmpdir(), 'bta-gateway-replay-'));
-    driver = await Driver.connect(agent.browserWsUrl());
-    tab = await driver.firstPage();
-    await tab.send('Page.enable');
-    await tab.send('Emulation.setDeviceMetricsOverride', { width: 640, height: 360, deviceScaleFactor: 1, mobile: false });
-    await tab.navigate(suite.fixtures.url('/page'));
-    await waitForPage(tab, 'typeof window.runColours === "function"');
-    client = rig.sdk(rig.adminKey, { maxRetries: 0 });
 
     const started = await client.browsers.replays.start(id, { framerate: 10 });
     replayId = started.replay_id;
