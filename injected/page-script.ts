@@ -47,6 +47,7 @@ function create(report: Report): InstalledPageScript {
     configure({ interaction, page, history, longTaskMs = 0, snapshot = false }) {
       snapshotOn = snapshot;
       if (snapshot) snapshotter ??= createSnapshotter(window);
+      else snapshotter?.pause();
       if (interaction && !stopInteraction) stopInteraction = installInteraction(report, window);
       if (!interaction && stopInteraction) {
         stopInteraction();

@@ -38,6 +38,8 @@ export interface Snapshotter {
   snapshot(request: SnapshotRequest): string;
   /** The agent names the frame an `<iframe>` holds (its CDP frame id), for the frame's own snapshot. */
   markFrame(element: Element, frameId: string): void;
+  /** The category went off: the observer stops and its marks are dropped; the next snapshot is full. */
+  pause(): void;
   readonly stats: SnapshotStats;
 }
 
@@ -499,6 +501,7 @@ export function createSnapshotter(win: Window): Snapshotter {
       frames.set(element, frameId);
       markDirty(element);
     },
+    pause: overflow,
     stats,
   };
 }

@@ -156,6 +156,14 @@ describe('incremental snapshots', () => {
     expect(compared.html).not.toContain('deep, never touched');
   });
 
+  it('takes a full snapshot after it was paused (the category off), the changes meanwhile included', async () => {
+    await page.evaluate(`window.inc.pause(); document.getElementById('p').firstChild.data = 'while paused'`);
+    const compared = await page.evaluate<Compared>(COMPARE);
+    expect(compared.referred).toBe(false);
+    expect(compared.incremental).toBe(compared.full);
+    expect(compared.html).toContain('while paused');
+  });
+
   it('keeps the scroll positions a new snapshotter reads', async () => {
     const compared = await page.evaluate<Compared>(COMPARE);
     expect(compared.scrolls[0]).toBe('"__playwright_scroll_top_":"30","__playwright_scroll_top_":"120"');
