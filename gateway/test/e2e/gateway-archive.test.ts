@@ -76,6 +76,22 @@ async function archivedUpToDate(rig: GatewayRig, agent: { url: string; sessionId
   return seq;
 }
 
+/**
+ * Reads a page from the gateway and from the agent while the agent logged nothing new: an empty
+ * page's X-Next-Offset is the seq after the newest event of the log (docs/events.md "History"),
+ * so an event logged between the two reads would tell them apart. Reads again when one was.
+ */
+async function pagesWhileQuiet(rig: GatewayRig, agent: { url: string; sessionId: string }, query: string) {
+  for (let attempt = 0; ; attempt++) {
+    const before = await archivedUpToDate(rig, agent);
+    const pages = await Promise.all([
+      pageOf(await rig.fetch(`/browsers/${agent.sessionId}/telemetry/events?${query}`)),
+      pageOf(await agentFetch(agent.url, `/browsers/${agent.sessionId}/telemetry/events?${query}`)),
+    ]);
+    if ((await latestSeq(agent)) === before || attempt === 10) return pages;
+  }
+}
+
 /** Waits until the agent has taken a page snapshot (the settled navigation's, docs/events.md "Snapshots"). */
 async function snapshotTaken(agentUrl: string, id: string): Promise<void> {
   await eventually(async () => {
@@ -132,22 +148,13 @@ describe.each(BACKENDS)('the archive on %s', (backend) => {
       ['nav_seq=1&category=console&limit=5'],
       ['category=control&limit=10'],
     ])('GET /telemetry/events?%s answers as the agent does: body, X-Has-More, X-Next-Offset', async (query) => {
-      await archivedUpToDate(rig, agent);
-      const [fromGateway, fromAgent] = await Promise.all([
-        pageOf(await rig.fetch(`/browsers/${id}/telemetry/events?${query}`)),
-        pageOf(await agentFetch(agent.url, `/browsers/${id}/telemetry/events?${query}`)),
-      ]);
+      const [fromGateway, fromAgent] = await pagesWhileQuiet(rig, agent, query);
       expect(fromGateway).toEqual(fromAgent);
     });
 
     it('archives the page snapshots, and serves them only to a reader that names their category, as the agent does', async () => {
       await snapshotTaken(agent.url, id);
-      await archivedUpToDate(rig, agent);
-      const query = 'type=page_snapshot&limit=1000';
-      const [fromGateway, fromAgent] = await Promise.all([
-        pageOf(await rig.fetch(`/browsers/${id}/telemetry/events?${query}`)),
-        pageOf(await agentFetch(agent.url, `/browsers/${id}/telemetry/events?${query}`)),
-      ]);
+      const [fromGateway, fromAgent] = await pagesWhileQuiet(rig, agent, 'type=page_snapshot&limit=1000');
       expect(fromGateway.seqs.length).toBeGreaterThan(0);
       expect(fromGateway).toEqual(fromAgent);
       const unnamed = JSON.parse((await pageOf(await rig.fetch(`/browsers/${id}/telemetry/events?limit=1000`))).body) as Envelope[];
