@@ -1,5 +1,5 @@
 // /healthz while 20 trace exports start at once (docs/export.md "Limits"): the built agent, as a
-// child process, over a session with 20,000 stored events of 2 KB; 20 `GET /browsers/{id}/trace` run
+// child process, over a session with 8,000 stored events of 2 KB; 20 `GET /browsers/{id}/trace` run
 // concurrently while /healthz is asked every 50 ms. The exports must not hold the event loop:
 // every /healthz answers within 1 s, and every export completes.
 
@@ -11,7 +11,7 @@ import { EventStore } from '../../src/store/event-store.ts';
 import { TOKEN } from '../e2e/support/harness.ts';
 import { AgentProcess, cleanEnv } from '../e2e/support/agent-process.ts';
 
-const STORED = 20_000;
+const STORED = 8_000;
 const EXPORTS = 20;
 const SESSION = 'trace-export-load';
 const MiB = 1024 * 1024;
