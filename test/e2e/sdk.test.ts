@@ -85,13 +85,14 @@ describe('the official SDK against the agent', () => {
     for (const n of [1, 2, 3]) await tab.evaluate(`console.log('sdk-marker-${n}')`);
     await rig.stream.waitFor((s) => s.events.some((e) => consoleText(e) === 'sdk-marker-3'), 'the markers');
 
+    // The first read runs to the second marker; it is the oracle for the resumed read.
     const first: Envelope[] = [];
     const stream = await client.browsers.telemetry.stream(rig.agent.sessionId, { replay: 'all' });
     for await (const envelope of stream) {
       first.push(envelope as unknown as Envelope);
-      if (consoleText(first.at(-1)!.event) === 'sdk-marker-1') break;
+      if (consoleText(first.at(-1)!.event) === 'sdk-marker-2') break;
     }
-    const resumeAfter = first.at(-1)!.seq;
+    const resumeAfter = first.find((e) => consoleText(e.event) === 'sdk-marker-1')!.seq;
 
     const resumed = await client.browsers.telemetry.stream(rig.agent.sessionId, { 'Last-Event-ID': String(resumeAfter) });
     const next: Envelope[] = [];
@@ -99,9 +100,11 @@ describe('the official SDK against the agent', () => {
       next.push(envelope as unknown as Envelope);
       if (consoleText(next.at(-1)!.event) === 'sdk-marker-2') break;
     }
-    // It resumes right after that id and skips nothing; other events of the tab (page, network,
-    // monitor) may come between the markers.
-    expect(next.map((e) => e.seq)).toEqual(next.map((_, i) => resumeAfter + 1 + i));
+    // It resumes right after that id and skips nothing the same reader would have been sent.
+    // Seqs need not be contiguous: opt-in categories (a late `snapshot` of the batch above)
+    // take seqs that a default reader is not sent (docs/events.md, Filters).
+    expect(next.map((e) => e.seq)).toEqual(first.filter((e) => e.seq > resumeAfter).map((e) => e.seq));
+    expect(next[0]!.seq).toBeGreaterThan(resumeAfter);
     expect(next.map((e) => consoleText(e.event))).not.toContain('sdk-marker-1');
     expect(consoleText(next.at(-1)!.event)).toBe('sdk-marker-2');
   });
