@@ -131,7 +131,7 @@ async function start(config: Config, logger: Logger, runtime: AgentRuntime, clea
     loadPaceMs: config.streamLoadPaceMs,
   });
   const hub = new StreamHub(eventLog, { keepaliveMs: config.keepaliveMs });
-  const otlp = startOtlpExport(config.otlp, { sessionId: config.sessionId, logger, timing: timing?.otlp }, eventLog, step('otlp'));
+  const otlp = await startOtlpExport(config.otlp, { sessionId: config.sessionId, logger, timing: timing?.otlp }, eventLog, step('otlp'));
   // caused_by (docs/events.md "caused_by"): stamped on the way to the log.
   const linker = new CauseLinker();
   const telemetry = new SessionTelemetry(linker.linking(eventLog), config, {

@@ -14,7 +14,6 @@ import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createBrotliDecompress } from 'node:zlib';
-import { extract } from 'tar-fs';
 
 export const BUNDLED_PACKAGE = '@sparticuz/chromium';
 
@@ -156,8 +155,10 @@ async function extractInto(binDir: string, work: string, target: string, version
   writeFileSync(join(work, 'manifest.json'), JSON.stringify(manifest, null, 2));
 }
 
-function untar(archive: string, into: string): Promise<void> {
+/** tar-fs is loaded here, on the first start only: later starts reuse the extraction. */
+async function untar(archive: string, into: string): Promise<void> {
   mkdirSync(into, { recursive: true });
+  const { extract } = await import('tar-fs');
   return pipeline(createReadStream(archive), createBrotliDecompress(), extract(into));
 }
 

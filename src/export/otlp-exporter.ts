@@ -8,9 +8,9 @@
 // accepts it, so a receiver that is down loses nothing the queue holds; what does not fit is
 // refused and counted (docs/export.md "Queue, retry, drops").
 
-import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
-import { OTLPLogExporter as ProtobufLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
-import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
+import type { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
+import type { OTLPLogExporter as ProtobufLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
+import type { Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import type { LogRecordExporter, ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import type { Logger } from 'pino';
 import { EVENT_CATEGORIES, EVENT_TYPE_CATEGORY, type EventCategory } from '../../injected/schema.ts';
@@ -40,20 +40,41 @@ export interface OtlpExporterOptions {
   sessionId: string;
   logger: Logger;
   timing?: OtlpExportTiming;
+  sdk: OtlpSdk;
+}
+
+/** The pieces of the OpenTelemetry SDK the exporter uses. */
+export interface OtlpSdk {
+  JsonLogExporter: typeof JsonLogExporter;
+  ProtobufLogExporter: typeof ProtobufLogExporter;
+  resourceFromAttributes: typeof resourceFromAttributes;
+}
+
+/**
+ * The SDK, loaded only when an endpoint is configured: a start without OTLP does not load (or keep)
+ * its modules (docs/operations.md "Memory").
+ */
+export async function loadOtlpSdk(): Promise<OtlpSdk> {
+  const [json, protobuf, resources] = await Promise.all([
+    import('@opentelemetry/exporter-logs-otlp-http'),
+    import('@opentelemetry/exporter-logs-otlp-proto'),
+    import('@opentelemetry/resources'),
+  ]);
+  return { JsonLogExporter: json.OTLPLogExporter, ProtobufLogExporter: protobuf.OTLPLogExporter, resourceFromAttributes: resources.resourceFromAttributes };
 }
 
 /**
  * Start-up's OTLP step: an exporter that sees every event `log` admits (converting and sending off
  * the producer's path), when an endpoint is configured; closed again if start-up fails later.
  */
-export function startOtlpExport(
+export async function startOtlpExport(
   config: OtlpConfig | undefined,
-  options: Omit<OtlpExporterOptions, 'config'>,
+  options: Omit<OtlpExporterOptions, 'config' | 'sdk'>,
   log: EventLog,
   scope: StartScope,
-): OtlpExporter | undefined {
+): Promise<OtlpExporter | undefined> {
   if (config === undefined) return undefined;
-  const exporter = new OtlpExporter({ ...options, config });
+  const exporter = new OtlpExporter({ ...options, config, sdk: await loadOtlpSdk() });
   scope.opened(() => exporter.close());
   exporter.follow(log);
   return exporter;
@@ -101,6 +122,7 @@ export class OtlpExporter implements OtlpExportStats {
   private readonly queue: OtlpQueue;
   private readonly selected: Record<EventCategory, boolean>;
   private readonly exporter: LogRecordExporter;
+  private readonly sdk: OtlpSdk;
   /** One object for every record: the SDK groups records by scope identity. */
   private readonly scope: InstrumentationScope = { name: SERVICE_NAME, version: VERSION };
   private resource: Resource;
@@ -131,6 +153,7 @@ export class OtlpExporter implements OtlpExportStats {
   constructor(options: OtlpExporterOptions) {
     const { config, timing } = options;
     this.config = config;
+    this.sdk = options.sdk;
     this.logger = options.logger;
     this.sessionId = options.sessionId;
     this.batchDelayMs = timing?.batchDelayMs ?? 1000;
@@ -143,7 +166,7 @@ export class OtlpExporter implements OtlpExportStats {
     // The SDK reads the other standard variables itself (OTEL_EXPORTER_OTLP_TIMEOUT, _COMPRESSION,
     // _CERTIFICATE, _CLIENT_KEY, _CLIENT_CERTIFICATE); the URL and headers are the ones resolved here.
     const sdkOptions = { url: config.url, headers: config.headers };
-    this.exporter = config.protocol === 'http/json' ? new JsonLogExporter(sdkOptions) : new ProtobufLogExporter(sdkOptions);
+    this.exporter = config.protocol === 'http/json' ? new this.sdk.JsonLogExporter(sdkOptions) : new this.sdk.ProtobufLogExporter(sdkOptions);
     this.logger.info(
       {
         url: describeUrl(config.url),
@@ -399,7 +422,7 @@ export class OtlpExporter implements OtlpExportStats {
       'session.id': this.sessionId,
     };
     if (this.userAgent !== undefined) attributes['user_agent.original'] = this.userAgent;
-    return resourceFromAttributes(attributes);
+    return this.sdk.resourceFromAttributes(attributes);
   }
 }
 

@@ -7,7 +7,6 @@
 // caller gives them (docs/export.md "Screencast"), join the screenshots as the screencast.
 
 import { PassThrough, pipeline, Readable } from 'node:stream';
-import yazl from 'yazl';
 import { EVENT_TYPES, parseFilter, type EventFilter } from '../stream/event-filter.ts';
 import type { EventType, TelemetryEvent } from '../../injected/schema.ts';
 import { contextOf } from '../event-data.ts';
@@ -117,8 +116,12 @@ export async function checkTraceSize(source: TraceEventSource, request: TraceReq
   }
 }
 
-/** The trace's zip as a stream; the entries are produced as the zip is read. */
-export function traceArchive(source: TraceEventSource, request: TraceRequest, onError: (err: Error) => void): Readable {
+/**
+ * The trace's zip as a stream; the entries are produced as the zip is read. yazl is loaded on the
+ * first export, not at start-up.
+ */
+export async function traceArchive(source: TraceEventSource, request: TraceRequest, onError: (err: Error) => void): Promise<Readable> {
+  const { default: yazl } = await import('yazl');
   const zip = new yazl.ZipFile();
   const output = new PassThrough();
   pipeline(zip.outputStream, output, () => undefined);

@@ -9,6 +9,7 @@ import { handleClientError, handleFrameworkError, installErrorHandling, sendErro
 import { badRequest, misdirectedRequest } from './errors.ts';
 import { DEFAULT_HEADERS_TIMEOUT_MS, HEADERS_CHECK_INTERVAL_MS, KEEP_ALIVE_TIMEOUT_MS } from '../http-timeouts.ts';
 import type { HostPolicy } from './host-policy.ts';
+import { lazySchemas, trackSchemas } from './lazy-schemas.ts';
 import { checkQueryParameters } from './query-rules.ts';
 import { OneLinePerRequest, requestLogger } from './request-log.ts';
 
@@ -24,6 +25,7 @@ export interface ApiServerOptions {
 }
 
 export function createApiServer(options: ApiServerOptions): FastifyInstance {
+  const schemas = lazySchemas();
   const app = Fastify({
     http: {
       // Requests without Host reach the Host check and get the error body (Node's own answer is an
@@ -48,10 +50,13 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     forceCloseConnections: true,
     // One `details` entry per problem, and unknown fields rejected rather than silently dropped.
     ajv: { customOptions: { allErrors: true, removeAdditional: false } },
+    // Each route's schemas are compiled on its first request, not at start-up (lazy-schemas.ts).
+    schemaController: { compilersFactory: schemas.compilersFactory },
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: handleClientError,
   });
 
+  trackSchemas(app, schemas.compileRest);
   installErrorHandling(app);
   const headers = Object.entries(options.headers ?? {});
   app.addHook('onRequest', async (request, reply) => {

@@ -49,7 +49,7 @@ export async function sendTrace(request: FastifyRequest, reply: FastifyReply, so
   };
   await checkTraceSize(source, traceRequest).catch(tooLarge);
   let failed = false;
-  const archive = traceArchive(source, traceRequest, (err) => {
+  const archive = await traceArchive(source, traceRequest, (err) => {
     failed = true;
     request.log.warn({ err: err.message }, `${what} failed while streaming`);
   });

@@ -10,12 +10,10 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Envelope } from '../../injected/schema.ts';
 import { BatchFailure, type BatchRunner } from '../../src/computer/executor.ts';
-import { createHttpServer } from '../../src/http/server.ts';
 import { EventLog } from '../../src/stream/event-log.ts';
-import { StreamHub } from '../../src/stream/stream-hub.ts';
-import { defaultTelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
 import { centerOf, evaluate, load, PLAYGROUND } from './support/computer-api.ts';
 import { consoleText, SseClient, startRig, TOKEN, type Tab, type TestRig } from './support/harness.ts';
+import { sessionServer } from '../unit/support/session-server.ts';
 
 const clientFor = (baseURL: string, maxRetries = 2) => new Kernel({ baseURL, apiKey: TOKEN, maxRetries, timeout: 20_000 });
 
@@ -151,21 +149,7 @@ describe('SDK retries of a batch that failed with 500', () => {
         throw new BatchFailure(0, 'click_mouse', 'cdp_error', 'action 0 (click_mouse) failed: Internal error', 0);
       },
     };
-    app = createHttpServer({
-      sessionId: SESSION,
-      tokens: [{ token: TOKEN, scopes: ['*'] }],
-      hub: new StreamHub(log, { keepaliveMs: 60_000 }),
-      log,
-      computer,
-      session: {
-        createdAt: new Date(),
-        telemetryConfig: defaultTelemetryConfig,
-        cdpConnected: () => true,
-        isTerminated: () => false,
-        updateTelemetry: async () => defaultTelemetryConfig(),
-        terminate: async () => undefined,
-      },
-    });
+    app = sessionServer({ sessionId: SESSION, tokens: [{ token: TOKEN, scopes: ['*'] }], computer, log });
     await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(() => app?.close());

@@ -4,10 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Action } from '../../src/computer/batch-schema.ts';
 import { BatchFailure, type BatchRunner } from '../../src/computer/executor.ts';
-import { createHttpServer } from '../../src/http/server.ts';
-import { EventLog } from '../../src/stream/event-log.ts';
-import { StreamHub } from '../../src/stream/stream-hub.ts';
-import { defaultTelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
+import { sessionServer } from './support/session-server.ts';
 
 const SESSION = 'sess_routes_0123456789';
 const AUTH = { authorization: 'Bearer all' };
@@ -16,22 +13,7 @@ const URL_PATH = `/browsers/${SESSION}/computer/batch`;
 let app: FastifyInstance | undefined;
 
 function server(computer?: BatchRunner): FastifyInstance {
-  const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 16 });
-  app = createHttpServer({
-    sessionId: SESSION,
-    tokens: [{ token: 'all', scopes: ['*'] }],
-    hub: new StreamHub(log, { keepaliveMs: 60_000 }),
-    log,
-    computer,
-    session: {
-      createdAt: new Date(),
-      telemetryConfig: defaultTelemetryConfig,
-      cdpConnected: () => true,
-      isTerminated: () => false,
-      updateTelemetry: async () => defaultTelemetryConfig(),
-      terminate: async () => undefined,
-    },
-  });
+  app = sessionServer({ sessionId: SESSION, tokens: [{ token: 'all', scopes: ['*'] }], ...(computer ? { computer } : {}) });
   return app;
 }
 

@@ -4,26 +4,13 @@
 
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpServer, type SessionView } from '../../src/http/server.ts';
-import { EventLog } from '../../src/stream/event-log.ts';
-import { StreamHub } from '../../src/stream/stream-hub.ts';
-import { defaultTelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
+import { sessionServer } from './support/session-server.ts';
 
 const SESSION = 'query-rules';
 let app: FastifyInstance;
 
 beforeAll(() => {
-  const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
-  const hub = new StreamHub(log, { keepaliveMs: 60_000 });
-  const session: SessionView = {
-    createdAt: new Date(),
-    telemetryConfig: defaultTelemetryConfig,
-    cdpConnected: () => true,
-    isTerminated: () => false,
-    updateTelemetry: async () => defaultTelemetryConfig(),
-    terminate: async () => undefined,
-  };
-  app = createHttpServer({ sessionId: SESSION, tokens: [{ token: 'reader', scopes: ['telemetry:read'] }], hub, log, session });
+  app = sessionServer({ sessionId: SESSION, tokens: [{ token: 'reader', scopes: ['telemetry:read'] }] });
 });
 
 afterAll(async () => {

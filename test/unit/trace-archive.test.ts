@@ -59,7 +59,7 @@ function source(events: Map<number, TelemetryEvent>, pagesSeen: TraceRow[][]): T
 async function archive(events: Map<number, TelemetryEvent>, pagesSeen: TraceRow[][] = []): Promise<Map<string, Buffer>> {
   const request = { sessionId: 's1', creator: { name: 'test', version: '0' }, maxBytes: 2 ** 30 };
   const chunks: Buffer[] = [];
-  for await (const chunk of traceArchive(source(events, pagesSeen), request, (err) => expect.fail(err.message))) chunks.push(chunk as Buffer);
+  for await (const chunk of await traceArchive(source(events, pagesSeen), request, (err) => expect.fail(err.message))) chunks.push(chunk as Buffer);
   return unzip(Buffer.concat(chunks));
 }
 

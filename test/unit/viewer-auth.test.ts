@@ -1,10 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createHttpServer, type SessionView } from '../../src/http/server.ts';
+import { sessionServer } from './support/session-server.ts';
 import { cookieValues, MemoryTicketLedger, sessionPath, ViewerAuth } from '../../src/http/viewer-auth.ts';
-import { EventLog } from '../../src/stream/event-log.ts';
-import { StreamHub } from '../../src/stream/stream-hub.ts';
-import { defaultTelemetryConfig } from '../../src/telemetry/telemetry-config.ts';
 
 const SESSION = 'sess_viewer';
 
@@ -109,17 +106,7 @@ describe('the viewer routes', () => {
   });
 
   function server(): FastifyInstance {
-    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
-    const hub = new StreamHub(log, { keepaliveMs: 60_000 });
-    const session: SessionView = {
-      createdAt: new Date(),
-      telemetryConfig: defaultTelemetryConfig,
-      cdpConnected: () => true,
-      isTerminated: () => false,
-      updateTelemetry: async () => defaultTelemetryConfig(),
-      terminate: async () => undefined,
-    };
-    app = createHttpServer({ sessionId: SESSION, tokens: [{ token: 'reader', scopes: ['telemetry:read'] }], hub, log, session });
+    app = sessionServer({ sessionId: SESSION, tokens: [{ token: 'reader', scopes: ['telemetry:read'] }] });
     return app;
   }
 
