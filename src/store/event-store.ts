@@ -128,6 +128,10 @@ function setRow(args: unknown[], offset: number, { seq, meta, envelope }: Pendin
 export type { HistoryQuery, StoredEnvelope } from '../stream/history.ts';
 
 export class EventStore implements LogArchive, HistoryStore {
+  /** readRange's statements by SQL (a filter changes it), prepared once. */
+  private readonly rangeStatements = new Map<string, SqliteStatement>();
+  /** Mean envelope length of recent readRange rows: its LIMIT asks for about one run of rows. */
+  private envelopeChars = 256;
   readonly path: string;
   /** Identifies this session's log on this data directory; new when the directory is new. */
   readonly logId: string;
@@ -326,18 +330,29 @@ export class EventStore implements LogArchive, HistoryStore {
 
   /**
    * Stored envelopes with seq in [from, to] (matching `filter`), oldest first, at most `maxBytes`
-   * of JSON (at least one), and the seq to continue from.
+   * of JSON (at least one), and the seq to continue from. The rows come in one `all()` of about
+   * as many rows as `maxBytes` holds (from the mean of recent reads): a burst of catch-up readers
+   * runs this thousands of times, and SQLite's row iterator allocated about 2 GB of short-lived
+   * objects over one burst of 300 readers, enough to keep V8's young generation grown after it
+   * (docs/operations.md "Catch-up readers under load").
    */
   readRange(from: number, to: number, maxBytes: number, filter?: EventFilter): { rows: StoredEnvelope[]; next: number } {
     this.flush(false);
     const where = ['seq >= ?', 'seq <= ?'];
     const params: unknown[] = [from, to];
     addFilterTo(filter, where, params);
+    const sql = `SELECT seq, envelope FROM events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ?`;
+    let statement = this.rangeStatements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      if (this.rangeStatements.size < 32) this.rangeStatements.set(sql, statement);
+    }
+    const limit = Math.min(READ_ROWS, Math.ceil(maxBytes / this.envelopeChars) + 16);
+    const found = statement.all(...(params as SqlParam[]), limit) as Array<{ seq: number; envelope: string }>;
     const rows: StoredEnvelope[] = [];
     let bytes = 0;
-    let cut = false;
-    const statement = this.db.prepare(`SELECT seq, envelope FROM events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${READ_ROWS}`);
-    for (const row of statement.iterate(...(params as SqlParam[])) as Iterable<{ seq: number; envelope: string }>) {
+    let cut = found.length === limit;
+    for (const row of found) {
       if (rows.length > 0 && bytes + row.envelope.length > maxBytes) {
         cut = true;
         break;
@@ -345,7 +360,7 @@ export class EventStore implements LogArchive, HistoryStore {
       rows.push({ seq: row.seq, json: row.envelope });
       bytes += row.envelope.length;
     }
-    if (rows.length === READ_ROWS) cut = true;
+    if (found.length > 0) this.envelopeChars = Math.max(32, Math.round((this.envelopeChars * 3 + bytes / rows.length) / 4));
     return { rows, next: cut ? rows[rows.length - 1]!.seq + 1 : to + 1 };
   }
 

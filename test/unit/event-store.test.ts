@@ -237,6 +237,32 @@ describe('retention', () => {
     store.close();
   });
 
+  it('reads every stored event back in runs of at most maxBytes (one larger event alone), filtered or not, whatever the sizes', () => {
+    const store = openStore();
+    const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 26, archive: store });
+    const sizes = [10, 40, 300, 5, 9000, 70_000, 12, 2500, 80];
+    for (let i = 0; i < 1200; i++) {
+      log.append(event(i % 3 === 0 ? 'console_error' : 'console_log', `${i} ${'x'.repeat(sizes[i % sizes.length]!)}`));
+    }
+    store.flush();
+    for (const filter of [undefined, parseFilter({ type: 'console_error' })]) {
+      const seen: number[] = [];
+      let from = 1;
+      while (from <= log.latestSeq) {
+        const { rows, next } = store.readRange(from, log.latestSeq, 16_384, filter);
+        const bytes = rows.reduce((sum, row) => sum + row.json.length, 0);
+        if (rows.length > 1) expect(bytes).toBeLessThanOrEqual(16_384);
+        expect(next).toBeGreaterThan(from);
+        seen.push(...rows.map((row) => row.seq));
+        from = next;
+      }
+      const expected = store.query({ filter, order: 'asc', limit: 10_000 }).map((row) => row.seq);
+      expect(seen).toEqual(expected);
+      expect(seen.length).toBe(filter === undefined ? 1200 : 400);
+    }
+    store.close();
+  });
+
   it('never removes, while reading, the oldest event it just said it retains', () => {
     const store = openStore({ retainBytes: 256 * 1024 });
     const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 26, archive: store });
