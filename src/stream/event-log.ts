@@ -18,7 +18,7 @@
 import type { TelemetryEvent } from '../../injected/schema.ts';
 import { contextOf } from '../event-data.ts';
 import { causeOf, matches, OPT_IN_TYPES, type EventFilter, type EventMeta } from './event-filter.ts';
-import { envelopeBytesOf, envelopeFrameText, eventFrameText } from './sse-frame.ts';
+import { envelopeBytesOf, envelopeFrameText } from './sse-frame.ts';
 import { RunPool, type RunLease } from './run-pool.ts';
 
 export interface EventLogOptions {
@@ -58,7 +58,11 @@ export interface LogArchive {
   /** `envelope`: the envelope's JSON bytes (a view of the frame the ring keeps). */
   append(seq: number, meta: EventMeta, envelope: Buffer): void;
   oldestRetainedSeq(): number | undefined;
-  readRange(from: number, to: number, maxBytes: number, filter?: EventFilter): { rows: Array<{ seq: number; json: string }>; next: number };
+  /**
+   * The frames of stored events in [from, to] (matching `filter`) joined, at most `maxBytes` (or
+   * one larger frame); `first` is the first seq in them, `next` where the reader continues.
+   */
+  readFrames(from: number, to: number, maxBytes: number, filter?: EventFilter): { bytes: Uint8Array | undefined; first: number | undefined; next: number };
 }
 
 /** A run of matching frames (possibly none) and where the reader continues. */
@@ -286,8 +290,8 @@ export class EventLog {
     if (from < ringOldest) {
       const archived = this.archive?.oldestRetainedSeq();
       if (this.archive === undefined || archived === undefined || from < archived) return undefined;
-      const { rows, next } = this.archive.readRange(from, Math.min(to, ringOldest - 1), MAX_RUN_BYTES, filter);
-      return rows.length > 0 ? { next, ...this.runBytes(rows) } : { next, bytes: undefined };
+      const { bytes, next } = this.archive.readFrames(from, Math.min(to, ringOldest - 1), MAX_RUN_BYTES, filter);
+      return bytes !== undefined ? { next, ...this.runOf(bytes) } : { next, bytes: undefined };
     }
     const frames: Buffer[] = [];
     let size = 0;
@@ -365,7 +369,7 @@ export class EventLog {
     const upTo = Math.min(to, this.ringOldestSeq - 1);
     const cached = this.archiveRuns.get(from);
     if (cached !== undefined && cached.next - 1 <= upTo) return cached;
-    const { rows, next } = this.archive.readRange(from, upTo, MAX_RUN_BYTES);
+    const { bytes, first, next } = this.archive.readFrames(from, upTo, MAX_RUN_BYTES);
     // The oldest run leaves before the new one takes a slot, so a full cache does not run the pool dry.
     if (this.archiveRuns.size >= ARCHIVE_RUNS_CACHED) {
       const oldest = this.archiveRuns.keys().next().value!;
@@ -373,32 +377,19 @@ export class EventLog {
       this.archiveRuns.delete(oldest);
     }
     // A hole in the stored seqs (a crash's lost tail, skipped reservations) is passed over.
-    const run: FrameRun = rows.length === 0 ? { from, next, bytes: EMPTY } : { from: rows[0]!.seq, next, ...this.runBytes(rows) };
+    const run: FrameRun = bytes === undefined || first === undefined ? { from, next, bytes: EMPTY } : { from: first, next, ...this.runOf(bytes) };
     this.archiveRuns.get(from)?.lease?.release();
     this.archiveRuns.set(from, run);
     return run;
   }
 
   /** Rows from disk as frames, in a pool slot (src/stream/run-pool.ts); in memory of their own when no slot is free or they do not fit. */
-  private runBytes(rows: Array<{ seq: number; json: string }>): { bytes: Buffer; lease?: RunLease } {
-    const slot = this.runPool.acquire();
-    if (slot !== undefined) {
-      const { bytes, lease } = slot;
-      let offset = 0;
-      let fits = true;
-      for (const row of rows) {
-        const text = eventFrameText(row.seq, row.json);
-        // A UTF-16 unit is at most 3 UTF-8 bytes: only a frame that might not fit is measured.
-        if (text.length * 3 > bytes.length - offset && Buffer.byteLength(text, 'utf8') > bytes.length - offset) {
-          fits = false;
-          break;
-        }
-        offset += bytes.write(text, offset, 'utf8');
-      }
-      if (fits) return { bytes: bytes.subarray(0, offset), lease };
-      lease.release();
-    }
-    return { bytes: Buffer.from(rows.map((row) => eventFrameText(row.seq, row.json)).join(''), 'utf8') };
+  /** A run read from the store, copied into a slot of the run pool (or, larger than a slot, as it came). */
+  private runOf(frames: Uint8Array): { bytes: Buffer; lease?: RunLease } {
+    const slot = frames.length <= this.runPool.slotBytes ? this.runPool.acquire() : undefined;
+    if (slot === undefined) return { bytes: Buffer.from(frames.buffer, frames.byteOffset, frames.length) };
+    slot.bytes.set(frames);
+    return { bytes: slot.bytes.subarray(0, frames.length), lease: slot.lease };
   }
 
   /** Forget the runs read from the store (no reader is catching up any more); their slots free once written. */

@@ -10,6 +10,7 @@ import { parseFilter } from '../../src/stream/event-filter.ts';
 import { EventLog } from '../../src/stream/event-log.ts';
 import { HistoryReader, parseTimeBound } from '../../src/stream/history.ts';
 import { EventStore, SEQ_RESERVATION, sessionFileName } from '../../src/store/event-store.ts';
+import { eventFrameText } from '../../src/stream/sse-frame.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -20,6 +21,14 @@ afterEach(() => {
 });
 
 const GiB = 1024 ** 3;
+
+/** The seqs of the frames in a run read from the store. */
+const seqsOf = (bytes: Uint8Array | undefined): number[] =>
+  [
+    ...Buffer.from(bytes ?? new Uint8Array())
+      .toString('utf8')
+      .matchAll(/^id: (\d+)$/gm),
+  ].map((m) => Number(m[1]));
 
 function openStore(options: Partial<ConstructorParameters<typeof EventStore>[0]> = {}): EventStore {
   return new EventStore({ dataDir: dir, sessionId: 'S1', retainBytes: GiB, retainMs: 72 * 3_600_000, ...options });
@@ -208,8 +217,8 @@ describe('retention', () => {
     const stats = store.stats();
     expect(stats.bytes).toBeLessThanOrEqual(256 * 1024);
     expect(stats.oldestSeq).toBeGreaterThan(1);
-    const kept = store.readRange(1, log.latestSeq, 1 << 26, parseFilter({ type: 'page_snapshot' })).rows;
-    expect(kept[0]!.seq).toBe(stats.oldestSeq);
+    const kept = seqsOf(store.readFrames(1, log.latestSeq, 1 << 26, parseFilter({ type: 'page_snapshot' })).bytes);
+    expect(kept[0]).toBe(stats.oldestSeq);
     expect(kept.length).toBe(log.latestSeq - stats.oldestSeq + 1);
     expect(kept.length).toBeLessThan(400);
     store.close();
@@ -237,28 +246,32 @@ describe('retention', () => {
     store.close();
   });
 
-  it('reads every stored event back in runs of at most maxBytes (one larger event alone), filtered or not, whatever the sizes', () => {
+  it('reads every stored event back as its frame, in runs of at most maxBytes (one larger frame alone), filtered or not', () => {
     const store = openStore();
     const log = new EventLog({ maxEvents: 10, maxBytes: 1 << 26, archive: store });
     const sizes = [10, 40, 300, 5, 9000, 70_000, 12, 2500, 80];
     for (let i = 0; i < 1200; i++) {
-      log.append(event(i % 3 === 0 ? 'console_error' : 'console_log', `${i} ${'x'.repeat(sizes[i % sizes.length]!)}`));
+      log.append(event(i % 3 === 0 ? 'console_error' : 'console_log', `${i} é ✓ 😀 ${'x'.repeat(sizes[i % sizes.length]!)}`));
     }
     store.flush();
     for (const filter of [undefined, parseFilter({ type: 'console_error' })]) {
-      const seen: number[] = [];
+      const runs: Buffer[] = [];
       let from = 1;
       while (from <= log.latestSeq) {
-        const { rows, next } = store.readRange(from, log.latestSeq, 16_384, filter);
-        const bytes = rows.reduce((sum, row) => sum + row.json.length, 0);
-        if (rows.length > 1) expect(bytes).toBeLessThanOrEqual(16_384);
+        const { bytes, first, next } = store.readFrames(from, log.latestSeq, 16_384, filter);
         expect(next).toBeGreaterThan(from);
-        seen.push(...rows.map((row) => row.seq));
+        if (bytes !== undefined) {
+          const seqs = seqsOf(bytes);
+          if (seqs.length > 1) expect(bytes.length).toBeLessThanOrEqual(16_384);
+          expect(first).toBe(seqs[0]);
+          runs.push(Buffer.from(bytes));
+        }
         from = next;
       }
-      const expected = store.query({ filter, order: 'asc', limit: 10_000 }).map((row) => row.seq);
-      expect(seen).toEqual(expected);
-      expect(seen.length).toBe(filter === undefined ? 1200 : 400);
+      // Byte for byte the frames the ring would have sent.
+      const stored = store.query({ filter, order: 'asc', limit: 10_000 });
+      expect(Buffer.concat(runs).toString('utf8')).toBe(stored.map((row) => eventFrameText(row.seq, row.json)).join(''));
+      expect(stored.length).toBe(filter === undefined ? 1200 : 400);
     }
     store.close();
   });
@@ -271,7 +284,7 @@ describe('retention', () => {
     // More queued beyond the limit: the read writes them, and must not enforce retention too.
     for (let i = 0; i < 500; i++) log.append(event('console_log', `more ${i} ${'x'.repeat(300)}`));
     const oldest = log.oldestSeq;
-    expect(store.readRange(oldest, log.latestSeq, 4096).rows[0]!.seq).toBe(oldest);
+    expect(store.readFrames(oldest, log.latestSeq, 4096).first).toBe(oldest);
     expect(store.query({ filter: undefined, order: 'asc', limit: 1 })[0]!.seq).toBe(oldest);
     // The next write's flush does.
     log.append(event('console_log', 'last'));
