@@ -52,7 +52,7 @@ export interface OtlpSdk {
 
 /**
  * The SDK, loaded only when an endpoint is configured: a start without OTLP does not load (or keep)
- * its modules (docs/operations.md "Memory").
+ * its modules (docs/operations.md "Running it").
  */
 export async function loadOtlpSdk(): Promise<OtlpSdk> {
   const [json, protobuf, resources] = await Promise.all([

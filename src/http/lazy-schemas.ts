@@ -1,5 +1,5 @@
 // Route schemas compiled on a route's first request instead of at start-up (docs/operations.md
-// "Memory"). fastify compiles every route's validators (ajv) and response serializers
+// "Running it"). fastify compiles every route's validators (ajv) and response serializers
 // (fast-json-stringify) when the route is added: about 29 MB of short-lived allocation in the
 // agent's first second, enough to grow V8's young generation to twice the size it keeps for the
 // rest of the run when Node's default heap settings apply. The compilers are fastify's own
