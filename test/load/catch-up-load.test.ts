@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventStore } from '../../src/store/event-store.ts';
 import { consoleText, Driver, FixtureServer, SseClient, TOKEN } from '../e2e/support/harness.ts';
 import { AgentProcess, cleanEnv, embeddedChromium } from '../e2e/support/agent-process.ts';
+import { seedConsoleStore } from '../e2e/support/export-memory.ts';
 
 const STORED = 100_000;
 const READERS = 300;
@@ -25,18 +25,6 @@ let server: FixtureServer;
 let dataDir: string;
 let agent: AgentProcess | undefined;
 let driver: Driver | undefined;
-
-/** 100,000 small console events on disk, as an earlier run of the agent would have left them. */
-function seedStore(dir: string): void {
-  const store = new EventStore({ dataDir: dir, sessionId: SESSION, retainBytes: 1024 * MiB, retainMs: 3_600_000 });
-  const ts = Date.now() * 1000;
-  for (let seq = 1; seq <= STORED; seq++) {
-    const json = `{"seq":${seq},"event":{"ts":${ts + seq},"type":"console_log","category":"console","source":{"kind":"cdp","event":"Runtime.consoleAPICalled"},"data":{"level":"log","text":"stored ${seq}"}}}`;
-    store.append(seq, { ts: ts + seq, type: 'console_log', targetId: undefined, navSeq: undefined }, Buffer.from(json));
-    if (seq % 10_000 === 0) store.flush();
-  }
-  store.close();
-}
 
 const rssOf = (pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number => {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -103,7 +91,8 @@ beforeAll(async () => {
   server = await new FixtureServer().start();
   server.route('/marker.html', `<!doctype html><title>marker</title><script>setInterval(() => console.log('marker ' + Date.now()), 1000);</script>`);
   dataDir = mkdtempSync(join(tmpdir(), 'bta-catch-up-'));
-  seedStore(dataDir);
+  // 100,000 small console events on disk, as an earlier run of the agent would have left them.
+  seedConsoleStore(dataDir, SESSION, { count: STORED, text: (seq) => `stored ${seq}`, tsStep: 1, tab: false });
 });
 
 afterAll(async () => {
@@ -119,7 +108,7 @@ async function restingRss(start: (args: string[], env: NodeJS.ProcessEnv) => Age
   cpSync(dataDir, dir, { recursive: true });
   const resting = start(['--port', '0', '--token', TOKEN, '--session-id', SESSION, '--screenshots', 'off'], cleanEnv({ DATA_DIR: dir }));
   try {
-    await resting.waitFor(() => resting.logLines.find((line) => line.msg === 'listening'), 'listening', 60_000);
+    await resting.listening(60_000);
     const samples: number[] = [];
     for (let i = 0; i < 10; i++) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -145,7 +134,7 @@ describe('300 readers replaying 100,000 stored events', () => {
   it('keeps the live path, /healthz and memory within bounds, and every reader gets every event', { timeout: 300_000 }, async () => {
     agent = AgentProcess.startPlain(['--port', '0', '--token', TOKEN, '--session-id', SESSION, '--screenshots', 'off'], cleanEnv({ DATA_DIR: dataDir }));
     // 100,000 events to open, on a machine the other tests share: more than the usual 20 s.
-    const { url } = await agent.waitFor(() => agent!.logLines.find((line) => line.msg === 'listening') as { url: string } | undefined, 'listening', 60_000);
+    const { url } = await agent.listening(60_000);
     const chromium = await embeddedChromium(agent);
     driver = await Driver.connect(chromium.browserWsUrl);
     const tab = await driver.firstPage();

@@ -7,34 +7,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventStore } from '../../src/store/event-store.ts';
 import { TOKEN } from '../e2e/support/harness.ts';
 import { AgentProcess, cleanEnv } from '../e2e/support/agent-process.ts';
+import { seedConsoleStore } from '../e2e/support/export-memory.ts';
 
 const STORED = 8_000;
 const EXPORTS = 20;
 const SESSION = 'trace-export-load';
-const MiB = 1024 * 1024;
 
 let dataDir: string;
 let agent: AgentProcess | undefined;
 
-/** Console events and requests of one tab on disk, as an earlier run of the agent would have left them. */
-function seedStore(dir: string): void {
-  const store = new EventStore({ dataDir: dir, sessionId: SESSION, retainBytes: 1024 * MiB, retainMs: 3_600_000 });
-  const ts = Date.now() * 1000;
-  const ctx = '"session_id":"s1","target_id":"T1","target_type":"page","frame_id":"T1","url":"http://127.0.0.1/p.html"';
-  for (let seq = 1; seq <= STORED; seq++) {
-    const json = `{"seq":${seq},"event":{"ts":${ts + seq * 100},"type":"console_log","category":"console","source":{"kind":"cdp","event":"Runtime.consoleAPICalled"},"data":{${ctx},"level":"log","text":"stored ${seq} ${'x'.repeat(2000)}"}}}`;
-    store.append(seq, { ts: ts + seq * 100, type: 'console_log', targetId: 'T1', navSeq: undefined }, Buffer.from(json));
-    if (seq % 10_000 === 0) store.flush();
-  }
-  store.close();
-}
-
 beforeAll(() => {
   dataDir = mkdtempSync(join(tmpdir(), 'bta-trace-load-'));
-  seedStore(dataDir);
+  // Console events of one tab on disk, as an earlier run of the agent would have left them.
+  seedConsoleStore(dataDir, SESSION, { count: STORED, text: (seq) => `stored ${seq} ${'x'.repeat(2000)}`, tsStep: 100, tab: true });
 });
 
 afterAll(async () => {
@@ -45,7 +32,7 @@ afterAll(async () => {
 describe('20 trace exports at once', () => {
   it('keeps /healthz within 1 s while they start and run, and each completes', { timeout: 240_000 }, async () => {
     agent = AgentProcess.start(['--port', '0', '--token', TOKEN, '--session-id', SESSION, '--screenshots', 'off'], cleanEnv({ DATA_DIR: dataDir }));
-    const { url } = await agent.waitFor(() => agent!.logLines.find((line) => line.msg === 'listening') as { url: string } | undefined, 'listening', 60_000);
+    const { url } = await agent.listening(60_000);
 
     let healthzWorst = 0;
     let healthzFailures = 0;

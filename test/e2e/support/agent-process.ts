@@ -110,10 +110,11 @@ export class AgentProcess {
   }
 
   /** The `listening` log line, once written. */
-  listening(): Promise<{ url: string; session_id: string }> {
+  listening(timeoutMs?: number): Promise<{ url: string; session_id: string }> {
     return this.waitFor(
       () => this.logLines.find((line) => line.msg === 'listening') as { url: string; session_id: string } | undefined,
       'the listening log line',
+      timeoutMs,
     );
   }
 

@@ -10,6 +10,31 @@ import { AgentProcess, cleanEnv } from './agent-process.ts';
 
 export const MIB = 2 ** 20;
 
+/** What one tab's page left: the context fields of its events. */
+const TAB_CONTEXT = '"session_id":"s1","target_id":"T1","target_type":"page","frame_id":"T1","url":"http://127.0.0.1/p.html"';
+
+/**
+ * `count` console events (seq 1 to `count`, `text(seq)` each, `tsStep` µs apart, of tab T1 when
+ * `tab`) written straight to session `sessionId`'s store in `dataDir`: the envelopes as the agent
+ * stores them, without an event log, fast enough for the load tests' 100,000.
+ */
+export function seedConsoleStore(
+  dataDir: string,
+  sessionId: string,
+  options: { count: number; text: (seq: number) => string; tsStep: number; tab: boolean },
+): void {
+  const store = new EventStore({ dataDir, sessionId, retainBytes: 1024 * MIB, retainMs: 3_600_000 });
+  const ts = Date.now() * 1000;
+  const context = options.tab ? `${TAB_CONTEXT},` : '';
+  for (let seq = 1; seq <= options.count; seq++) {
+    const at = ts + seq * options.tsStep;
+    const json = `{"seq":${seq},"event":{"ts":${at},"type":"console_log","category":"console","source":{"kind":"cdp","event":"Runtime.consoleAPICalled"},"data":{${context}"level":"log","text":${JSON.stringify(options.text(seq))}}}}`;
+    store.append(seq, { ts: at, type: 'console_log', targetId: options.tab ? 'T1' : undefined, navSeq: undefined }, Buffer.from(json));
+    if (seq % 10_000 === 0) store.flush();
+  }
+  store.close();
+}
+
 /** Writes `events` to session `sessionId`'s durable store in `dataDir`, as the agent would have; how many. */
 export function seedStore(dataDir: string, sessionId: string, events: Iterable<TelemetryEvent>): number {
   const store = new EventStore({ dataDir, sessionId, retainBytes: 2 ** 31, retainMs: 72 * 3_600_000 });
